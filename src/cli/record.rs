@@ -1,0 +1,236 @@
+//! `git recode record spawn|exit|gate|unblock|clear`: ledger an event.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::cli::Ctx;
+use crate::error::{EXIT_OK, Error};
+use crate::ledger::{self, Body, Event, GateBy};
+use crate::outcome::{self, Outcome};
+use crate::{clock, process, snapshot, worktree};
+
+/// Largest final message kept in an `exit` event, in bytes (its last 4 KiB).
+pub const MESSAGE_KEEP_BYTES: usize = 4096;
+
+/// Ledger an event
+#[derive(clap::Subcommand, Debug)]
+pub enum RecordCommand {
+    /// Ledger an attempt's start
+    ///
+    /// The branch need not exist yet: a loop may record the spawn before the agent creates it.
+    ///
+    /// Example: `git recode record spawn feat/issue-12-parser --agent claude --pid $! --session-id "$sid"`
+    Spawn {
+        /// The worker's branch
+        branch: String,
+        /// The agent's session id (to resume it later)
+        #[arg(long, value_name = "ID")]
+        session_id: Option<String>,
+        /// The agent's name (claude, codex, ...)
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// The agent's process id on this host (its start time is recorded too)
+        #[arg(long, value_name = "N")]
+        pid: Option<u32>,
+        /// The directory the agent runs in [default: the branch's worktree, else the current directory]
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+    },
+    /// Ledger an attempt's end; the outcome is classified from rc and the final message
+    ///
+    /// Example: `claude -p "$prompt" >out.txt; git recode record exit "$branch" --rc $? --message-file out.txt`
+    Exit {
+        /// The worker's branch
+        branch: String,
+        /// The agent's exit code
+        #[arg(long, allow_negative_numbers = true)]
+        rc: i32,
+        /// A file holding the agent's final message (- for standard input)
+        #[arg(long, value_name = "F")]
+        message_file: Option<PathBuf>,
+        /// The issue or ref the task is blocked on (outcome `blocked`)
+        #[arg(long, value_name = "REF")]
+        blocker: Option<String>,
+    },
+    /// Ledger a gate result for the branch's current head
+    Gate {
+        /// The worker's branch
+        branch: String,
+        /// The gate passed
+        #[arg(long, conflicts_with = "failed", required_unless_present = "failed")]
+        passed: bool,
+        /// The gate failed
+        #[arg(long)]
+        failed: bool,
+    },
+    /// Ledger that a blocked task's blocker is resolved
+    Unblock {
+        /// The worker's branch
+        branch: String,
+    },
+    /// Lift an escalation: attempts count afresh after it
+    Clear {
+        /// The worker's branch
+        branch: String,
+        /// Why (e.g. "fixed the login")
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    let p = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map(|c| c.join(p)).unwrap_or_else(|_| p.to_path_buf())
+    };
+    p.canonicalize().unwrap_or(p)
+}
+
+/// The worktree a branch is checked out in, and the branch's head (worktree HEAD, else tip).
+fn locate(ctx: &Ctx, branch: &str) -> Result<(Option<PathBuf>, Option<String>), Error> {
+    let wts = worktree::list(&ctx.repo)?;
+    let wt = wts.iter().find(|w| w.branch.as_deref() == Some(branch));
+    let head = wt
+        .and_then(|w| w.head)
+        .or_else(|| crate::repo::tip(&ctx.repo, &format!("refs/heads/{branch}")))
+        .map(|h| h.to_hex().to_string());
+    Ok((wt.map(|w| w.path.clone()), head))
+}
+
+fn read_message(path: &Path) -> Result<String, Error> {
+    let mut bytes = Vec::new();
+    let res = if path == Path::new("-") {
+        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes).map(|_| ()))
+    };
+    res.map_err(|source| Error::Io {
+        what: "read the message file",
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(tail_utf8(&String::from_utf8_lossy(&bytes), MESSAGE_KEEP_BYTES))
+}
+
+/// The last `max` bytes of `s`, cut at a character boundary.
+pub fn tail_utf8(s: &str, max: usize) -> String {
+    let s = s.trim_end();
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s[start..].to_string()
+}
+
+fn append(ctx: &Ctx, branch: &str, head: Option<String>, body: Body) -> Result<Event, Error> {
+    let task = ctx.cfg.key_of(branch);
+    let event = Event::new(ctx.now, &task, Some(branch), body).with_head(head);
+    Ok(ledger::append(&ctx.repo, &ctx.cfg.notes_ref, event)?)
+}
+
+/// Run `record …`.
+///
+/// Errors: [`Error::UnknownBranch`] for `gate` on a branch with no head; [`Error::Io`]
+/// for an unreadable message file; ledger errors.
+pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
+    let ctx = Ctx::open()?;
+    match cmd {
+        RecordCommand::Spawn {
+            branch,
+            session_id,
+            agent,
+            pid,
+            cwd,
+        } => {
+            let (wt, head) = locate(&ctx, &branch)?;
+            let cwd = match cwd {
+                Some(c) => absolute(&c),
+                None => wt.unwrap_or_else(|| absolute(Path::new("."))),
+            };
+            let task = ctx.cfg.key_of(&branch);
+            let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
+            let (ledger, _) = ledger::read_task(&ctx.repo, &refs, &task)?;
+            let attempt = 1 + ledger
+                .events()
+                .filter(|e| matches!(e.body, Body::Spawn { .. } | Body::Resume { .. }))
+                .count() as u32;
+            let pid_start = pid.and_then(process::start_token);
+            if let (Some(p), None) = (pid, &pid_start) {
+                eprintln!("warning: no process {p} on this host: its pid is recorded but never taken as alive");
+            }
+            append(
+                &ctx,
+                &branch,
+                head,
+                Body::Spawn {
+                    attempt,
+                    cwd: cwd.to_string_lossy().to_string(),
+                    host: process::hostname(),
+                    session_id,
+                    agent,
+                    pid,
+                    pid_start,
+                },
+            )?;
+        }
+        RecordCommand::Exit {
+            branch,
+            rc,
+            message_file,
+            blocker,
+        } => {
+            let message = match &message_file {
+                Some(p) => Some(read_message(p)?),
+                None => None,
+            };
+            let verdict = outcome::classify(rc, message.as_deref().unwrap_or(""), ctx.now);
+            let outcome = match (&blocker, verdict.outcome) {
+                (Some(_), Outcome::Success | Outcome::Failed) => Outcome::Blocked,
+                (_, o) => o,
+            };
+            let (_, head) = locate(&ctx, &branch)?;
+            append(
+                &ctx,
+                &branch,
+                head,
+                Body::Exit {
+                    rc,
+                    outcome,
+                    message: message.filter(|m| !m.is_empty()),
+                    retry_after: verdict.retry_after.map(clock::format_secs),
+                    fresh: verdict.fresh.then_some(true),
+                    blocker,
+                    session_id: None,
+                },
+            )?;
+            println!("{}", outcome.as_str());
+        }
+        RecordCommand::Gate { branch, passed, .. } => {
+            let (_, head) = locate(&ctx, &branch)?;
+            let Some(head) = head else {
+                return Err(Error::UnknownBranch { branch });
+            };
+            append(
+                &ctx,
+                &branch,
+                Some(head),
+                Body::Gate {
+                    passed,
+                    command: ctx.cfg.gate.clone(),
+                    by: GateBy::Record,
+                },
+            )?;
+        }
+        RecordCommand::Unblock { branch } => {
+            append(&ctx, &branch, None, Body::Unblocked)?;
+        }
+        RecordCommand::Clear { branch, reason } => {
+            append(&ctx, &branch, None, Body::Cleared { reason })?;
+        }
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,73 @@
+//! `git recode status`.
+
+use std::io::Write;
+
+use crate::classify::{self, Worker};
+use crate::cli::{Ctx, out_err, warn_all};
+use crate::error::{EXIT_OK, Error};
+use crate::snapshot::{self, Options};
+use crate::{render, wire};
+
+/// Show every worker: liveness, state and the action a loop should take
+///
+/// Workers are local branches matching recode.branchPattern, plus branches with ledger
+/// events. Reading is read-only: no worktree's index is refreshed or locked.
+///
+/// Example, in a loop:
+///
+///     git recode status --porcelain | while IFS=$'\t' read -r task branch liveness state action attempts; do
+///         case $action in resume) git recode resume "$branch" ;; esac
+///     done
+#[derive(clap::Args, Debug)]
+pub struct StatusArgs {
+    /// Print one JSON document: {"schema": 1, "workers": [...]}
+    #[arg(long, conflicts_with = "porcelain")]
+    pub json: bool,
+    /// Print one tab-separated line a worker: task branch liveness state action attempts
+    #[arg(long)]
+    pub porcelain: bool,
+    /// Do not ask the forge (pull requests are then unknown)
+    #[arg(long)]
+    pub offline: bool,
+    /// Also list tasks whose branch exists nowhere
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// Classify every worker of the repository in the current directory.
+///
+/// Errors: as [`snapshot::gather`].
+pub fn workers(ctx: &Ctx, opts: &Options) -> Result<Vec<Worker>, Error> {
+    let census = snapshot::gather(&ctx.repo, &ctx.cfg, ctx.now, opts)?;
+    warn_all(&census.warnings);
+    Ok(census.snapshots.iter().map(classify::classify).collect())
+}
+
+/// Run `status`.
+///
+/// Errors: [`Error`] from opening the repository or reading it.
+pub fn run(args: StatusArgs) -> Result<i32, Error> {
+    let ctx = Ctx::open()?;
+    let _ = args.offline; // the forge is not consulted yet: it is always unknown
+    let workers = workers(
+        &ctx,
+        &Options {
+            all: args.all,
+            only_branch: None,
+        },
+    )?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let doc = wire::StatusDoc {
+            schema: wire::SCHEMA,
+            workers: workers.iter().map(Into::into).collect(),
+        };
+        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| out_err(e.into()))?;
+        writeln!(out).map_err(out_err)?;
+    } else if args.porcelain {
+        render::porcelain(&mut out, &workers).map_err(out_err)?;
+    } else {
+        render::table(&mut out, &workers).map_err(out_err)?;
+    }
+    Ok(EXIT_OK)
+}

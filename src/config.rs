@@ -1,0 +1,245 @@
+//! `git config recode.*`: every key beside its default (SPEC "Config").
+
+use crate::clock;
+
+/// `recode.base`: the branch work merges into. Default: the remote's HEAD, else `main`, else `master`.
+pub const BASE: &str = "recode.base";
+/// `recode.remote`: where branches and notes are pushed.
+pub const REMOTE: &str = "recode.remote";
+/// Default of [`REMOTE`].
+pub const DEFAULT_REMOTE: &str = "origin";
+/// `recode.branchPattern`: regex selecting worker branches; group `task` is the task key.
+pub const BRANCH_PATTERN: &str = "recode.branchPattern";
+/// Default of [`BRANCH_PATTERN`]: `feat/issue-107-bake-path` is task `107`, `tissue-12` is no worker.
+pub const DEFAULT_BRANCH_PATTERN: &str = r"(?:^|/)issue-(?P<task>[0-9]+)(?:-|$)";
+/// `recode.stallAfter`: idle time before a worker with no exit is stalled (`s`, `m`, `h`, `d`).
+pub const STALL_AFTER: &str = "recode.stallAfter";
+/// Default of [`STALL_AFTER`], in seconds (30 minutes).
+pub const DEFAULT_STALL_AFTER_SECS: i64 = 30 * 60;
+/// `recode.maxAttempts`: counted attempts before `needs-human`.
+pub const MAX_ATTEMPTS: &str = "recode.maxAttempts";
+/// Default of [`MAX_ATTEMPTS`].
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+/// `recode.gate`: the test command run before publishing (unset by default).
+pub const GATE: &str = "recode.gate";
+/// `recode.notesRef`: where ledgers live.
+pub const NOTES_REF: &str = "recode.notesRef";
+/// Default of [`NOTES_REF`].
+pub const DEFAULT_NOTES_REF: &str = "refs/notes/recode";
+/// `recode.agent`: `claude`, `codex`, or a command template.
+pub const AGENT: &str = "recode.agent";
+/// Default of [`AGENT`].
+pub const DEFAULT_AGENT: &str = "claude";
+/// `recode.pushWip`: push a branch after its WIP commit when a remote exists.
+pub const PUSH_WIP: &str = "recode.pushWip";
+/// `recode.secrets`: gitignore-style patterns of files never pushed in a WIP nor deleted with a worktree.
+pub const SECRETS: &str = "recode.secrets";
+/// Default of [`SECRETS`].
+pub const DEFAULT_SECRETS: &[&str] = &[
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_ed25519*",
+    "*.p12",
+    "credentials*.json",
+];
+/// The ref that keeps task anchors reachable (SPEC "Where state lives").
+pub const ANCHORS_REF: &str = "refs/recode/anchors";
+
+/// Errors reading configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A key holds a value of the wrong shape.
+    #[error("config {key} = '{value}' is invalid: {why}")]
+    Invalid {
+        /// The key, e.g. `recode.maxAttempts`.
+        key: &'static str,
+        /// The value found.
+        value: String,
+        /// What was expected.
+        why: String,
+    },
+}
+
+/// The resolved `recode.*` configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `recode.base` if set (the fallback chain is resolved against refs elsewhere).
+    pub base: Option<String>,
+    /// `recode.remote`.
+    pub remote: String,
+    /// `recode.branchPattern`, compiled.
+    pub branch_pattern: regex::Regex,
+    /// `recode.stallAfter`, in seconds.
+    pub stall_after_secs: i64,
+    /// `recode.maxAttempts`.
+    pub max_attempts: u32,
+    /// `recode.gate`.
+    pub gate: Option<String>,
+    /// `recode.notesRef`, fully qualified.
+    pub notes_ref: String,
+    /// `recode.agent`.
+    pub agent: String,
+    /// `recode.pushWip`.
+    pub push_wip: bool,
+    /// `recode.secrets` (all values; the defaults when unset).
+    pub secrets: Vec<String>,
+}
+
+impl Config {
+    /// Read the configuration of `repo` (all of git's config files, as git would).
+    ///
+    /// Errors: [`ConfigError::Invalid`] for a value of the wrong shape (a bad regex, a non-number).
+    pub fn load(repo: &gix::Repository) -> Result<Config, ConfigError> {
+        let snap = repo.config_snapshot();
+        let get = |key: &str| {
+            snap.string(key)
+                .map(|v| v.to_string())
+                .filter(|v| !v.trim().is_empty())
+        };
+        let pattern_text = get(BRANCH_PATTERN).unwrap_or_else(|| DEFAULT_BRANCH_PATTERN.into());
+        let branch_pattern =
+            regex::Regex::new(&pattern_text).map_err(|e| ConfigError::Invalid {
+                key: BRANCH_PATTERN,
+                value: pattern_text.clone(),
+                why: e.to_string(),
+            })?;
+        let stall_after_secs = match get(STALL_AFTER) {
+            Some(v) => clock::parse_duration(&v).map_err(|e| ConfigError::Invalid {
+                key: STALL_AFTER,
+                value: v.clone(),
+                why: e.to_string(),
+            })?,
+            None => DEFAULT_STALL_AFTER_SECS,
+        };
+        let max_attempts = match get(MAX_ATTEMPTS) {
+            Some(v) => v.trim().parse::<u32>().map_err(|_| ConfigError::Invalid {
+                key: MAX_ATTEMPTS,
+                value: v.clone(),
+                why: "expected a whole number".into(),
+            })?,
+            None => DEFAULT_MAX_ATTEMPTS,
+        };
+        let push_wip = match get(PUSH_WIP) {
+            Some(v) => parse_bool(&v).ok_or_else(|| ConfigError::Invalid {
+                key: PUSH_WIP,
+                value: v.clone(),
+                why: "expected true or false".into(),
+            })?,
+            None => true,
+        };
+        let mut notes_ref = get(NOTES_REF).unwrap_or_else(|| DEFAULT_NOTES_REF.into());
+        if !notes_ref.starts_with("refs/") {
+            notes_ref = format!("refs/notes/{notes_ref}");
+        }
+        let secrets: Vec<String> = snap
+            .plumbing()
+            .strings(SECRETS)
+            .map(|vs| vs.iter().map(|v| v.to_string()).collect())
+            .unwrap_or_default();
+        let secrets = if secrets.is_empty() {
+            DEFAULT_SECRETS.iter().map(|s| s.to_string()).collect()
+        } else {
+            secrets
+        };
+        Ok(Config {
+            base: get(BASE),
+            remote: get(REMOTE).unwrap_or_else(|| DEFAULT_REMOTE.into()),
+            branch_pattern,
+            stall_after_secs,
+            max_attempts,
+            gate: get(GATE),
+            notes_ref,
+            agent: get(AGENT).unwrap_or_else(|| DEFAULT_AGENT.into()),
+            push_wip,
+            secrets,
+        })
+    }
+
+    /// The task key of `branch`: the pattern's `task` group (or whole match) when it
+    /// matches, else `None` (the branch is not a worker by name).
+    pub fn task_of(&self, branch: &str) -> Option<String> {
+        let caps = self.branch_pattern.captures(branch)?;
+        let m = caps.name("task").or_else(|| caps.get(0))?;
+        Some(m.as_str().to_string())
+    }
+
+    /// The task key of `branch`, or the branch itself when it does not match (SPEC "task").
+    pub fn key_of(&self, branch: &str) -> String {
+        self.task_of(branch).unwrap_or_else(|| branch.to_string())
+    }
+}
+
+/// git's boolean spellings: `true/yes/on/1` and `false/no/off/0`.
+fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Some(true),
+        "false" | "no" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether `path` matches one of the gitignore-style `patterns` (SPEC `recode.secrets`):
+/// a pattern without `/` matches the file name, one with `/` the whole path.
+pub fn matches_secret(patterns: &[String], path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    patterns.iter().any(|p| {
+        let p = p.trim();
+        if p.is_empty() {
+            return false;
+        }
+        if p.contains('/') {
+            glob_match(p.trim_start_matches('/').as_bytes(), path.as_bytes())
+        } else {
+            glob_match(p.as_bytes(), name.as_bytes())
+        }
+    })
+}
+
+/// Minimal glob: `*` (any run, not `/`), `?` (one char), literal otherwise.
+fn glob_match(p: &[u8], s: &[u8]) -> bool {
+    match (p.first(), s.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => {
+            glob_match(&p[1..], s) || (!s.is_empty() && s[0] != b'/' && glob_match(p, &s[1..]))
+        }
+        (Some(b'?'), Some(c)) if *c != b'/' => glob_match(&p[1..], &s[1..]),
+        (Some(a), Some(b)) if a == b => glob_match(&p[1..], &s[1..]),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_pattern_keys() {
+        let re = regex::Regex::new(DEFAULT_BRANCH_PATTERN).unwrap();
+        let cfg_task = |b: &str| {
+            re.captures(b)
+                .and_then(|c| c.name("task"))
+                .map(|m| m.as_str().to_string())
+        };
+        assert_eq!(cfg_task("feat/issue-107-bake-path").as_deref(), Some("107"));
+        assert_eq!(cfg_task("issue-3").as_deref(), Some("3"));
+        assert_eq!(cfg_task("tissue-12"), None);
+        assert_eq!(cfg_task("issue-12x"), None);
+    }
+
+    #[test]
+    fn secrets_match_names_and_paths() {
+        let pats: Vec<String> = DEFAULT_SECRETS.iter().map(|s| s.to_string()).collect();
+        assert!(matches_secret(&pats, ".env"));
+        assert!(matches_secret(&pats, "app/.env.local"));
+        assert!(matches_secret(&pats, "certs/server.pem"));
+        assert!(matches_secret(&pats, "credentials-prod.json"));
+        assert!(!matches_secret(&pats, "src/env.rs"));
+        assert!(!matches_secret(&pats, "credentials.yaml"));
+        let rooted = vec!["config/*.json".to_string()];
+        assert!(matches_secret(&rooted, "config/a.json"));
+        assert!(!matches_secret(&rooted, "x/config/a.json"));
+    }
+}

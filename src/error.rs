@@ -1,0 +1,128 @@
+//! The top-level error: every failure maps to one exit code here (SPEC "Exit codes":
+//! 1 error, 2 bad usage, 3 refused for safety or capped) and prints as
+//! `error: …`, its cause chain, then `hint: …`.
+
+use crate::clock::ClockError;
+use crate::config::ConfigError;
+use crate::gitbin::GitError;
+use crate::ledger::LedgerError;
+use crate::repo::RepoError;
+use crate::snapshot::GatherError;
+
+/// Exit code: done.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: error.
+pub const EXIT_ERROR: i32 = 1;
+/// Exit code: bad usage.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code: refused for safety or capped.
+pub const EXIT_REFUSED: i32 = 3;
+
+/// Any failure of a command.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Repository access.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// The ledger.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// Configuration.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Time parsing.
+    #[error(transparent)]
+    Clock(#[from] ClockError),
+    /// The git binary.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// A branch that is neither a worker nor a branch anywhere.
+    #[error("no worker or branch named '{branch}'")]
+    UnknownBranch {
+        /// The name given.
+        branch: String,
+    },
+    /// Bad arguments that clap could not catch.
+    #[error("{0}")]
+    Usage(String),
+    /// A file could not be read or written.
+    #[error("cannot {what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The file.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Something failed with a message of its own.
+    #[error("{0}")]
+    Other(String),
+    /// Refused for safety, or capped (exit 3).
+    #[error("{0}")]
+    Refused(String),
+}
+
+impl From<GatherError> for Error {
+    fn from(e: GatherError) -> Self {
+        match e {
+            GatherError::Repo(r) => Error::Repo(r),
+            GatherError::Ledger(l) => Error::Ledger(l),
+        }
+    }
+}
+
+impl Error {
+    /// The exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) => EXIT_USAGE,
+            Error::Refused(_) => EXIT_REFUSED,
+            _ => EXIT_ERROR,
+        }
+    }
+
+    /// What to do next.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            Error::Repo(RepoError::NotARepo { .. }) => {
+                "run git recode inside a git repository, or point at one with -C <path>".into()
+            }
+            Error::Repo(RepoError::RefFormat { .. }) => {
+                "convert the repository with `git refs migrate --ref-format=files` to use git-recode".into()
+            }
+            Error::UnknownBranch { .. } => {
+                "`git recode status --all` lists every worker; check the branch name".into()
+            }
+            Error::Config(_) => "fix the value with `git config <key> <value>`".into(),
+            Error::Clock(ClockError::BadTimestamp { .. }) => {
+                "set RECODE_NOW to an RFC 3339 time such as 2026-11-29T12:00:00Z, or unset it".into()
+            }
+            Error::Ledger(LedgerError::Contended { .. }) => {
+                "many writers are appending at once; run the command again".into()
+            }
+            _ => return None,
+        })
+    }
+
+    /// Render `error: …`, the cause chain, and `hint: …` (each on its own line).
+    pub fn render(&self) -> String {
+        let mut out = format!("error: {self}\n");
+        let mut src = std::error::Error::source(self);
+        // Transparent variants repeat their inner message as the first source: skip duplicates.
+        let mut last = self.to_string();
+        while let Some(s) = src {
+            let msg = s.to_string();
+            if !last.contains(&msg) {
+                out.push_str(&format!("  caused by: {msg}\n"));
+            }
+            last = msg;
+            src = s.source();
+        }
+        if let Some(h) = self.hint() {
+            out.push_str(&format!("hint: {h}\n"));
+        }
+        out
+    }
+}

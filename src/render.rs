@@ -1,0 +1,121 @@
+//! Human and porcelain renderings of workers and ledgers. Renderers take `&mut impl Write`.
+
+use std::io::{self, Write};
+
+use crate::classify::{Action, Worker};
+use crate::clock;
+
+/// `--porcelain`: one line a worker, tab-separated: `task branch liveness state action attempts`.
+pub fn porcelain(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
+    for w in workers {
+        writeln!(
+            out,
+            "{}\t{}\t{}\t{}\t{}\t{}",
+            w.task, w.branch, w.liveness, w.state, w.action, w.attempts
+        )?;
+    }
+    Ok(())
+}
+
+fn dirty_cell(w: &Worker) -> String {
+    match (w.dirty, &w.worktree) {
+        (_, None) => "-".into(),
+        (None, Some(_)) => "?".into(),
+        (Some(d), _) if d.is_clean() => "clean".into(),
+        (Some(d), _) => format!("{} files", d.total()),
+    }
+}
+
+/// The human table: a header, one row a worker, and the reason under each row.
+pub fn table(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
+    if workers.is_empty() {
+        return writeln!(out, "no workers (no branch matches recode.branchPattern and the ledger is empty)");
+    }
+    let rows: Vec<[String; 8]> = workers
+        .iter()
+        .map(|w| {
+            [
+                w.task.clone(),
+                w.branch.clone(),
+                w.liveness.to_string(),
+                w.state.to_string(),
+                w.action.to_string(),
+                format!("{}/{}", w.attempts, w.max_attempts),
+                format!("+{} -{}", w.ahead, w.behind),
+                dirty_cell(w),
+            ]
+        })
+        .collect();
+    let header = ["TASK", "BRANCH", "LIVENESS", "STATE", "ACTION", "TRIES", "AHEAD", "WORKTREE"];
+    let mut widths = header.map(str::len);
+    for r in &rows {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                s.push_str(c);
+            } else {
+                s.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            }
+        }
+        s.trim_end().to_string()
+    };
+    writeln!(out, "{}", line(&header))?;
+    for (r, w) in rows.iter().zip(workers) {
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        writeln!(out, "{}", line(&cells))?;
+        let idle = w
+            .idle_seconds
+            .map(|i| format!(" (idle {})", clock::human_secs(i)))
+            .unwrap_or_default();
+        writeln!(out, "    {}{idle}", w.reason)?;
+    }
+    Ok(())
+}
+
+/// `classify` without `--json`: the worker's fields and the evidence for each decision.
+pub fn classify_text(out: &mut impl Write, w: &Worker) -> io::Result<()> {
+    writeln!(out, "task      {}", w.task)?;
+    writeln!(out, "branch    {}", w.branch)?;
+    writeln!(out, "worktree  {}", w.worktree.as_deref().unwrap_or("-"))?;
+    writeln!(out, "head      {}", w.head.as_deref().unwrap_or("-"))?;
+    writeln!(out, "liveness  {}", w.liveness)?;
+    writeln!(out, "state     {}", w.state)?;
+    writeln!(out, "action    {}", w.action)?;
+    writeln!(out, "reason    {}", w.reason)?;
+    writeln!(out, "attempts  {}/{}", w.attempts, w.max_attempts)?;
+    if let Some(o) = w.last_outcome {
+        writeln!(out, "outcome   {}", o.as_str())?;
+    }
+    if let Some(p) = &w.phase {
+        writeln!(out, "phase     {p}")?;
+    }
+    writeln!(out, "evidence:")?;
+    for e in &w.evidence {
+        writeln!(out, "  - {e}")?;
+    }
+    Ok(())
+}
+
+/// What `recover` would do with a worker, in one sentence (for `demo` and dry runs).
+pub fn explain(w: &Worker) -> String {
+    match w.action {
+        Action::Delete => match &w.worktree {
+            Some(p) => format!("remove the clean worktree {p} (without force) and delete {} with its tip checked first", w.branch),
+            None => format!("delete {} with its tip checked first (nothing ahead of {})", w.branch, w.base),
+        },
+        Action::WipCommit => format!(
+            "commit every changed and untracked file on {} as a WIP snapshot (hooks skipped), then push it",
+            w.branch
+        ),
+        Action::Publish => format!("re-run recode.gate, push {} and open a pull request", w.branch),
+        Action::Resume => format!("leave it to the loop: `git recode resume {}` writes the successor's prompt", w.branch),
+        Action::Escalate => "ledger an `escalated` event once and touch nothing: a human must look".into(),
+        Action::Wait => "leave it alone for now".into(),
+        Action::None => "nothing".into(),
+    }
+}

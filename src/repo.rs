@@ -1,0 +1,219 @@
+//! Opening the repository (from any worktree, with `-C`, honouring `GIT_DIR` as git
+//! does), refusing what is not supported, and the ref lookups every command shares:
+//! the base, branch tips, upstreams, and commit counting.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use jiff::Timestamp;
+
+use crate::config::Config;
+
+/// Errors opening or reading the repository.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    /// No git repository at or above the directory.
+    #[error("not a git repository (or any parent up to the root): {path}")]
+    NotARepo {
+        /// Where the search started.
+        path: PathBuf,
+    },
+    /// The repository uses a ref storage format gix cannot read.
+    #[error("the repository at {path} uses the '{format}' ref storage format, which git-recode does not support yet")]
+    RefFormat {
+        /// The repository's git dir.
+        path: PathBuf,
+        /// The `extensions.refStorage` value, e.g. `reftable`.
+        format: String,
+    },
+    /// The repository exists but could not be opened or read.
+    #[error("cannot read the repository: {0}")]
+    Git(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Wrap any gix error as [`RepoError::Git`].
+pub fn git<E: std::error::Error + Send + Sync + 'static>(e: E) -> RepoError {
+    RepoError::Git(Box::new(e))
+}
+
+/// Open the repository containing `dir` (or the current directory), as git would,
+/// honouring `GIT_DIR`/`GIT_WORK_TREE` (hooks run with them set).
+///
+/// Errors: [`RepoError::NotARepo`], [`RepoError::RefFormat`] (reftable), [`RepoError::Git`].
+pub fn open(dir: Option<&Path>) -> Result<gix::Repository, RepoError> {
+    let start = match dir {
+        Some(d) => d.to_path_buf(),
+        None => std::env::current_dir().map_err(git)?,
+    };
+    if !start.exists() {
+        return Err(RepoError::NotARepo { path: start });
+    }
+    let repo = match gix::ThreadSafeRepository::discover_with_environment_overrides(&start) {
+        Ok(r) => r.to_thread_local(),
+        Err(e) => {
+            if let Some(found) = find_reftable(&start) {
+                return Err(found);
+            }
+            let looks_like_repo = start
+                .canonicalize()
+                .unwrap_or_else(|_| start.clone())
+                .ancestors()
+                .any(|d| d.join(".git").exists() || (d.join("HEAD").is_file() && d.join("objects").is_dir()));
+            return if looks_like_repo {
+                Err(RepoError::Git(e.to_string().into()))
+            } else {
+                Err(RepoError::NotARepo { path: start })
+            };
+        }
+    };
+    let format = repo
+        .config_snapshot()
+        .string("extensions.refStorage")
+        .map(|v| v.to_string().to_ascii_lowercase());
+    if let Some(format) = format.filter(|f| f != "files") {
+        return Err(RepoError::RefFormat {
+            path: repo.git_dir().to_path_buf(),
+            format,
+        });
+    }
+    Ok(repo)
+}
+
+/// When discovery fails, look for a reftable repository above `start` to say why.
+fn find_reftable(start: &Path) -> Option<RepoError> {
+    let start = start.canonicalize().ok()?;
+    for dir in start.ancestors() {
+        for git_dir in [dir.join(".git"), dir.to_path_buf()] {
+            if git_dir.join("reftable").is_dir() {
+                return Some(RepoError::RefFormat {
+                    path: git_dir,
+                    format: "reftable".into(),
+                });
+            }
+        }
+    }
+    None
+}
+
+/// The tip of `full_name` (peeled to a commit id), if the ref exists.
+pub fn tip(repo: &gix::Repository, full_name: &str) -> Option<ObjectId> {
+    let mut r = repo.try_find_reference(full_name).ok()??;
+    r.peel_to_id().ok().map(|id| id.detach())
+}
+
+/// The base branch name: `recode.base`, else the remote's HEAD, else `main`, else `master`.
+pub fn base_name(repo: &gix::Repository, cfg: &Config) -> String {
+    if let Some(b) = &cfg.base {
+        return b.clone();
+    }
+    let remote_head = format!("refs/remotes/{}/HEAD", cfg.remote);
+    if let Ok(Some(r)) = repo.try_find_reference(remote_head.as_str()) {
+        if let Some(target) = r.target().try_name() {
+            let prefix = format!("refs/remotes/{}/", cfg.remote);
+            if let Some(b) = target.as_bstr().to_string().strip_prefix(&prefix) {
+                return b.to_string();
+            }
+        }
+    }
+    for b in ["main", "master"] {
+        if tip(repo, &format!("refs/heads/{b}")).is_some() {
+            return b.to_string();
+        }
+    }
+    "main".to_string()
+}
+
+/// The tips that make up the base: the local base branch and its remote-tracking branch
+/// (SPEC "base": a commit is ahead when neither contains it).
+pub fn base_tips(repo: &gix::Repository, cfg: &Config, base: &str) -> Vec<ObjectId> {
+    let mut tips: Vec<ObjectId> = [
+        format!("refs/heads/{base}"),
+        format!("refs/remotes/{}/{base}", cfg.remote),
+    ]
+    .iter()
+    .filter_map(|n| tip(repo, n))
+    .collect();
+    tips.dedup();
+    tips
+}
+
+/// The remote-tracking ref of `branch`: its configured upstream, else `<recode.remote>/<branch>`.
+pub fn remote_tracking(repo: &gix::Repository, cfg: &Config, branch: &str) -> String {
+    let snap = repo.config_snapshot();
+    let remote = snap.string(format!("branch.{branch}.remote").as_str()).map(|v| v.to_string());
+    let merge = snap.string(format!("branch.{branch}.merge").as_str()).map(|v| v.to_string());
+    if let (Some(remote), Some(merge)) = (remote, merge) {
+        if remote != "." {
+            if let Some(short) = merge.strip_prefix("refs/heads/") {
+                return format!("refs/remotes/{remote}/{short}");
+            }
+        }
+    }
+    format!("refs/remotes/{}/{branch}", cfg.remote)
+}
+
+/// Commits reachable from `tip` but from none of `hidden`, newest first, with committer times.
+///
+/// Errors: [`RepoError::Git`] when the walk cannot read a commit.
+pub fn commits_between(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    hidden: &[ObjectId],
+) -> Result<Vec<(ObjectId, i64)>, RepoError> {
+    if hidden.contains(&tip) {
+        return Ok(Vec::new());
+    }
+    let walk = repo
+        .rev_walk([tip])
+        .with_hidden(hidden.iter().copied())
+        .all()
+        .map_err(git)?;
+    let mut out = Vec::new();
+    for info in walk {
+        let info = info.map_err(git)?;
+        let time = match info.commit_time {
+            Some(t) => t,
+            None => info.object().ok().and_then(|c| c.time().ok()).map_or(0, |t| t.seconds),
+        };
+        out.push((info.id, time));
+    }
+    Ok(out)
+}
+
+/// Count commits reachable from `tip` but from none of `hidden`.
+///
+/// Errors: as [`commits_between`].
+pub fn count_between(repo: &gix::Repository, tip: ObjectId, hidden: &[ObjectId]) -> Result<u32, RepoError> {
+    if hidden.contains(&tip) {
+        return Ok(0);
+    }
+    let walk = repo
+        .rev_walk([tip])
+        .with_hidden(hidden.iter().copied())
+        .all()
+        .map_err(git)?;
+    let mut n = 0u32;
+    for info in walk {
+        info.map_err(git)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Whether commit `id`'s message carries the `Recode-Wip: true` trailer (a git-recode WIP commit).
+pub fn is_wip_commit(repo: &gix::Repository, id: ObjectId) -> bool {
+    repo.find_commit(id)
+        .ok()
+        .and_then(|c| c.message_raw().ok().map(|m| m.to_string()))
+        .is_some_and(|m| m.lines().any(|l| l.trim().eq_ignore_ascii_case("Recode-Wip: true")))
+}
+
+/// The newest committer time among `commits` (newest first) that are not WIP commits.
+pub fn newest_worker_commit(repo: &gix::Repository, commits: &[(ObjectId, i64)]) -> Option<Timestamp> {
+    let mut sorted: Vec<_> = commits.to_vec();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1));
+    sorted
+        .iter()
+        .find(|(id, _)| !is_wip_commit(repo, *id))
+        .map(|(_, t)| crate::clock::from_secs(*t))
+}

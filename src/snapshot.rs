@@ -1,0 +1,319 @@
+//! Gather what git and the ledger say about every worker into [`Snapshot`]s for the
+//! pure classifier. This is the only place that reads the repository for `status`.
+//!
+//! Workers (SPEC "worker branch"): local branches matching `recode.branchPattern`, plus
+//! branches with ledger events (which may exist only on the remote, or nowhere).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use gix::ObjectId;
+use jiff::Timestamp;
+
+use crate::classify::{self, Forge, Snapshot, WorktreeFacts};
+use crate::config::{self, Config};
+use crate::ledger::{self, Body, Ledger, LedgerError};
+use crate::process;
+use crate::repo::{self, RepoError};
+use crate::worktree::{self, Worktree};
+
+/// Errors gathering snapshots.
+#[derive(Debug, thiserror::Error)]
+pub enum GatherError {
+    /// Reading the repository failed.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// Reading the ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+}
+
+/// Which workers to gather.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Include tasks whose branch exists nowhere (`status --all`).
+    pub all: bool,
+    /// Only this branch (`classify <branch>`); it is gathered even when it is not a worker by name.
+    pub only_branch: Option<String>,
+}
+
+/// The result of a census: one snapshot per worker, in task order.
+#[derive(Debug)]
+pub struct Census {
+    /// The base branch.
+    pub base: String,
+    /// Snapshots, sorted by task (numbers numerically), then branch.
+    pub snapshots: Vec<Snapshot>,
+    /// Problems worth a line on stderr (bad ledger lines, unreadable worktrees).
+    pub warnings: Vec<String>,
+}
+
+/// The notes refs whose union is the ledger: the local one, then fetched copies
+/// (`refs/recode/remotes/*/notes`, written by `sync`).
+pub fn notes_refs(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
+    let mut refs = vec![cfg.notes_ref.clone()];
+    if let Ok(platform) = repo.references() {
+        if let Ok(iter) = platform.prefixed("refs/recode/remotes/") {
+            for r in iter.flatten() {
+                let name = r.name().as_bstr().to_string();
+                if name.ends_with("/notes") {
+                    refs.push(name);
+                }
+            }
+        }
+    }
+    refs
+}
+
+/// Compare task keys: numbers numerically, before names.
+pub fn task_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.parse::<u64>(), b.parse::<u64>()) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        _ => a.cmp(b),
+    }
+}
+
+/// The newest branch named in a ledger.
+fn ledger_branch(l: &Ledger) -> Option<String> {
+    l.events().rev().find_map(|e| e.branch.clone())
+}
+
+/// The `cwd` of the newest attempt that recorded one.
+fn ledger_cwd(l: &Ledger) -> Option<String> {
+    l.events().rev().find_map(|e| match &e.body {
+        Body::Spawn { cwd, .. } => Some(cwd.clone()),
+        _ => None,
+    })
+}
+
+/// Gather a snapshot of every worker.
+///
+/// Errors: [`GatherError`] when refs, objects or the ledger cannot be read. An
+/// unreadable worktree is not an error: its `dirty` is null and a warning says why.
+pub fn gather(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: Timestamp,
+    opts: &Options,
+) -> Result<Census, GatherError> {
+    let ledgers = ledger::read_all(repo, &notes_refs(repo, cfg))?;
+    let mut warnings = ledgers.warnings.clone();
+    let worktrees = worktree::list(repo)?;
+    let base = repo::base_name(repo, cfg);
+    let base_tips = repo::base_tips(repo, cfg, &base);
+
+    // Local branches.
+    let mut local: BTreeMap<String, ObjectId> = BTreeMap::new();
+    let platform = repo.references().map_err(repo::git)?;
+    for r in platform.local_branches().map_err(repo::git)?.flatten() {
+        let name = r.name().shorten().to_string();
+        let mut r = r;
+        if let Ok(id) = r.peel_to_id() {
+            local.insert(name, id.detach());
+        }
+    }
+
+    // branch -> task
+    let mut workers: BTreeMap<String, String> = BTreeMap::new();
+    for b in local.keys() {
+        if let Some(t) = cfg.task_of(b) {
+            workers.insert(b.clone(), t);
+        }
+    }
+    for (task, l) in &ledgers.by_task {
+        let b = ledger_branch(l).unwrap_or_else(|| task.clone());
+        workers.entry(b).or_insert_with(|| task.clone());
+    }
+    if let Some(only) = &opts.only_branch {
+        let task = workers.get(only).cloned().unwrap_or_else(|| cfg.key_of(only));
+        workers = BTreeMap::from([(only.clone(), task)]);
+    }
+
+    // Detached worktrees belong to the task whose newest attempt ran in them.
+    let mut detached_owner: BTreeMap<String, &Worktree> = BTreeMap::new();
+    for wt in worktrees.iter().filter(|w| w.detached) {
+        let path = wt.path.to_string_lossy().to_string();
+        for (task, l) in &ledgers.by_task {
+            if ledger_cwd(l).as_deref() == Some(path.as_str()) {
+                detached_owner.insert(task.clone(), wt);
+            }
+        }
+    }
+
+    let this_host = process::hostname();
+    let mut snapshots = Vec::new();
+    let mut status_jobs: Vec<(usize, std::path::PathBuf)> = Vec::new();
+    let mut all_ref_tips: Option<Vec<ObjectId>> = None;
+    for (branch, task) in &workers {
+        let ledger = ledgers.by_task.get(task);
+        let events: Vec<ledger::Event> = ledger.map(|l| l.events().cloned().collect()).unwrap_or_default();
+        let wt = worktrees
+            .iter()
+            .find(|w| w.branch.as_deref() == Some(branch.as_str()))
+            .or_else(|| detached_owner.get(task).copied());
+        let local_tip = local.get(branch).copied();
+        let remote_ref = repo::remote_tracking(repo, cfg, branch);
+        let remote_tip = repo::tip(repo, &remote_ref);
+        let head = wt
+            .filter(|w| !w.missing)
+            .and_then(|w| w.head)
+            .or(local_tip)
+            .or(remote_tip);
+        if head.is_none() && wt.is_none() && !opts.all && opts.only_branch.is_none() {
+            continue; // exists nowhere: listed only with --all
+        }
+        let ahead_commits = match head {
+            Some(h) => repo::commits_between(repo, h, &base_tips)?,
+            None => Vec::new(),
+        };
+        let behind = match head {
+            Some(h) => base_tips
+                .first()
+                .map(|b| repo::count_between(repo, *b, &[h]))
+                .transpose()?
+                .unwrap_or(0),
+            None => 0,
+        };
+        let remote_ahead = match remote_tip {
+            Some(r) => Some(repo::count_between(repo, r, &base_tips)?),
+            None => None,
+        };
+        let mut facts = wt.map(|w| WorktreeFacts {
+            path: w.path.to_string_lossy().to_string(),
+            missing: w.missing,
+            dirty: None,
+            operation: w.operation,
+            detached: w.detached,
+            unreachable_commits: 0,
+            newest_mtime: None,
+            secrets: Vec::new(),
+        });
+        if let (Some(f), Some(w)) = (facts.as_mut(), wt) {
+            if w.detached && !w.missing {
+                if let Some(h) = w.head {
+                    let tips = all_ref_tips.get_or_insert_with(|| all_tips(repo));
+                    f.unreachable_commits = repo::count_between(repo, h, tips)?;
+                }
+            }
+            if !w.missing {
+                status_jobs.push((snapshots.len(), w.path.clone()));
+            }
+        }
+        let pid_alive = classify::replay(&events)
+            .last_attempt
+            .and_then(|i| match &events[i].body {
+                Body::Spawn {
+                    host,
+                    pid: Some(pid),
+                    pid_start,
+                    ..
+                } => process::is_alive(host, *pid, pid_start.as_deref(), &this_host),
+                _ => None,
+            });
+        snapshots.push(Snapshot {
+            task: task.clone(),
+            branch: branch.clone(),
+            base: base.clone(),
+            head: head.map(|h| h.to_hex().to_string()),
+            branch_local: local_tip.is_some(),
+            branch_remote: remote_tip.is_some(),
+            ahead: ahead_commits.len() as u32,
+            behind,
+            remote_ahead,
+            worktree: facts,
+            newest_commit: repo::newest_worker_commit(repo, &ahead_commits),
+            events,
+            pid_alive,
+            transcript_mtime: None,
+            forge: Forge::Unknown,
+            forge_failed: false,
+            now,
+            stall_after_secs: cfg.stall_after_secs,
+            max_attempts: cfg.max_attempts,
+        });
+    }
+
+    // Dirty counts, in parallel across worktrees (each thread opens its own handle).
+    let results = run_status_jobs(&status_jobs);
+    for ((idx, path), res) in status_jobs.iter().zip(results) {
+        let f = snapshots[*idx].worktree.as_mut().expect("status jobs are only queued for worktrees");
+        match res {
+            Ok(st) => {
+                f.dirty = Some(st.dirty);
+                f.newest_mtime = st.newest_mtime;
+            }
+            Err(e) => warnings.push(format!("cannot read the worktree {}: {e}", path.display())),
+        }
+    }
+
+    // Ignored secrets: looked for only where a delete could be planned (clean, nothing ahead).
+    for s in snapshots.iter_mut() {
+        let candidate = s.ahead == 0 && s.remote_ahead.unwrap_or(0) == 0;
+        if let Some(f) = s.worktree.as_mut().filter(|f| !f.missing && f.dirty.is_some_and(|d| d.is_clean())) {
+            if candidate {
+                f.secrets = ignored_secrets(Path::new(&f.path), &cfg.secrets);
+            }
+        }
+    }
+
+    snapshots.sort_by(|a, b| task_order(&a.task, &b.task).then_with(|| a.branch.cmp(&b.branch)));
+    Ok(Census {
+        base,
+        snapshots,
+        warnings,
+    })
+}
+
+fn run_status_jobs(jobs: &[(usize, std::path::PathBuf)]) -> Vec<Result<worktree::Status, RepoError>> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+    let chunk = jobs.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(|(_, p)| worktree::status(p)).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(v) => v,
+                Err(_) => Vec::new(),
+            })
+            .collect()
+    })
+}
+
+/// Tips of every ref (branches, remote-tracking branches, tags), to find commits no ref contains.
+fn all_tips(repo: &gix::Repository) -> Vec<ObjectId> {
+    let mut out = BTreeSet::new();
+    if let Ok(p) = repo.references() {
+        if let Ok(iter) = p.all() {
+            for mut r in iter.flatten() {
+                let name = r.name().as_bstr().to_string();
+                if name.starts_with("refs/notes/") || name.starts_with("refs/recode/") {
+                    continue;
+                }
+                if let Ok(id) = r.peel_to_id() {
+                    out.insert(id.detach());
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Ignored files in the worktree at `path` that match `recode.secrets` (read-only:
+/// `git --no-optional-locks ls-files --others --ignored --exclude-standard`).
+pub fn ignored_secrets(path: &Path, patterns: &[String]) -> Vec<String> {
+    let out = crate::gitbin::read(
+        path,
+        &["ls-files", "-z", "--others", "--ignored", "--exclude-standard"],
+    )
+    .unwrap_or_default();
+    out.split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).to_string())
+        .filter(|p| config::matches_secret(patterns, p))
+        .collect()
+}

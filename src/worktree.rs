@@ -1,0 +1,208 @@
+//! Worktrees: the main one and every linked one (`git worktree list` semantics,
+//! including prunable and locked ones), their HEAD, in-progress operation, and dirty
+//! counts. Reading never writes: no `index.lock`, no index refresh.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use jiff::Timestamp;
+
+use crate::classify::{Dirty, Operation};
+use crate::repo::{RepoError, git};
+
+/// One registered worktree.
+#[derive(Clone, Debug)]
+pub struct Worktree {
+    /// Absolute path of the working directory.
+    pub path: PathBuf,
+    /// Its own git dir (`.git` for the main one, `.git/worktrees/<id>` for linked ones).
+    pub git_dir: PathBuf,
+    /// The main worktree.
+    pub is_main: bool,
+    /// The directory does not exist.
+    pub missing: bool,
+    /// `git worktree lock` reason (empty string when locked without one).
+    pub locked: Option<String>,
+    /// The branch checked out (short name), or the branch a rebase started from.
+    pub branch: Option<String>,
+    /// HEAD's commit.
+    pub head: Option<ObjectId>,
+    /// HEAD is detached (outside a rebase).
+    pub detached: bool,
+    /// In-progress operation.
+    pub operation: Option<Operation>,
+}
+
+/// Dirty counts plus the newest mtime of the changed files and the index.
+#[derive(Clone, Debug, Default)]
+pub struct Status {
+    /// The counts.
+    pub dirty: Dirty,
+    /// Newest mtime of changed and untracked files and of the index.
+    pub newest_mtime: Option<Timestamp>,
+}
+
+/// List every worktree of `repo` (main first, when there is one).
+///
+/// Errors: [`RepoError::Git`] when the worktree registry cannot be read.
+pub fn list(repo: &gix::Repository) -> Result<Vec<Worktree>, RepoError> {
+    let mut out = Vec::new();
+    let common = repo.common_dir().to_path_buf();
+    let main_git_dir = common.clone();
+    // The main worktree: the common dir's parent, unless the repository is bare.
+    let main = repo.main_repo().map_err(git)?;
+    if let Some(wt) = main.workdir() {
+        out.push(read_one(repo, absolute(wt), main_git_dir, true, None));
+    }
+    for proxy in repo.worktrees().map_err(git)? {
+        let git_dir = proxy.git_dir().to_path_buf();
+        let locked = proxy
+            .lock_reason()
+            .map(|r| r.to_string())
+            .or_else(|| proxy.is_locked().then(String::new));
+        let path = proxy.base().map(|p| absolute(&p)).unwrap_or_else(|_| git_dir.clone());
+        out.push(read_one(repo, path, git_dir, false, locked));
+    }
+    Ok(out)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    let p = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map(|c| c.join(p)).unwrap_or_else(|_| p.to_path_buf())
+    };
+    p.canonicalize().unwrap_or(p)
+}
+
+fn read_one(repo: &gix::Repository, path: PathBuf, git_dir: PathBuf, is_main: bool, locked: Option<String>) -> Worktree {
+    let missing = !path.is_dir();
+    let head_text = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
+    let head_text = head_text.trim();
+    let operation = operation(&git_dir);
+    let (mut branch, mut head, mut detached) = (None, None, false);
+    if let Some(target) = head_text.strip_prefix("ref:") {
+        let target = target.trim();
+        branch = target.strip_prefix("refs/heads/").map(str::to_string);
+        head = crate::repo::tip(repo, target);
+    } else if let Ok(id) = ObjectId::from_hex(head_text.as_bytes()) {
+        head = Some(id);
+        detached = true;
+    }
+    if detached && operation == Some(Operation::Rebase) {
+        // During a rebase HEAD is detached: the branch is the one the rebase started from.
+        for d in ["rebase-merge", "rebase-apply"] {
+            if let Ok(name) = std::fs::read_to_string(git_dir.join(d).join("head-name")) {
+                if let Some(b) = name.trim().strip_prefix("refs/heads/") {
+                    branch = Some(b.to_string());
+                    detached = false;
+                }
+            }
+        }
+    }
+    Worktree {
+        path,
+        git_dir,
+        is_main,
+        missing,
+        locked,
+        branch,
+        head,
+        detached,
+        operation,
+    }
+}
+
+/// The operation in progress in a worktree's own git dir, as git's `wt_status_get_state`.
+pub fn operation(git_dir: &Path) -> Option<Operation> {
+    let has = |p: &str| git_dir.join(p).exists();
+    if has("rebase-merge") || has("rebase-apply") {
+        Some(Operation::Rebase)
+    } else if has("MERGE_HEAD") {
+        Some(Operation::Merge)
+    } else if has("CHERRY_PICK_HEAD") {
+        Some(Operation::CherryPick)
+    } else if has("REVERT_HEAD") {
+        Some(Operation::Revert)
+    } else if has("BISECT_LOG") {
+        Some(Operation::Bisect)
+    } else {
+        None
+    }
+}
+
+/// Dirty counts of the worktree at `path` (staged, unstaged, untracked, conflicted files),
+/// computed with gix without writing anything (no `index.lock`, no index refresh).
+///
+/// Errors: [`RepoError::Git`] when the worktree or its index cannot be read.
+pub fn status(path: &Path) -> Result<Status, RepoError> {
+    let repo = gix::open(path).map_err(git)?;
+    let iter = repo
+        .status(gix::progress::Discard)
+        .map_err(git)?
+        .untracked_files(gix::status::UntrackedFiles::Files)
+        .index_worktree_submodules(gix::status::Submodule::Given {
+            ignore: gix::submodule::config::Ignore::Dirty,
+            check_dirty: true,
+        })
+        .into_iter(Vec::<gix::bstr::BString>::new())
+        .map_err(git)?;
+    let (mut staged, mut unstaged, mut untracked, mut conflicted) =
+        (BTreeSet::new(), BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    use gix::status::index_worktree::Item as Iw;
+    use gix::status::plumbing::index_as_worktree::EntryStatus;
+    for item in iter {
+        let item = item.map_err(git)?;
+        match item {
+            gix::status::Item::TreeIndex(change) => {
+                staged.insert(change.location().to_owned());
+            }
+            gix::status::Item::IndexWorktree(Iw::Modification { rela_path, status, .. }) => match status {
+                EntryStatus::Conflict { .. } => {
+                    conflicted.insert(rela_path);
+                }
+                EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
+                    unstaged.insert(rela_path);
+                }
+                EntryStatus::NeedsUpdate(_) => {}
+            },
+            gix::status::Item::IndexWorktree(Iw::DirectoryContents { entry, .. }) => {
+                if entry.status == gix::dir::entry::Status::Untracked {
+                    untracked.insert(entry.rela_path);
+                }
+            }
+            gix::status::Item::IndexWorktree(Iw::Rewrite { dirwalk_entry, .. }) => {
+                untracked.insert(dirwalk_entry.rela_path);
+            }
+        }
+    }
+    for c in &conflicted {
+        staged.remove(c);
+        unstaged.remove(c);
+    }
+    let workdir = repo.workdir().unwrap_or(path).to_path_buf();
+    let mut newest = mtime(&repo.index_path());
+    for rela in unstaged.iter().chain(untracked.iter()).chain(staged.iter()) {
+        if let Ok(p) = gix::path::from_bstr(rela.as_bstr()) {
+            newest = newest.max(mtime(&workdir.join(p)));
+        }
+    }
+    let n = |s: &BTreeSet<gix::bstr::BString>| s.len() as u32;
+    Ok(Status {
+        dirty: Dirty {
+            staged: n(&staged),
+            unstaged: n(&unstaged),
+            untracked: n(&untracked),
+            conflicted: n(&conflicted),
+        },
+        newest_mtime: newest,
+    })
+}
+
+/// The mtime of `p` (not following symlinks), if it exists.
+pub fn mtime(p: &Path) -> Option<Timestamp> {
+    let m = std::fs::symlink_metadata(p).ok()?.modified().ok()?;
+    Timestamp::try_from(m).ok()
+}
