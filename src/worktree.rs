@@ -98,6 +98,8 @@ fn read_one(repo: &gix::Repository, path: PathBuf, git_dir: PathBuf, is_main: bo
                 if let Some(b) = name.trim().strip_prefix("refs/heads/") {
                     branch = Some(b.to_string());
                     detached = false;
+                    // The work is the branch as the rebase found it; HEAD is a scratch state.
+                    head = crate::repo::tip(repo, name.trim()).or(head);
                 }
             }
         }
