@@ -388,7 +388,7 @@ pub fn replay(events: &[Event]) -> Replay {
             }
             Body::Unblocked => r.blocked = None,
             Body::Escalated { reason } if after_clear => r.escalated = Some(reason.clone()),
-            Body::Milestone { phase } => r.phase = Some(phase.clone()),
+            Body::Milestone { phase, .. } => r.phase = Some(phase.clone()),
             _ => {}
         }
     }
@@ -406,7 +406,7 @@ pub fn gate_on(events: &[Event], head: &str) -> Option<bool> {
         .filter(|e| e.head.as_deref() == Some(head))
         .filter_map(|e| match &e.body {
             Body::Gate { passed, .. } => Some(*passed),
-            Body::Milestone { phase } if phase == "tests-green" => Some(true),
+            Body::Milestone { phase, .. } if phase == "tests-green" => Some(true),
             _ => None,
         })
         .next_back()

@@ -135,7 +135,11 @@ pub enum Body {
         session_id: Option<String>,
     },
     /// A `Recode-Phase:` commit (post-commit hook).
-    Milestone { phase: String },
+    Milestone {
+        phase: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+    },
     /// A gate result for `head`.
     Gate {
         passed: bool,

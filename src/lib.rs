@@ -17,6 +17,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod gitbin;
+pub mod hook;
 pub mod ledger;
 pub mod outcome;
 pub mod process;

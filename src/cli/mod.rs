@@ -10,6 +10,7 @@ use crate::error::{EXIT_ERROR, EXIT_OK, Error};
 
 pub mod classify;
 pub mod demo;
+pub mod hook;
 pub mod log;
 pub mod record;
 pub mod status;
@@ -41,6 +42,9 @@ pub enum Command {
     Record(record::RecordCommand),
     /// Show the ledger of one task, or of all tasks, in ledger order
     Log(log::LogArgs),
+    /// The post-commit milestone hook
+    #[command(subcommand)]
+    Hook(hook::HookCommand),
     /// Build a throwaway repository full of dead workers and show what git-recode sees
     Demo(demo::DemoArgs),
 }
@@ -124,6 +128,7 @@ pub fn main() -> i32 {
         Command::Classify(a) => classify::run(a),
         Command::Record(c) => record::run(c),
         Command::Log(a) => log::run(a),
+        Command::Hook(c) => hook::run(c),
         Command::Demo(a) => demo::run(a),
     };
     match result {

@@ -1,0 +1,222 @@
+//! `status`, `classify` and `--porcelain` on the shared demo scenario: every state and
+//! liveness, with exact values.
+
+mod common;
+
+use common::TestEnv;
+use serde::Deserialize;
+
+// Test-side declaration of the wire format, kept apart from the crate's own types so a
+// change to the contract fails here. `deny_unknown_fields` is not used: additions are allowed.
+#[derive(Deserialize, Debug, PartialEq)]
+struct Dirty {
+    staged: u32,
+    unstaged: u32,
+    untracked: u32,
+    conflicted: u32,
+}
+
+#[derive(Deserialize, Debug)]
+struct Worker {
+    task: String,
+    branch: String,
+    worktree: Option<String>,
+    head: Option<String>,
+    base: String,
+    ahead: u32,
+    behind: u32,
+    remote_ahead: Option<u32>,
+    dirty: Option<Dirty>,
+    operation: Option<String>,
+    liveness: String,
+    state: String,
+    action: String,
+    reason: String,
+    attempts: u32,
+    max_attempts: u32,
+    last_outcome: Option<String>,
+    phase: Option<String>,
+    session_id: Option<String>,
+    last_activity: Option<String>,
+    idle_seconds: Option<i64>,
+    retry_after: Option<String>,
+    pr: Option<serde_json::Value>,
+    phantom: bool,
+}
+
+#[derive(Deserialize, Debug)]
+struct StatusDoc {
+    schema: u32,
+    workers: Vec<Worker>,
+}
+
+fn status(env: &TestEnv, dir: &std::path::Path) -> StatusDoc {
+    serde_json::from_str(&env.ok(dir, &["status", "--json"])).unwrap()
+}
+
+fn d(staged: u32, unstaged: u32, untracked: u32, conflicted: u32) -> Option<Dirty> {
+    Some(Dirty {
+        staged,
+        unstaged,
+        untracked,
+        conflicted,
+    })
+}
+
+#[test]
+fn demo_every_state_exact() {
+    let env = TestEnv::new();
+    let repo = env.demo();
+    let doc = status(&env, &repo);
+    assert_eq!(doc.schema, 1);
+    let root = env.root().join("demo").display().to_string();
+    let rows: Vec<_> = doc
+        .workers
+        .iter()
+        .map(|w| {
+            (
+                w.task.as_str(),
+                w.branch.as_str(),
+                w.liveness.as_str(),
+                w.state.as_str(),
+                w.action.as_str(),
+                w.attempts,
+                w.ahead,
+                w.behind,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("1", "issue-1-empty", "exited", "empty", "delete", 1, 0, 1),
+            ("2", "issue-2-dirty", "exited", "half-done", "wip-commit", 1, 1, 1),
+            ("3", "issue-3-committed", "exited", "half-done", "resume", 1, 2, 1),
+            ("4", "issue-4-ready", "exited", "publishable", "publish", 1, 2, 1),
+            ("5", "issue-5-rebase", "exited", "needs-human", "escalate", 0, 1, 1),
+            ("6", "issue-6-stalled", "stalled", "half-done", "wip-commit", 1, 1, 0),
+            ("7", "issue-7-running", "running", "half-done", "wait", 1, 1, 0),
+            ("8", "issue-8-orphan", "unknown", "orphaned", "resume", 0, 1, 0),
+            ("9", "issue-9-capped", "exited", "needs-human", "escalate", 3, 1, 0),
+        ]
+    );
+    let by = |t: &str| doc.workers.iter().find(|w| w.task == t).unwrap();
+    for w in &doc.workers {
+        assert_eq!(w.base, "main");
+        assert_eq!(w.max_attempts, 3);
+        assert!(w.pr.is_none());
+        assert!(!w.phantom, "no forge, nothing is phantom");
+        assert_eq!(w.remote_ahead, None, "nothing was pushed");
+        assert!(w.retry_after.is_none());
+        if w.task != "8" {
+            assert_eq!(w.worktree.as_deref(), Some(format!("{root}/wt/{}", w.task).as_str()));
+        }
+        let tip = env.git(&repo, &["rev-parse", &format!("refs/heads/{}", w.branch)]);
+        assert_eq!(w.head.as_deref(), Some(tip.as_str()), "head of {}", w.branch);
+    }
+    assert_eq!(by("1").dirty, d(0, 0, 0, 0));
+    assert_eq!(by("1").last_outcome.as_deref(), Some("failed"));
+    assert_eq!(by("1").session_id.as_deref(), Some("sess-1"));
+    assert_eq!(by("2").dirty, d(0, 1, 1, 0));
+    assert_eq!(by("2").phase.as_deref(), Some("scoped"));
+    assert_eq!(by("3").phase.as_deref(), Some("implemented"));
+    assert_eq!(by("3").reason, "2 commits ahead; gate failed on the head");
+    assert_eq!(by("4").phase.as_deref(), Some("tests-green"));
+    assert_eq!(by("4").last_outcome.as_deref(), Some("success"));
+    assert_eq!(by("5").operation.as_deref(), Some("rebase"));
+    assert_eq!(by("5").dirty.as_ref().unwrap().conflicted, 1);
+    assert_eq!(by("5").last_outcome.as_deref(), Some("transient"), "API Error 500 is transient");
+    assert_eq!(by("5").reason, format!("a rebase is in progress in {root}/wt/5"));
+    assert_eq!(by("6").dirty, d(0, 0, 1, 0));
+    assert_eq!(by("6").idle_seconds, Some(10_000));
+    assert_eq!(by("6").last_activity.as_deref(), Some("2026-11-20T09:13:20Z"));
+    assert_eq!(by("7").idle_seconds, Some(60));
+    assert_eq!(by("7").reason, "worker is running (recent activity)");
+    assert_eq!(by("8").worktree, None);
+    assert_eq!(by("8").dirty, None);
+    assert_eq!(by("8").idle_seconds, Some(90_000));
+    assert_eq!(
+        by("9").reason,
+        "3 counted attempts reached recode.maxAttempts (3) without success"
+    );
+    assert_eq!(by("1").idle_seconds, Some(6000));
+}
+
+#[test]
+fn porcelain_columns_and_same_answer_from_anywhere() {
+    let env = TestEnv::new();
+    let repo = env.demo();
+    let porcelain = env.ok(&repo, &["status", "--porcelain"]);
+    assert_eq!(
+        porcelain,
+        "1\tissue-1-empty\texited\tempty\tdelete\t1\n\
+         2\tissue-2-dirty\texited\thalf-done\twip-commit\t1\n\
+         3\tissue-3-committed\texited\thalf-done\tresume\t1\n\
+         4\tissue-4-ready\texited\tpublishable\tpublish\t1\n\
+         5\tissue-5-rebase\texited\tneeds-human\tescalate\t0\n\
+         6\tissue-6-stalled\tstalled\thalf-done\twip-commit\t1\n\
+         7\tissue-7-running\trunning\thalf-done\twait\t1\n\
+         8\tissue-8-orphan\tunknown\torphaned\tresume\t0\n\
+         9\tissue-9-capped\texited\tneeds-human\tescalate\t3\n"
+    );
+    let json_main = env.ok(&repo, &["status", "--json"]);
+    let linked = env.root().join("demo/wt/3");
+    assert_eq!(env.ok(&linked, &["status", "--json"]), json_main, "from a linked worktree");
+    let sub = linked.join("docs");
+    assert_eq!(env.ok(&sub, &["status", "--json"]), json_main, "from a subdirectory");
+    let elsewhere = env.root();
+    assert_eq!(
+        env.ok(&elsewhere, &["-C", repo.to_str().unwrap(), "status", "--json"]),
+        json_main,
+        "with -C"
+    );
+    assert_eq!(
+        env.ok(&elsewhere, &["-C", "demo", "-C", "wt/4", "status", "--porcelain"]),
+        porcelain,
+        "repeated relative -C, like git"
+    );
+}
+
+#[test]
+fn classify_gives_the_worker_with_evidence() {
+    let env = TestEnv::new();
+    let repo = env.demo();
+    let out = env.ok(&repo, &["classify", "issue-6-stalled", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["state"], "half-done");
+    assert_eq!(v["liveness"], "stalled");
+    assert_eq!(v["action"], "wip-commit");
+    let ev: Vec<String> = serde_json::from_value(v["evidence"].clone()).unwrap();
+    assert!(
+        ev.iter().any(|e| e.starts_with("stalled: the newest attempt 1 (spawn at 2026-11-20T09:00:00.000Z) has no exit, no activity for 30m")),
+        "{ev:#?}"
+    );
+    // The same worker as status reports.
+    let st = status(&env, &repo);
+    let w = st.workers.iter().find(|w| w.task == "6").unwrap();
+    assert_eq!(v["reason"], w.reason.as_str());
+    assert_eq!(v["idle_seconds"], 10_000);
+    let text = env.ok(&repo, &["classify", "issue-5-rebase"]);
+    assert!(text.contains("state     needs-human\naction    escalate\n"), "{text}");
+}
+
+#[test]
+fn stall_after_and_max_attempts_come_from_config() {
+    let env = TestEnv::new();
+    let repo = env.demo();
+    env.git(&repo, &["config", "recode.stallAfter", "4h"]);
+    env.git(&repo, &["config", "recode.maxAttempts", "5"]);
+    let doc = status(&env, &repo);
+    let by = |t: &str| doc.workers.iter().find(|w| w.task == t).unwrap();
+    assert_eq!(by("6").liveness, "running", "idle 2h46m is under 4h");
+    assert_eq!(by("6").action, "wait");
+    assert_eq!(by("9").state, "half-done", "3 of 5 attempts is not capped");
+    assert_eq!(by("9").max_attempts, 5);
+    env.git(&repo, &["config", "recode.stallAfter", "soon"]);
+    let out = env.run(&repo, &["status"]);
+    assert_eq!(
+        out,
+        "--- stderr ---\nerror: config recode.stallAfter = 'soon' is invalid: 'soon' is not a duration (a number followed by s, m, h or d, like 30m)\nhint: fix the value with `git config <key> <value>`\n[exit status: 1]\n"
+    );
+}
