@@ -323,7 +323,7 @@ pub fn anchor_id(key: &str) -> ObjectId {
 /// Parse a note's text into entries for `task_hint`, pushing one warning per bad line.
 fn parse_note(text: &str, task_hint: &str, warnings: &mut Vec<String>) -> Vec<Entry> {
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for line in text.lines() {
         let line = line.trim_end_matches('\r');
         if line.trim().is_empty() {
             continue;
@@ -343,10 +343,8 @@ fn parse_note(text: &str, task_hint: &str, warnings: &mut Vec<String>) -> Vec<En
                 } else {
                     "is not valid JSON".to_string()
                 };
-                warnings.push(format!(
-                    "task {task_hint}: ledger line {} {what}; skipped",
-                    i + 1
-                ));
+                let excerpt: String = line.chars().take(60).collect();
+                warnings.push(format!("task {task_hint}: a ledger line {what}; skipped: {excerpt}"));
             }
         }
     }
@@ -749,6 +747,6 @@ mod tests {
         let entries = parse_note(&format!("{good}\nnot json\n{{\"kind\":\"teleport\"}}\n"), "7", &mut w);
         assert_eq!(entries.len(), 1);
         assert_eq!(w.len(), 2);
-        assert!(w[0].starts_with("task 7: ledger line 2 is not valid JSON"), "{w:?}");
+        assert_eq!(w[0], "task 7: a ledger line is not valid JSON; skipped: not json");
     }
 }

@@ -70,6 +70,8 @@ fn patterns() -> &'static Patterns {
                 r#"(?i)"type"\s*:\s*"(authentication_error|permission_error)""#,
                 r"(?im)^\s*API Error:\s*40[13]\b",
                 r"(?i)permission denied \(publickey",
+                r"(?im)^\s*remote: permission to \S+ denied",
+                r"(?i)the requested url returned error: 40[13]\b",
                 r"(?im)^\s*fatal: (could not read from remote repository|authentication failed)",
                 r"(?im)^\s*credit balance (is )?too low",
                 r"(?im)^\s*not logged in",
@@ -80,7 +82,7 @@ fn patterns() -> &'static Patterns {
             .map(|s| re(s))
             .collect(),
             transient: [
-                r"(?im)^\s*(claude ai )?(usage|session|5-hour|weekly|daily|opus|sonnet) limit reached",
+                r"(?im)^\s*(claude( ai)? )?(usage|session|5-hour|weekly|daily|opus|sonnet) limit reached",
                 r"(?im)^\s*you'?ve hit your (usage |session |weekly |daily )?limit",
                 r"(?im)^\s*API Error:\s*(429|500|502|503|504|529)\b",
                 r"(?im)^\s*API Error:\s*(stream idle timeout|connection error|request timed out|overloaded)",
@@ -220,6 +222,25 @@ mod tests {
         ] {
             assert_eq!(classify(0, m, now()).outcome, Outcome::Success, "{m}");
         }
+    }
+
+    /// Every row of `tests/data/final-messages.tsv` (a copy of `shared/corpus`, plus the
+    /// real messages added since) gets its expected outcome and `fresh` flag.
+    #[test]
+    fn corpus_of_real_final_messages() {
+        let corpus = include_str!("../tests/data/final-messages.tsv");
+        let mut rows = 0;
+        for line in corpus.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+            let cols: Vec<&str> = line.splitn(4, '\t').collect();
+            assert_eq!(cols.len(), 4, "bad corpus row: {line}");
+            let rc: i32 = cols[0].parse().unwrap();
+            let message = cols[3].replace("\\n", "\n");
+            let v = classify(rc, &message, now());
+            assert_eq!(v.outcome.as_str(), cols[1], "rc {rc}: {message}");
+            assert_eq!(v.fresh, cols[2] == "true", "fresh for: {message}");
+            rows += 1;
+        }
+        assert!(rows >= 24, "the corpus has {rows} rows");
     }
 
     #[test]
