@@ -464,10 +464,14 @@ pub fn classify(s: &Snapshot) -> Worker {
         }
         (Some(a), false) => {
             if s.pid_alive == Some(true) {
-                ev.push(format!("running: the newest {a} has no exit and its pid is alive"));
+                ev.push(format!(
+                    "running: the newest {a} has no exit and its pid is alive"
+                ));
                 Liveness::Running
             } else if fresh_activity {
-                ev.push(format!("running: the newest {a} has no exit and activity is recent"));
+                ev.push(format!(
+                    "running: the newest {a} has no exit and activity is recent"
+                ));
                 Liveness::Running
             } else {
                 let pid = match s.pid_alive {
@@ -533,17 +537,18 @@ pub fn classify(s: &Snapshot) -> Worker {
             ev.push(reason.clone());
         } else if s.forge_failed {
             action = Action::Wait;
-            reason = "the forge failed in this run: a delete waits for a run in which it answers".into();
+            reason =
+                "the forge failed in this run: a delete waits for a run in which it answers".into();
             ev.push(reason.clone());
         }
     }
     if action != Action::Escalate && action != Action::Wait {
-        if let (Some(Outcome::Transient), Some(t)) = (r.last_outcome, r.retry_after) {
-            if t > s.now {
-                action = Action::Wait;
-                reason = format!("transient limit: retry after {}", clock::format_secs(t));
-                ev.push(reason.clone());
-            }
+        if let (Some(Outcome::Transient), Some(t)) = (r.last_outcome, r.retry_after)
+            && t > s.now
+        {
+            action = Action::Wait;
+            reason = format!("transient limit: retry after {}", clock::format_secs(t));
+            ev.push(reason.clone());
         }
         if let Some(b) = &r.blocked {
             action = Action::Wait;
@@ -617,10 +622,18 @@ fn decide(
     // 1. An operation in progress, conflicts, or a detached HEAD holding unreachable commits.
     if let Some(w) = wt {
         if let Some(op) = w.operation {
-            return (S::NeedsHuman, A::Escalate, format!("a {op} is in progress in {}", w.path));
+            return (
+                S::NeedsHuman,
+                A::Escalate,
+                format!("a {op} is in progress in {}", w.path),
+            );
         }
         if let Some(d) = dirty.filter(|d| d.conflicted > 0) {
-            return (S::NeedsHuman, A::Escalate, format!("{} conflicted files in {}", d.conflicted, w.path));
+            return (
+                S::NeedsHuman,
+                A::Escalate,
+                format!("{} conflicted files in {}", d.conflicted, w.path),
+            );
         }
         if w.detached && w.unreachable_commits > 0 {
             return (
@@ -636,10 +649,18 @@ fn decide(
     // 2. Published: a pull request open or merged, and the worktree clean.
     if let Some(pr) = pr {
         if clean && pr.state == PrState::Open {
-            return (S::Published, A::None, format!("pull request #{} is open", pr.number));
+            return (
+                S::Published,
+                A::None,
+                format!("pull request #{} is open", pr.number),
+            );
         }
         if clean && pr.state == PrState::Merged {
-            return (S::Published, A::Delete, format!("pull request #{} is merged", pr.number));
+            return (
+                S::Published,
+                A::Delete,
+                format!("pull request #{} is merged", pr.number),
+            );
         }
     }
     // 3. Needs a human: capped, a needs-human outcome, a standing escalation, a closed PR.
@@ -647,7 +668,10 @@ fn decide(
         return (
             S::NeedsHuman,
             A::Escalate,
-            format!("{} counted attempts reached recode.maxAttempts ({}) without success", r.attempts, s.max_attempts),
+            format!(
+                "{} counted attempts reached recode.maxAttempts ({}) without success",
+                r.attempts, s.max_attempts
+            ),
         );
     }
     if r.last_outcome == Some(Outcome::NeedsHuman) {
@@ -660,24 +684,46 @@ fn decide(
                 _ => None,
             })
             .unwrap_or_default();
-        return (S::NeedsHuman, A::Escalate, format!("the last attempt needs a human ({why})"));
+        return (
+            S::NeedsHuman,
+            A::Escalate,
+            format!("the last attempt needs a human ({why})"),
+        );
     }
     if let Some(reason) = &r.escalated {
-        return (S::NeedsHuman, A::Escalate, format!("escalated: {reason} (until `git recode record clear`)"));
+        return (
+            S::NeedsHuman,
+            A::Escalate,
+            format!("escalated: {reason} (until `git recode record clear`)"),
+        );
     }
     if let Some(pr) = pr.filter(|p| p.state == PrState::Closed) {
         return (
             S::NeedsHuman,
             A::Escalate,
-            format!("pull request #{} was closed without merging: a human closed it", pr.number),
+            format!(
+                "pull request #{} was closed without merging: a human closed it",
+                pr.number
+            ),
         );
     }
     // 4. Orphaned: a branch with no worktree and no ledger events.
     if wt.is_none() && s.events.is_empty() && s.branch_local {
         return if s.ahead > 0 {
-            (S::Orphaned, A::Resume, format!("no worktree and no ledger; {} commits ahead: resume, never delete", s.ahead))
+            (
+                S::Orphaned,
+                A::Resume,
+                format!(
+                    "no worktree and no ledger; {} commits ahead: resume, never delete",
+                    s.ahead
+                ),
+            )
         } else {
-            (S::Orphaned, A::None, "no worktree and no ledger: unknown provenance, never deleted".into())
+            (
+                S::Orphaned,
+                A::None,
+                "no worktree and no ledger: unknown provenance, never deleted".into(),
+            )
         };
     }
     // 5. Empty: nothing ahead (branch nor remote) and clean.
@@ -687,12 +733,23 @@ fn decide(
             return (S::Empty, A::None, "the branch exists nowhere".into());
         }
         let where_ = if wt.is_some() { "; worktree clean" } else { "" };
-        return (S::Empty, A::Delete, format!("no commits ahead of {}{where_}", s.base));
+        return (
+            S::Empty,
+            A::Delete,
+            format!("no commits ahead of {}{where_}", s.base),
+        );
     }
     // 6. Publishable: ahead, clean, a passing gate on exactly the head.
     let gate = s.head.as_deref().and_then(|h| gate_on(&s.events, h));
     if (s.ahead > 0 || remote_ahead > 0) && clean && gate == Some(true) {
-        return (S::Publishable, A::Publish, format!("{} commits ahead, clean, gate passed on the head", s.ahead.max(remote_ahead)));
+        return (
+            S::Publishable,
+            A::Publish,
+            format!(
+                "{} commits ahead, clean, gate passed on the head",
+                s.ahead.max(remote_ahead)
+            ),
+        );
     }
     // 7. Half-done.
     let gate_txt = match gate {
@@ -701,16 +758,41 @@ fn decide(
         None => "no gate result for the head",
     };
     if let Some(d) = dirty.filter(|d| !d.is_clean()) {
-        (S::HalfDone, A::WipCommit, format!("{} uncommitted files ({} staged, {} unstaged, {} untracked); {gate_txt}", d.total(), d.staged, d.unstaged, d.untracked))
+        (
+            S::HalfDone,
+            A::WipCommit,
+            format!(
+                "{} uncommitted files ({} staged, {} unstaged, {} untracked); {gate_txt}",
+                d.total(),
+                d.staged,
+                d.unstaged,
+                d.untracked
+            ),
+        )
     } else if wt.is_some_and(|w| w.missing) {
-        (S::HalfDone, A::Resume, format!("{} commits ahead; worktree directory is missing; {gate_txt}", s.ahead.max(remote_ahead)))
+        (
+            S::HalfDone,
+            A::Resume,
+            format!(
+                "{} commits ahead; worktree directory is missing; {gate_txt}",
+                s.ahead.max(remote_ahead)
+            ),
+        )
     } else {
-        (S::HalfDone, A::Resume, format!("{} commits ahead; {gate_txt}", s.ahead.max(remote_ahead)))
+        (
+            S::HalfDone,
+            A::Resume,
+            format!("{} commits ahead; {gate_txt}", s.ahead.max(remote_ahead)),
+        )
     }
 }
 
 fn first_line(m: &str) -> String {
-    let l = m.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let l = m
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     if l.chars().count() > 120 {
         format!("{}…", l.chars().take(120).collect::<String>())
     } else {

@@ -37,9 +37,12 @@ pub fn now() -> Result<Timestamp, ClockError> {
 ///
 /// Errors: [`ClockError::BadTimestamp`].
 pub fn parse(value: &str) -> Result<Timestamp, ClockError> {
-    value.trim().parse::<Timestamp>().map_err(|_| ClockError::BadTimestamp {
-        value: value.to_string(),
-    })
+    value
+        .trim()
+        .parse::<Timestamp>()
+        .map_err(|_| ClockError::BadTimestamp {
+            value: value.to_string(),
+        })
 }
 
 /// Format as RFC 3339 UTC with millisecond precision: `2026-11-29T12:00:00.000Z`.
@@ -54,7 +57,11 @@ pub fn format_secs(ts: Timestamp) -> String {
 
 /// Timestamp from whole seconds since the Unix epoch; out-of-range values clamp.
 pub fn from_secs(secs: i64) -> Timestamp {
-    Timestamp::from_second(secs).unwrap_or(if secs < 0 { Timestamp::MIN } else { Timestamp::MAX })
+    Timestamp::from_second(secs).unwrap_or(if secs < 0 {
+        Timestamp::MIN
+    } else {
+        Timestamp::MAX
+    })
 }
 
 /// Parse a duration like `30m`, `90s`, `2h`, `1d` (a bare number is seconds) into seconds.

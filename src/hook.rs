@@ -43,8 +43,7 @@ pub fn phase_of(message: &str) -> Option<String> {
         .into_iter()
         .filter(|(k, _)| k.eq_ignore_ascii_case(PHASE_TRAILER))
         .map(|(_, v)| v)
-        .filter(|v| !v.is_empty())
-        .next_back()
+        .rfind(|v| !v.is_empty())
 }
 
 /// The commit HEAD points to and its message.
@@ -61,13 +60,19 @@ mod tests {
 
     #[test]
     fn trailers_like_git() {
-        assert_eq!(phase_of("add x\n\nRecode-Phase: scoped\n"), Some("scoped".into()));
+        assert_eq!(
+            phase_of("add x\n\nRecode-Phase: scoped\n"),
+            Some("scoped".into())
+        );
         assert_eq!(
             phase_of("add x\n\nbody text\n\nSigned-off-by: a <a@b>\nRecode-Phase: tests-green"),
             Some("tests-green".into())
         );
         // Not in the last paragraph: not a trailer.
-        assert_eq!(phase_of("add x\n\nRecode-Phase: scoped\n\nmore prose here"), None);
+        assert_eq!(
+            phase_of("add x\n\nRecode-Phase: scoped\n\nmore prose here"),
+            None
+        );
         // A subject alone has no trailers.
         assert_eq!(phase_of("Recode-Phase: scoped"), None);
         // A paragraph with prose is not a trailer block.

@@ -41,7 +41,9 @@ pub enum LedgerError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The compare-and-swap kept losing for longer than the retry budget.
-    #[error("gave up appending to the ledger of task {task} after {tries} lost races on {notes_ref}")]
+    #[error(
+        "gave up appending to the ledger of task {task} after {tries} lost races on {notes_ref}"
+    )]
     Contended {
         /// Task key.
         task: String,
@@ -344,7 +346,9 @@ fn parse_note(text: &str, task_hint: &str, warnings: &mut Vec<String>) -> Vec<En
                     "is not valid JSON".to_string()
                 };
                 let excerpt: String = line.chars().take(60).collect();
-                warnings.push(format!("task {task_hint}: a ledger line {what}; skipped: {excerpt}"));
+                warnings.push(format!(
+                    "task {task_hint}: a ledger line {what}; skipped: {excerpt}"
+                ));
             }
         }
     }
@@ -352,9 +356,7 @@ fn parse_note(text: &str, task_hint: &str, warnings: &mut Vec<String>) -> Vec<En
 }
 
 fn sort_entries(entries: &mut [Entry]) {
-    entries.sort_by(|a, b| {
-        (a.ts, a.event.seq, &a.line).cmp(&(b.ts, b.event.seq, &b.line))
-    });
+    entries.sort_by(|a, b| (a.ts, a.event.seq, &a.line).cmp(&(b.ts, b.event.seq, &b.line)));
 }
 
 /// The commit a notes ref points to, if it exists.
@@ -408,10 +410,10 @@ fn walk_notes(
             if path.len() < 40 {
                 walk_notes(repo, entry.oid.to_owned(), &path, out, notes_ref)?;
             }
-        } else if path.len() == 40 {
-            if let Ok(id) = ObjectId::from_hex(path.as_bytes()) {
-                out.push((id, entry.oid.to_owned()));
-            }
+        } else if path.len() == 40
+            && let Ok(id) = ObjectId::from_hex(path.as_bytes())
+        {
+            out.push((id, entry.oid.to_owned()));
         }
     }
     Ok(())
@@ -617,7 +619,11 @@ fn with_retry<T>(
 /// Make sure task `key`'s anchor blob exists and is reachable from `refs/recode/anchors`.
 ///
 /// Errors: [`LedgerError::Git`], [`LedgerError::Contended`].
-pub fn ensure_anchor(repo: &gix::Repository, key: &str, now: Timestamp) -> Result<ObjectId, LedgerError> {
+pub fn ensure_anchor(
+    repo: &gix::Repository,
+    key: &str,
+    now: Timestamp,
+) -> Result<ObjectId, LedgerError> {
     let anchor = repo
         .write_blob(anchor_content(key))
         .map_err(|e| git_err("write the anchor", ANCHORS_REF)(Box::new(e)))?
@@ -651,7 +657,14 @@ pub fn ensure_anchor(repo: &gix::Repository, key: &str, now: Timestamp) -> Resul
             .write_object(&gix::objs::Tree { entries })
             .map_err(|e| git_err("write the anchors tree", ANCHORS_REF)(Box::new(e)))?
             .detach();
-        let commit = write_commit(repo, tree, tip, &format!("recode: anchor task {key}"), now, ANCHORS_REF)?;
+        let commit = write_commit(
+            repo,
+            tree,
+            tip,
+            &format!("recode: anchor task {key}"),
+            now,
+            ANCHORS_REF,
+        )?;
         Ok(cas_ref(repo, ANCHORS_REF, tip, commit, "recode: anchor").then_some(anchor))
     })
 }
@@ -661,7 +674,11 @@ pub fn ensure_anchor(repo: &gix::Repository, key: &str, now: Timestamp) -> Resul
 /// as stored.
 ///
 /// Errors: [`LedgerError::Git`], [`LedgerError::Contended`].
-pub fn append(repo: &gix::Repository, notes_ref: &str, mut event: Event) -> Result<Event, LedgerError> {
+pub fn append(
+    repo: &gix::Repository,
+    notes_ref: &str,
+    mut event: Event,
+) -> Result<Event, LedgerError> {
     let now = clock::parse(&event.ts).unwrap_or_else(|_| Timestamp::now());
     let anchor = ensure_anchor(repo, &event.task, now)?;
     let task = event.task.clone();
@@ -698,7 +715,11 @@ pub fn append(repo: &gix::Repository, notes_ref: &str, mut event: Event) -> Resu
         let edit = state
             .replace(anchor, blob, &repo.objects)
             .map_err(|e| git_err("write the notes tree", notes_ref)(e.into()))?;
-        let msg = format!("Notes added by 'git recode' ({} {})", event.body.kind(), task);
+        let msg = format!(
+            "Notes added by 'git recode' ({} {})",
+            event.body.kind(),
+            task
+        );
         let commit = write_commit(repo, edit.tree, tip, &msg, now, notes_ref)?;
         Ok(cas_ref(repo, notes_ref, tip, commit, "notes: recode append").then(|| event.clone()))
     })
@@ -737,16 +758,27 @@ mod tests {
     #[test]
     fn anchor_is_git_hash_object_of_text() {
         // `printf 'recode-task 7\n' | git hash-object --stdin`
-        assert_eq!(anchor_id("7").to_hex().to_string(), "b7c52d68ad5acc81b55f88c841e31e3efc70b1fe");
+        assert_eq!(
+            anchor_id("7").to_hex().to_string(),
+            "b7c52d68ad5acc81b55f88c841e31e3efc70b1fe"
+        );
     }
 
     #[test]
     fn bad_lines_warn_once_each() {
         let mut w = Vec::new();
-        let good = r#"{"kind":"unblocked","seq":1,"task":"7","ts":"2026-11-29T12:00:00.000Z","v":1}"#;
-        let entries = parse_note(&format!("{good}\nnot json\n{{\"kind\":\"teleport\"}}\n"), "7", &mut w);
+        let good =
+            r#"{"kind":"unblocked","seq":1,"task":"7","ts":"2026-11-29T12:00:00.000Z","v":1}"#;
+        let entries = parse_note(
+            &format!("{good}\nnot json\n{{\"kind\":\"teleport\"}}\n"),
+            "7",
+            &mut w,
+        );
         assert_eq!(entries.len(), 1);
         assert_eq!(w.len(), 2);
-        assert_eq!(w[0], "task 7: a ledger line is not valid JSON; skipped: not json");
+        assert_eq!(
+            w[0],
+            "task 7: a ledger line is not valid JSON; skipped: not json"
+        );
     }
 }

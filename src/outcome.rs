@@ -158,7 +158,10 @@ pub fn classify(rc: i32, message: &str, now: Timestamp) -> Verdict {
 pub fn reset_time(message: &str, now: Timestamp) -> Option<Timestamp> {
     let p = patterns();
     if let Some(c) = p.epoch.captures(message) {
-        return c[1].parse::<i64>().ok().and_then(|s| Timestamp::from_second(s).ok());
+        return c[1]
+            .parse::<i64>()
+            .ok()
+            .and_then(|s| Timestamp::from_second(s).ok());
     }
     let c = p.clock.captures(message)?;
     let mut hour: i8 = c[1].parse().ok()?;
@@ -180,7 +183,14 @@ pub fn reset_time(message: &str, now: Timestamp) -> Option<Timestamp> {
         None => jiff::tz::TimeZone::system(),
     };
     let local = now.to_zoned(tz);
-    let mut candidate = local.with().hour(hour).minute(minute).second(0).subsec_nanosecond(0).build().ok()?;
+    let mut candidate = local
+        .with()
+        .hour(hour)
+        .minute(minute)
+        .second(0)
+        .subsec_nanosecond(0)
+        .build()
+        .ok()?;
     if candidate.timestamp() <= now {
         candidate = candidate.tomorrow().ok()?;
     }
@@ -205,10 +215,18 @@ mod tests {
     #[test]
     fn clock_reset_in_named_zone() {
         // 8:30pm Tokyo = 11:30 UTC, after 10:00 UTC the same day.
-        let v = classify(1, "You've hit your session limit · resets 8:30pm (Asia/Tokyo)", now());
+        let v = classify(
+            1,
+            "You've hit your session limit · resets 8:30pm (Asia/Tokyo)",
+            now(),
+        );
         assert_eq!(v.retry_after.unwrap().to_string(), "2026-11-29T11:30:00Z");
         // 1pm Lisbon (UTC+0 in winter) is 13:00 UTC.
-        let v = classify(0, "You've hit your limit · resets 1pm (Europe/Lisbon)", now());
+        let v = classify(
+            0,
+            "You've hit your limit · resets 1pm (Europe/Lisbon)",
+            now(),
+        );
         assert_eq!(v.outcome, Outcome::Transient);
         assert_eq!(v.retry_after.unwrap().to_string(), "2026-11-29T13:00:00Z");
     }
@@ -230,7 +248,10 @@ mod tests {
     fn corpus_of_real_final_messages() {
         let corpus = include_str!("../tests/data/final-messages.tsv");
         let mut rows = 0;
-        for line in corpus.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        for line in corpus
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        {
             let cols: Vec<&str> = line.splitn(4, '\t').collect();
             assert_eq!(cols.len(), 4, "bad corpus row: {line}");
             let rc: i32 = cols[0].parse().unwrap();

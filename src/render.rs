@@ -29,7 +29,10 @@ fn dirty_cell(w: &Worker) -> String {
 /// The human table: a header, one row a worker, and the reason under each row.
 pub fn table(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
     if workers.is_empty() {
-        return writeln!(out, "no workers (no branch matches recode.branchPattern and the ledger is empty)");
+        return writeln!(
+            out,
+            "no workers (no branch matches recode.branchPattern and the ledger is empty)"
+        );
     }
     let rows: Vec<[String; 8]> = workers
         .iter()
@@ -46,7 +49,9 @@ pub fn table(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
             ]
         })
         .collect();
-    let header = ["TASK", "BRANCH", "LIVENESS", "STATE", "ACTION", "TRIES", "AHEAD", "WORKTREE"];
+    let header = [
+        "TASK", "BRANCH", "LIVENESS", "STATE", "ACTION", "TRIES", "AHEAD", "WORKTREE",
+    ];
     let mut widths = header.map(str::len);
     for r in &rows {
         for (i, c) in r.iter().enumerate() {
@@ -105,16 +110,30 @@ pub fn classify_text(out: &mut impl Write, w: &Worker) -> io::Result<()> {
 pub fn explain(w: &Worker) -> String {
     match w.action {
         Action::Delete => match &w.worktree {
-            Some(p) => format!("remove the clean worktree {p} (without force) and delete {} with its tip checked first", w.branch),
-            None => format!("delete {} with its tip checked first (nothing ahead of {})", w.branch, w.base),
+            Some(p) => format!(
+                "remove the clean worktree {p} (without force) and delete {} with its tip checked first",
+                w.branch
+            ),
+            None => format!(
+                "delete {} with its tip checked first (nothing ahead of {})",
+                w.branch, w.base
+            ),
         },
         Action::WipCommit => format!(
             "commit every changed and untracked file on {} as a WIP snapshot (hooks skipped), then push it",
             w.branch
         ),
-        Action::Publish => format!("re-run recode.gate, push {} and open a pull request", w.branch),
-        Action::Resume => format!("leave it to the loop: `git recode resume {}` writes the successor's prompt", w.branch),
-        Action::Escalate => "ledger an `escalated` event once and touch nothing: a human must look".into(),
+        Action::Publish => format!(
+            "re-run recode.gate, push {} and open a pull request",
+            w.branch
+        ),
+        Action::Resume => format!(
+            "leave it to the loop: `git recode resume {}` writes the successor's prompt",
+            w.branch
+        ),
+        Action::Escalate => {
+            "ledger an `escalated` event once and touch nothing: a human must look".into()
+        }
         Action::Wait => "leave it alone for now".into(),
         Action::None => "nothing".into(),
     }

@@ -19,7 +19,9 @@ pub enum RepoError {
         path: PathBuf,
     },
     /// The repository uses a ref storage format gix cannot read.
-    #[error("the repository at {path} uses the '{format}' ref storage format, which git-recode does not support yet")]
+    #[error(
+        "the repository at {path} uses the '{format}' ref storage format, which git-recode does not support yet"
+    )]
     RefFormat {
         /// The repository's git dir.
         path: PathBuf,
@@ -58,7 +60,10 @@ pub fn open(dir: Option<&Path>) -> Result<gix::Repository, RepoError> {
                 .canonicalize()
                 .unwrap_or_else(|_| start.clone())
                 .ancestors()
-                .any(|d| d.join(".git").exists() || (d.join("HEAD").is_file() && d.join("objects").is_dir()));
+                .any(|d| {
+                    d.join(".git").exists()
+                        || (d.join("HEAD").is_file() && d.join("objects").is_dir())
+                });
             return if looks_like_repo {
                 Err(RepoError::Git(e.to_string().into()))
             } else {
@@ -107,12 +112,12 @@ pub fn base_name(repo: &gix::Repository, cfg: &Config) -> String {
         return b.clone();
     }
     let remote_head = format!("refs/remotes/{}/HEAD", cfg.remote);
-    if let Ok(Some(r)) = repo.try_find_reference(remote_head.as_str()) {
-        if let Some(target) = r.target().try_name() {
-            let prefix = format!("refs/remotes/{}/", cfg.remote);
-            if let Some(b) = target.as_bstr().to_string().strip_prefix(&prefix) {
-                return b.to_string();
-            }
+    if let Ok(Some(r)) = repo.try_find_reference(remote_head.as_str())
+        && let Some(target) = r.target().try_name()
+    {
+        let prefix = format!("refs/remotes/{}/", cfg.remote);
+        if let Some(b) = target.as_bstr().to_string().strip_prefix(&prefix) {
+            return b.to_string();
         }
     }
     for b in ["main", "master"] {
@@ -140,14 +145,17 @@ pub fn base_tips(repo: &gix::Repository, cfg: &Config, base: &str) -> Vec<Object
 /// The remote-tracking ref of `branch`: its configured upstream, else `<recode.remote>/<branch>`.
 pub fn remote_tracking(repo: &gix::Repository, cfg: &Config, branch: &str) -> String {
     let snap = repo.config_snapshot();
-    let remote = snap.string(format!("branch.{branch}.remote").as_str()).map(|v| v.to_string());
-    let merge = snap.string(format!("branch.{branch}.merge").as_str()).map(|v| v.to_string());
-    if let (Some(remote), Some(merge)) = (remote, merge) {
-        if remote != "." {
-            if let Some(short) = merge.strip_prefix("refs/heads/") {
-                return format!("refs/remotes/{remote}/{short}");
-            }
-        }
+    let remote = snap
+        .string(format!("branch.{branch}.remote").as_str())
+        .map(|v| v.to_string());
+    let merge = snap
+        .string(format!("branch.{branch}.merge").as_str())
+        .map(|v| v.to_string());
+    if let (Some(remote), Some(merge)) = (remote, merge)
+        && remote != "."
+        && let Some(short) = merge.strip_prefix("refs/heads/")
+    {
+        return format!("refs/remotes/{remote}/{short}");
     }
     format!("refs/remotes/{}/{branch}", cfg.remote)
 }
@@ -173,7 +181,11 @@ pub fn commits_between(
         let info = info.map_err(git)?;
         let time = match info.commit_time {
             Some(t) => t,
-            None => info.object().ok().and_then(|c| c.time().ok()).map_or(0, |t| t.seconds),
+            None => info
+                .object()
+                .ok()
+                .and_then(|c| c.time().ok())
+                .map_or(0, |t| t.seconds),
         };
         out.push((info.id, time));
     }
@@ -183,7 +195,11 @@ pub fn commits_between(
 /// Count commits reachable from `tip` but from none of `hidden`.
 ///
 /// Errors: as [`commits_between`].
-pub fn count_between(repo: &gix::Repository, tip: ObjectId, hidden: &[ObjectId]) -> Result<u32, RepoError> {
+pub fn count_between(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    hidden: &[ObjectId],
+) -> Result<u32, RepoError> {
     if hidden.contains(&tip) {
         return Ok(0);
     }
@@ -205,13 +221,19 @@ pub fn is_wip_commit(repo: &gix::Repository, id: ObjectId) -> bool {
     repo.find_commit(id)
         .ok()
         .and_then(|c| c.message_raw().ok().map(|m| m.to_string()))
-        .is_some_and(|m| m.lines().any(|l| l.trim().eq_ignore_ascii_case("Recode-Wip: true")))
+        .is_some_and(|m| {
+            m.lines()
+                .any(|l| l.trim().eq_ignore_ascii_case("Recode-Wip: true"))
+        })
 }
 
 /// The newest committer time among `commits` (newest first) that are not WIP commits.
-pub fn newest_worker_commit(repo: &gix::Repository, commits: &[(ObjectId, i64)]) -> Option<Timestamp> {
+pub fn newest_worker_commit(
+    repo: &gix::Repository,
+    commits: &[(ObjectId, i64)],
+) -> Option<Timestamp> {
     let mut sorted: Vec<_> = commits.to_vec();
-    sorted.sort_by(|a, b| b.1.cmp(&a.1));
+    sorted.sort_by_key(|c| std::cmp::Reverse(c.1));
     sorted
         .iter()
         .find(|(id, _)| !is_wip_commit(repo, *id))

@@ -52,13 +52,13 @@ pub struct Census {
 /// (`refs/recode/remotes/*/notes`, written by `sync`).
 pub fn notes_refs(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
     let mut refs = vec![cfg.notes_ref.clone()];
-    if let Ok(platform) = repo.references() {
-        if let Ok(iter) = platform.prefixed("refs/recode/remotes/") {
-            for r in iter.flatten() {
-                let name = r.name().as_bstr().to_string();
-                if name.ends_with("/notes") {
-                    refs.push(name);
-                }
+    if let Ok(platform) = repo.references()
+        && let Ok(iter) = platform.prefixed("refs/recode/remotes/")
+    {
+        for r in iter.flatten() {
+            let name = r.name().as_bstr().to_string();
+            if name.ends_with("/notes") {
+                refs.push(name);
             }
         }
     }
@@ -127,7 +127,10 @@ pub fn gather(
         workers.entry(b).or_insert_with(|| task.clone());
     }
     if let Some(only) = &opts.only_branch {
-        let task = workers.get(only).cloned().unwrap_or_else(|| cfg.key_of(only));
+        let task = workers
+            .get(only)
+            .cloned()
+            .unwrap_or_else(|| cfg.key_of(only));
         workers = BTreeMap::from([(only.clone(), task)]);
     }
 
@@ -148,7 +151,9 @@ pub fn gather(
     let mut all_ref_tips: Option<Vec<ObjectId>> = None;
     for (branch, task) in &workers {
         let ledger = ledgers.by_task.get(task);
-        let events: Vec<ledger::Event> = ledger.map(|l| l.events().cloned().collect()).unwrap_or_default();
+        let events: Vec<ledger::Event> = ledger
+            .map(|l| l.events().cloned().collect())
+            .unwrap_or_default();
         let wt = worktrees
             .iter()
             .find(|w| w.branch.as_deref() == Some(branch.as_str()))
@@ -191,27 +196,29 @@ pub fn gather(
             secrets: Vec::new(),
         });
         if let (Some(f), Some(w)) = (facts.as_mut(), wt) {
-            if w.detached && !w.missing {
-                if let Some(h) = w.head {
-                    let tips = all_ref_tips.get_or_insert_with(|| all_tips(repo));
-                    f.unreachable_commits = repo::count_between(repo, h, tips)?;
-                }
+            if w.detached
+                && !w.missing
+                && let Some(h) = w.head
+            {
+                let tips = all_ref_tips.get_or_insert_with(|| all_tips(repo));
+                f.unreachable_commits = repo::count_between(repo, h, tips)?;
             }
             if !w.missing {
                 status_jobs.push((snapshots.len(), w.path.clone()));
             }
         }
-        let pid_alive = classify::replay(&events)
-            .last_attempt
-            .and_then(|i| match &events[i].body {
-                Body::Spawn {
-                    host,
-                    pid: Some(pid),
-                    pid_start,
-                    ..
-                } => process::is_alive(host, *pid, pid_start.as_deref(), &this_host),
-                _ => None,
-            });
+        let pid_alive =
+            classify::replay(&events)
+                .last_attempt
+                .and_then(|i| match &events[i].body {
+                    Body::Spawn {
+                        host,
+                        pid: Some(pid),
+                        pid_start,
+                        ..
+                    } => process::is_alive(host, *pid, pid_start.as_deref(), &this_host),
+                    _ => None,
+                });
         snapshots.push(Snapshot {
             task: task.clone(),
             branch: branch.clone(),
@@ -238,7 +245,10 @@ pub fn gather(
     // Dirty counts, in parallel across worktrees (each thread opens its own handle).
     let results = run_status_jobs(&status_jobs);
     for ((idx, path), res) in status_jobs.iter().zip(results) {
-        let f = snapshots[*idx].worktree.as_mut().expect("status jobs are only queued for worktrees");
+        let f = snapshots[*idx]
+            .worktree
+            .as_mut()
+            .expect("status jobs are only queued for worktrees");
         match res {
             Ok(st) => {
                 f.dirty = Some(st.dirty);
@@ -251,10 +261,13 @@ pub fn gather(
     // Ignored secrets: looked for only where a delete could be planned (clean, nothing ahead).
     for s in snapshots.iter_mut() {
         let candidate = s.ahead == 0 && s.remote_ahead.unwrap_or(0) == 0;
-        if let Some(f) = s.worktree.as_mut().filter(|f| !f.missing && f.dirty.is_some_and(|d| d.is_clean())) {
-            if candidate {
-                f.secrets = ignored_secrets(Path::new(&f.path), &cfg.secrets);
-            }
+        if let Some(f) = s
+            .worktree
+            .as_mut()
+            .filter(|f| !f.missing && f.dirty.is_some_and(|d| d.is_clean()))
+            && candidate
+        {
+            f.secrets = ignored_secrets(Path::new(&f.path), &cfg.secrets);
         }
     }
 
@@ -266,19 +279,37 @@ pub fn gather(
     })
 }
 
-fn run_status_jobs(jobs: &[(usize, std::path::PathBuf)]) -> Vec<Result<worktree::Status, RepoError>> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+fn run_status_jobs(
+    jobs: &[(usize, std::path::PathBuf)],
+) -> Vec<Result<worktree::Status, RepoError>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8);
     let chunk = jobs.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|(_, p)| worktree::status(p)).collect::<Vec<_>>()))
+            .map(|part| {
+                let h = scope.spawn(move || {
+                    part.iter()
+                        .map(|(_, p)| worktree::status(p))
+                        .collect::<Vec<_>>()
+                });
+                (part.len(), h)
+            })
             .collect();
         handles
             .into_iter()
-            .flat_map(|h| match h.join() {
-                Ok(v) => v,
-                Err(_) => Vec::new(),
+            .flat_map(|(n, h)| {
+                h.join().unwrap_or_else(|_| {
+                    (0..n)
+                        .map(|_| {
+                            Err(RepoError::Git(
+                                "reading the worktree status panicked".into(),
+                            ))
+                        })
+                        .collect()
+                })
             })
             .collect()
     })
@@ -287,16 +318,16 @@ fn run_status_jobs(jobs: &[(usize, std::path::PathBuf)]) -> Vec<Result<worktree:
 /// Tips of every ref (branches, remote-tracking branches, tags), to find commits no ref contains.
 fn all_tips(repo: &gix::Repository) -> Vec<ObjectId> {
     let mut out = BTreeSet::new();
-    if let Ok(p) = repo.references() {
-        if let Ok(iter) = p.all() {
-            for mut r in iter.flatten() {
-                let name = r.name().as_bstr().to_string();
-                if name.starts_with("refs/notes/") || name.starts_with("refs/recode/") {
-                    continue;
-                }
-                if let Ok(id) = r.peel_to_id() {
-                    out.insert(id.detach());
-                }
+    if let Ok(p) = repo.references()
+        && let Ok(iter) = p.all()
+    {
+        for mut r in iter.flatten() {
+            let name = r.name().as_bstr().to_string();
+            if name.starts_with("refs/notes/") || name.starts_with("refs/recode/") {
+                continue;
+            }
+            if let Ok(id) = r.peel_to_id() {
+                out.insert(id.detach());
             }
         }
     }
@@ -308,7 +339,13 @@ fn all_tips(repo: &gix::Repository) -> Vec<ObjectId> {
 pub fn ignored_secrets(path: &Path, patterns: &[String]) -> Vec<String> {
     let out = crate::gitbin::read(
         path,
-        &["ls-files", "-z", "--others", "--ignored", "--exclude-standard"],
+        &[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+        ],
     )
     .unwrap_or_default();
     out.split(|b| *b == 0)

@@ -62,7 +62,10 @@ pub fn list(repo: &gix::Repository) -> Result<Vec<Worktree>, RepoError> {
             .lock_reason()
             .map(|r| r.to_string())
             .or_else(|| proxy.is_locked().then(String::new));
-        let path = proxy.base().map(|p| absolute(&p)).unwrap_or_else(|_| git_dir.clone());
+        let path = proxy
+            .base()
+            .map(|p| absolute(&p))
+            .unwrap_or_else(|_| git_dir.clone());
         out.push(read_one(repo, path, git_dir, false, locked));
     }
     Ok(out)
@@ -72,12 +75,20 @@ fn absolute(p: &Path) -> PathBuf {
     let p = if p.is_absolute() {
         p.to_path_buf()
     } else {
-        std::env::current_dir().map(|c| c.join(p)).unwrap_or_else(|_| p.to_path_buf())
+        std::env::current_dir()
+            .map(|c| c.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
     };
     p.canonicalize().unwrap_or(p)
 }
 
-fn read_one(repo: &gix::Repository, path: PathBuf, git_dir: PathBuf, is_main: bool, locked: Option<String>) -> Worktree {
+fn read_one(
+    repo: &gix::Repository,
+    path: PathBuf,
+    git_dir: PathBuf,
+    is_main: bool,
+    locked: Option<String>,
+) -> Worktree {
     let missing = !path.is_dir();
     let head_text = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
     let head_text = head_text.trim();
@@ -94,13 +105,13 @@ fn read_one(repo: &gix::Repository, path: PathBuf, git_dir: PathBuf, is_main: bo
     if detached && operation == Some(Operation::Rebase) {
         // During a rebase HEAD is detached: the branch is the one the rebase started from.
         for d in ["rebase-merge", "rebase-apply"] {
-            if let Ok(name) = std::fs::read_to_string(git_dir.join(d).join("head-name")) {
-                if let Some(b) = name.trim().strip_prefix("refs/heads/") {
-                    branch = Some(b.to_string());
-                    detached = false;
-                    // The work is the branch as the rebase found it; HEAD is a scratch state.
-                    head = crate::repo::tip(repo, name.trim()).or(head);
-                }
+            if let Ok(name) = std::fs::read_to_string(git_dir.join(d).join("head-name"))
+                && let Some(b) = name.trim().strip_prefix("refs/heads/")
+            {
+                branch = Some(b.to_string());
+                detached = false;
+                // The work is the branch as the rebase found it; HEAD is a scratch state.
+                head = crate::repo::tip(repo, name.trim()).or(head);
             }
         }
     }
@@ -151,8 +162,12 @@ pub fn status(path: &Path) -> Result<Status, RepoError> {
         })
         .into_iter(Vec::<gix::bstr::BString>::new())
         .map_err(git)?;
-    let (mut staged, mut unstaged, mut untracked, mut conflicted) =
-        (BTreeSet::new(), BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    let (mut staged, mut unstaged, mut untracked, mut conflicted) = (
+        BTreeSet::new(),
+        BTreeSet::new(),
+        BTreeSet::new(),
+        BTreeSet::new(),
+    );
     use gix::status::index_worktree::Item as Iw;
     use gix::status::plumbing::index_as_worktree::EntryStatus;
     for item in iter {
@@ -161,7 +176,9 @@ pub fn status(path: &Path) -> Result<Status, RepoError> {
             gix::status::Item::TreeIndex(change) => {
                 staged.insert(change.location().to_owned());
             }
-            gix::status::Item::IndexWorktree(Iw::Modification { rela_path, status, .. }) => match status {
+            gix::status::Item::IndexWorktree(Iw::Modification {
+                rela_path, status, ..
+            }) => match status {
                 EntryStatus::Conflict { .. } => {
                     conflicted.insert(rela_path);
                 }

@@ -42,7 +42,10 @@ fn unknown_branch() {
         "--- stderr ---\nerror: no worker or branch named 'issue-404-nope'\n\
          hint: `git recode status --all` lists every worker; check the branch name\n[exit status: 1]\n"
     );
-    assert_eq!(env.run(&repo, &["log", "issue-404-nope"]).lines().last(), Some("[exit status: 1]"));
+    assert_eq!(
+        env.run(&repo, &["log", "issue-404-nope"]).lines().last(),
+        Some("[exit status: 1]")
+    );
 }
 
 #[test]
@@ -58,9 +61,17 @@ fn bad_usage_exits_2() {
     ] {
         let out = env.output(&repo, &args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: "), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).starts_with("error: "),
+            "{args:?}"
+        );
     }
-    let out = env.cmd(&repo).env("RECODE_NOW", "yesterday").args(["status"]).output().unwrap();
+    let out = env
+        .cmd(&repo)
+        .env("RECODE_NOW", "yesterday")
+        .args(["status"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
@@ -70,14 +81,28 @@ fn bad_usage_exits_2() {
     env.git(&repo, &["config", "recode.branchPattern", "issue-("]);
     let out = env.output(&repo, &["status"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: config recode.branchPattern = 'issue-(' is invalid"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .starts_with("error: config recode.branchPattern = 'issue-(' is invalid")
+    );
 }
 
 #[test]
 fn message_file_missing() {
     let env = TestEnv::new();
     let repo = env.repo("r");
-    let out = env.run(&repo, &["record", "exit", "issue-1", "--rc", "0", "--message-file", "missing.txt"]);
+    let out = env.run(
+        &repo,
+        &[
+            "record",
+            "exit",
+            "issue-1",
+            "--rc",
+            "0",
+            "--message-file",
+            "missing.txt",
+        ],
+    );
     assert_eq!(
         out,
         "--- stderr ---\nerror: cannot read the message file missing.txt: No such file or directory (os error 2)\n[exit status: 1]\n"
@@ -89,22 +114,48 @@ fn bare_repository_with_linked_worktrees() {
     let env = TestEnv::new();
     let src = env.repo("src");
     let bare = env.root().join("bare.git");
-    env.git(&env.root(), &["clone", "-q", "--bare", src.to_str().unwrap(), bare.to_str().unwrap()]);
+    env.git(
+        &env.root(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            src.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
     // A bare repository with no worktree has no workers, and says so.
     assert_eq!(
         env.run(&bare, &["status"]),
         "no workers (no branch matches recode.branchPattern and the ledger is empty)\n--- stderr ---\n[exit status: 0]\n"
     );
-    assert_eq!(env.run(&bare, &["status", "--json"]), "{\n  \"schema\": 1,\n  \"workers\": []\n}\n--- stderr ---\n[exit status: 0]\n");
+    assert_eq!(
+        env.run(&bare, &["status", "--json"]),
+        "{\n  \"schema\": 1,\n  \"workers\": []\n}\n--- stderr ---\n[exit status: 0]\n"
+    );
     // The bare-repository-plus-worktrees layout many loops use works like any other.
     let wt = env.root().join("wt1");
-    env.git(&bare, &["worktree", "add", "-q", "-b", "issue-1", wt.to_str().unwrap(), "main"]);
+    env.git(
+        &bare,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-1",
+            wt.to_str().unwrap(),
+            "main",
+        ],
+    );
     std::fs::write(wt.join("new.txt"), "x").unwrap();
     env.ok(&wt, &["record", "spawn", "issue-1"]);
     let mut cmd = env.cmd(&bare);
     cmd.env("RECODE_NOW", "2030-01-01T00:00:00Z"); // after the real mtimes of files written here
     let out = cmd.args(["status", "--porcelain"]).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\tissue-1\tstalled\thalf-done\twip-commit\t1\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "1\tissue-1\tstalled\thalf-done\twip-commit\t1\n"
+    );
 }
 
 #[test]
@@ -112,13 +163,31 @@ fn worktree_whose_directory_was_deleted() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     let wt = env.root().join("gone");
-    env.git(&repo, &["worktree", "add", "-q", "-b", "issue-3", wt.to_str().unwrap()]);
-    env.ok(&repo, &["record", "spawn", "issue-3", "--cwd", wt.to_str().unwrap()]);
+    env.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-3",
+            wt.to_str().unwrap(),
+        ],
+    );
+    env.ok(
+        &repo,
+        &["record", "spawn", "issue-3", "--cwd", wt.to_str().unwrap()],
+    );
     std::fs::remove_dir_all(&wt).unwrap();
     let mut cmd = env.cmd(&repo);
     cmd.env("RECODE_NOW", "2030-01-01T00:00:00Z"); // after the real mtimes of files written here
     let out = cmd.args(["status", "--json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let w = &v["workers"][0];
     assert_eq!(w["branch"], "issue-3");
@@ -128,10 +197,16 @@ fn worktree_whose_directory_was_deleted() {
     assert_eq!(w["action"], "none", "a missing worktree is never deleted");
     assert_eq!(
         w["reason"],
-        format!("worktree directory {} is missing (maybe an unmounted volume): never removed", wt.display())
+        format!(
+            "worktree directory {} is missing (maybe an unmounted volume): never removed",
+            wt.display()
+        )
     );
     // The registration is untouched: no prune happened.
-    assert!(env.git(&repo, &["worktree", "list", "--porcelain"]).contains("prunable"));
+    assert!(
+        env.git(&repo, &["worktree", "list", "--porcelain"])
+            .contains("prunable")
+    );
 }
 
 #[test]
@@ -139,24 +214,41 @@ fn detached_head_worktrees() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     let wt = env.root().join("det");
-    env.git(&repo, &["worktree", "add", "-q", "--detach", wt.to_str().unwrap()]);
+    env.git(
+        &repo,
+        &["worktree", "add", "-q", "--detach", wt.to_str().unwrap()],
+    );
     std::fs::write(wt.join("lost.txt"), "x").unwrap();
     env.git(&wt, &["add", "lost.txt"]);
     env.git(&wt, &["commit", "-q", "-m", "on a detached head"]);
     // No attempt names it: not a worker.
     assert_eq!(env.ok(&repo, &["status", "--porcelain"]), "");
     // The attempt that ran in it claims it: commits no ref contains need a human.
-    env.ok(&repo, &["record", "spawn", "issue-4", "--cwd", wt.to_str().unwrap()]);
+    env.ok(
+        &repo,
+        &["record", "spawn", "issue-4", "--cwd", wt.to_str().unwrap()],
+    );
     let mut cmd = env.cmd(&repo);
     cmd.env("RECODE_NOW", "2030-01-01T00:00:00Z"); // after the real mtimes of files written here
-    let out = cmd.args(["classify", "issue-4", "--json"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cmd
+        .args(["classify", "issue-4", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["state"], "needs-human");
     assert_eq!(v["action"], "escalate");
     assert_eq!(
         v["reason"],
-        format!("detached HEAD in {} holds 1 commits no ref contains", wt.display())
+        format!(
+            "detached HEAD in {} holds 1 commits no ref contains",
+            wt.display()
+        )
     );
     assert_eq!(v["head"], env.git(&wt, &["rev-parse", "HEAD"]));
 }
@@ -166,10 +258,23 @@ fn reading_never_takes_index_lock() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     let wt = env.root().join("w");
-    env.git(&repo, &["worktree", "add", "-q", "-b", "issue-6", wt.to_str().unwrap()]);
+    env.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-6",
+            wt.to_str().unwrap(),
+        ],
+    );
     // Make the index stat-dirty so that a refreshing reader would want to rewrite it.
     std::fs::write(wt.join("README.md"), "hello\n").unwrap();
-    let index = env.git(&wt, &["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+    let index = env.git(
+        &wt,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    );
     let before = std::fs::read(&index).unwrap();
     let mtime = std::fs::metadata(&index).unwrap().modified().unwrap();
     // An agent holds the lock: reads must still work and must not touch it.
@@ -180,5 +285,8 @@ fn reading_never_takes_index_lock() {
     env.ok(&repo, &["log"]);
     assert_eq!(std::fs::read(&lock).unwrap(), b"held by an agent");
     assert_eq!(std::fs::read(&index).unwrap(), before);
-    assert_eq!(std::fs::metadata(&index).unwrap().modified().unwrap(), mtime);
+    assert_eq!(
+        std::fs::metadata(&index).unwrap().modified().unwrap(),
+        mtime
+    );
 }

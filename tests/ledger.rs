@@ -10,17 +10,44 @@ fn plain_git_notes_show_prints_the_ledger() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     env.git(&repo, &["branch", "feat/issue-7-x"]);
-    env.ok(&repo, &["record", "spawn", "feat/issue-7-x", "--agent", "claude", "--session-id", "s-1", "--cwd", "."]);
+    env.ok(
+        &repo,
+        &[
+            "record",
+            "spawn",
+            "feat/issue-7-x",
+            "--agent",
+            "claude",
+            "--session-id",
+            "s-1",
+            "--cwd",
+            ".",
+        ],
+    );
     let msg = env.root().join("msg");
     std::fs::write(&msg, "Reached maximum number of turns (40)\n").unwrap();
     assert_eq!(
-        env.ok(&repo, &["record", "exit", "feat/issue-7-x", "--rc", "1", "--message-file", msg.to_str().unwrap()]),
+        env.ok(
+            &repo,
+            &[
+                "record",
+                "exit",
+                "feat/issue-7-x",
+                "--rc",
+                "1",
+                "--message-file",
+                msg.to_str().unwrap()
+            ]
+        ),
         "failed\n"
     );
     let anchor = env.anchor(&repo, "7");
     let shown = env.git(&repo, &["notes", "--ref=recode", "show", &anchor]);
     let head = env.git(&repo, &["rev-parse", "main"]);
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
     let cwd = repo.display();
     assert_eq!(
         shown,
@@ -30,9 +57,15 @@ fn plain_git_notes_show_prints_the_ledger() {
         )
     );
     // `log --json` prints the same lines, in ledger order.
-    assert_eq!(env.ok(&repo, &["log", "feat/issue-7-x", "--json"]), format!("{shown}\n"));
+    assert_eq!(
+        env.ok(&repo, &["log", "feat/issue-7-x", "--json"]),
+        format!("{shown}\n")
+    );
     // The anchor is the blob `recode-task 7\n`, kept reachable from refs/recode/anchors.
-    assert_eq!(env.git(&repo, &["cat-file", "-p", &anchor]), "recode-task 7");
+    assert_eq!(
+        env.git(&repo, &["cat-file", "-p", &anchor]),
+        "recode-task 7"
+    );
     let listed = env.git(&repo, &["ls-tree", "refs/recode/anchors"]);
     assert_eq!(listed, format!("100644 blob {anchor}\t{anchor}"));
 }
@@ -63,38 +96,82 @@ fn sixteen_parallel_writers_from_four_worktrees_lose_nothing() {
     let mut dirs = vec![repo.clone()];
     for i in 1..4 {
         let wt = env.root().join(format!("wt{i}"));
-        env.git(&repo, &["worktree", "add", "-q", "-b", &format!("side-{i}"), wt.to_str().unwrap()]);
+        env.git(
+            &repo,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                &format!("side-{i}"),
+                wt.to_str().unwrap(),
+            ],
+        );
         dirs.push(wt);
     }
     let children: Vec<_> = (0..16)
         .map(|i| {
             let mut cmd = env.cmd(&dirs[i % 4]);
-            cmd.args(["record", "spawn", "issue-42", "--session-id", &format!("s{i:02}"), "--cwd", "."]);
-            cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+            cmd.args([
+                "record",
+                "spawn",
+                "issue-42",
+                "--session-id",
+                &format!("s{i:02}"),
+                "--cwd",
+                ".",
+            ]);
+            cmd.stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
             cmd.spawn().unwrap()
         })
         .collect();
     for c in children {
         let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let log = env.ok(&repo, &["log", "issue-42", "--json"]);
     let mut sessions: Vec<String> = log
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["session_id"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["session_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     sessions.sort();
     let expected: Vec<String> = (0..16).map(|i| format!("s{i:02}")).collect();
-    assert_eq!(sessions, expected, "every one of the 16 events is in the ledger");
+    assert_eq!(
+        sessions, expected,
+        "every one of the 16 events is in the ledger"
+    );
     let mut seqs: Vec<u64> = log
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"].as_u64().unwrap())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
+                .as_u64()
+                .unwrap()
+        })
         .collect();
     seqs.sort();
-    assert_eq!(seqs, (1..=16).collect::<Vec<_>>(), "seq recomputed on each retry");
+    assert_eq!(
+        seqs,
+        (1..=16).collect::<Vec<_>>(),
+        "seq recomputed on each retry"
+    );
     // Plain git agrees.
     let anchor = env.anchor(&repo, "42");
-    assert_eq!(env.git(&repo, &["notes", "--ref=recode", "show", &anchor]).lines().count(), 16);
+    assert_eq!(
+        env.git(&repo, &["notes", "--ref=recode", "show", &anchor])
+            .lines()
+            .count(),
+        16
+    );
 }
 
 #[test]
@@ -104,7 +181,18 @@ fn a_corrupted_line_is_reported_once_and_skipped() {
     env.git(&repo, &["branch", "issue-5"]);
     env.ok(&repo, &["record", "spawn", "issue-5", "--cwd", "."]);
     let anchor = env.anchor(&repo, "5");
-    env.git(&repo, &["notes", "--ref=recode", "append", "--no-separator", "-m", "{this is not json", &anchor]);
+    env.git(
+        &repo,
+        &[
+            "notes",
+            "--ref=recode",
+            "append",
+            "--no-separator",
+            "-m",
+            "{this is not json",
+            &anchor,
+        ],
+    );
     env.ok(&repo, &["record", "gate", "issue-5", "--failed"]);
     let out = env.run(&repo, &["status", "--porcelain"]);
     assert_eq!(
@@ -124,22 +212,42 @@ fn record_spawn_with_pid_tells_a_live_worker_from_a_recycled_pid() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     env.git(&repo, &["branch", "issue-9"]);
-    let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
     let pid = child.id().to_string();
     // Spawned long ago (activity is stale), but the process is alive: running.
     let mut cmd = env.cmd(&repo);
     cmd.env("RECODE_NOW", "2026-11-20T08:00:00Z");
-    assert!(cmd.args(["record", "spawn", "issue-9", "--pid", &pid, "--cwd", "."]).status().unwrap().success());
-    assert_eq!(env.ok(&repo, &["status", "--porcelain"]), "9\tissue-9\trunning\tempty\twait\t1\n");
+    assert!(
+        cmd.args(["record", "spawn", "issue-9", "--pid", &pid, "--cwd", "."])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(
+        env.ok(&repo, &["status", "--porcelain"]),
+        "9\tissue-9\trunning\tempty\twait\t1\n"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(env.ok(&repo, &["status", "--porcelain"]), "9\tissue-9\tstalled\tempty\tdelete\t1\n");
+    assert_eq!(
+        env.ok(&repo, &["status", "--porcelain"]),
+        "9\tissue-9\tstalled\tempty\tdelete\t1\n"
+    );
     // A recorded start token that does not match the live process is not the worker.
     let anchor = env.anchor(&repo, "9");
     let note = env.git(&repo, &["notes", "--ref=recode", "show", &anchor]);
     let me = std::process::id().to_string();
     let forged = note.replace(&format!("\"pid\":{pid}"), &format!("\"pid\":{me}"));
     assert_ne!(forged, note);
-    env.git(&repo, &["notes", "--ref=recode", "add", "-f", "-m", &forged, &anchor]);
-    assert_eq!(env.ok(&repo, &["status", "--porcelain"]), "9\tissue-9\tstalled\tempty\tdelete\t1\n");
+    env.git(
+        &repo,
+        &["notes", "--ref=recode", "add", "-f", "-m", &forged, &anchor],
+    );
+    assert_eq!(
+        env.ok(&repo, &["status", "--porcelain"]),
+        "9\tissue-9\tstalled\tempty\tdelete\t1\n"
+    );
 }

@@ -90,14 +90,86 @@ fn demo_every_state_exact() {
         rows,
         vec![
             ("1", "issue-1-empty", "exited", "empty", "delete", 1, 0, 1),
-            ("2", "issue-2-dirty", "exited", "half-done", "wip-commit", 1, 1, 1),
-            ("3", "issue-3-committed", "exited", "half-done", "resume", 1, 2, 1),
-            ("4", "issue-4-ready", "exited", "publishable", "publish", 1, 2, 1),
-            ("5", "issue-5-rebase", "exited", "needs-human", "escalate", 0, 1, 1),
-            ("6", "issue-6-stalled", "stalled", "half-done", "wip-commit", 1, 1, 0),
-            ("7", "issue-7-running", "running", "half-done", "wait", 1, 1, 0),
-            ("8", "issue-8-orphan", "unknown", "orphaned", "resume", 0, 1, 0),
-            ("9", "issue-9-capped", "exited", "needs-human", "escalate", 3, 1, 0),
+            (
+                "2",
+                "issue-2-dirty",
+                "exited",
+                "half-done",
+                "wip-commit",
+                1,
+                1,
+                1
+            ),
+            (
+                "3",
+                "issue-3-committed",
+                "exited",
+                "half-done",
+                "resume",
+                1,
+                2,
+                1
+            ),
+            (
+                "4",
+                "issue-4-ready",
+                "exited",
+                "publishable",
+                "publish",
+                1,
+                2,
+                1
+            ),
+            (
+                "5",
+                "issue-5-rebase",
+                "exited",
+                "needs-human",
+                "escalate",
+                0,
+                1,
+                1
+            ),
+            (
+                "6",
+                "issue-6-stalled",
+                "stalled",
+                "half-done",
+                "wip-commit",
+                1,
+                1,
+                0
+            ),
+            (
+                "7",
+                "issue-7-running",
+                "running",
+                "half-done",
+                "wait",
+                1,
+                1,
+                0
+            ),
+            (
+                "8",
+                "issue-8-orphan",
+                "unknown",
+                "orphaned",
+                "resume",
+                0,
+                1,
+                0
+            ),
+            (
+                "9",
+                "issue-9-capped",
+                "exited",
+                "needs-human",
+                "escalate",
+                3,
+                1,
+                0
+            ),
         ]
     );
     let by = |t: &str| doc.workers.iter().find(|w| w.task == t).unwrap();
@@ -109,10 +181,18 @@ fn demo_every_state_exact() {
         assert_eq!(w.remote_ahead, None, "nothing was pushed");
         assert!(w.retry_after.is_none());
         if w.task != "8" {
-            assert_eq!(w.worktree.as_deref(), Some(format!("{root}/wt/{}", w.task).as_str()));
+            assert_eq!(
+                w.worktree.as_deref(),
+                Some(format!("{root}/wt/{}", w.task).as_str())
+            );
         }
         let tip = env.git(&repo, &["rev-parse", &format!("refs/heads/{}", w.branch)]);
-        assert_eq!(w.head.as_deref(), Some(tip.as_str()), "head of {}", w.branch);
+        assert_eq!(
+            w.head.as_deref(),
+            Some(tip.as_str()),
+            "head of {}",
+            w.branch
+        );
     }
     assert_eq!(by("1").dirty, d(0, 0, 0, 0));
     assert_eq!(by("1").last_outcome.as_deref(), Some("failed"));
@@ -125,11 +205,21 @@ fn demo_every_state_exact() {
     assert_eq!(by("4").last_outcome.as_deref(), Some("success"));
     assert_eq!(by("5").operation.as_deref(), Some("rebase"));
     assert_eq!(by("5").dirty.as_ref().unwrap().conflicted, 1);
-    assert_eq!(by("5").last_outcome.as_deref(), Some("transient"), "API Error 500 is transient");
-    assert_eq!(by("5").reason, format!("a rebase is in progress in {root}/wt/5"));
+    assert_eq!(
+        by("5").last_outcome.as_deref(),
+        Some("transient"),
+        "API Error 500 is transient"
+    );
+    assert_eq!(
+        by("5").reason,
+        format!("a rebase is in progress in {root}/wt/5")
+    );
     assert_eq!(by("6").dirty, d(0, 0, 1, 0));
     assert_eq!(by("6").idle_seconds, Some(10_000));
-    assert_eq!(by("6").last_activity.as_deref(), Some("2026-11-20T09:13:20Z"));
+    assert_eq!(
+        by("6").last_activity.as_deref(),
+        Some("2026-11-20T09:13:20Z")
+    );
     assert_eq!(by("7").idle_seconds, Some(60));
     assert_eq!(by("7").reason, "worker is running (recent activity)");
     assert_eq!(by("8").worktree, None);
@@ -161,17 +251,31 @@ fn porcelain_columns_and_same_answer_from_anywhere() {
     );
     let json_main = env.ok(&repo, &["status", "--json"]);
     let linked = env.root().join("demo/wt/3");
-    assert_eq!(env.ok(&linked, &["status", "--json"]), json_main, "from a linked worktree");
+    assert_eq!(
+        env.ok(&linked, &["status", "--json"]),
+        json_main,
+        "from a linked worktree"
+    );
     let sub = linked.join("docs");
-    assert_eq!(env.ok(&sub, &["status", "--json"]), json_main, "from a subdirectory");
+    assert_eq!(
+        env.ok(&sub, &["status", "--json"]),
+        json_main,
+        "from a subdirectory"
+    );
     let elsewhere = env.root();
     assert_eq!(
-        env.ok(&elsewhere, &["-C", repo.to_str().unwrap(), "status", "--json"]),
+        env.ok(
+            &elsewhere,
+            &["-C", repo.to_str().unwrap(), "status", "--json"]
+        ),
         json_main,
         "with -C"
     );
     assert_eq!(
-        env.ok(&elsewhere, &["-C", "demo", "-C", "wt/4", "status", "--porcelain"]),
+        env.ok(
+            &elsewhere,
+            &["-C", "demo", "-C", "wt/4", "status", "--porcelain"]
+        ),
         porcelain,
         "repeated relative -C, like git"
     );
@@ -198,7 +302,10 @@ fn classify_gives_the_worker_with_evidence() {
     assert_eq!(v["reason"], w.reason.as_str());
     assert_eq!(v["idle_seconds"], 10_000);
     let text = env.ok(&repo, &["classify", "issue-5-rebase"]);
-    assert!(text.contains("state     needs-human\naction    escalate\n"), "{text}");
+    assert!(
+        text.contains("state     needs-human\naction    escalate\n"),
+        "{text}"
+    );
 }
 
 #[test]

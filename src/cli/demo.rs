@@ -28,7 +28,8 @@ pub struct DemoArgs {
 ///
 /// Errors: [`Error::Other`] when bash or git fails.
 pub fn build(dir: &std::path::Path) -> Result<(), Error> {
-    let exe = std::env::current_exe().map_err(|e| Error::Other(format!("cannot find this program: {e}")))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Other(format!("cannot find this program: {e}")))?;
     let out = Command::new("bash")
         .arg("-c")
         .arg(DEMO_SCRIPT)
@@ -59,8 +60,15 @@ pub fn run(args: DemoArgs) -> Result<i32, Error> {
             base
         }
     };
-    if dir.exists() && std::fs::read_dir(&dir).map(|mut d| d.next().is_some()).unwrap_or(false) {
-        return Err(Error::Usage(format!("{} is not empty: give a new directory with --dir", dir.display())));
+    if dir.exists()
+        && std::fs::read_dir(&dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false)
+    {
+        return Err(Error::Usage(format!(
+            "{} is not empty: give a new directory with --dir",
+            dir.display()
+        )));
     }
     build(&dir)?;
     let repo_dir = dir.join("repo");
@@ -73,16 +81,39 @@ pub fn run(args: DemoArgs) -> Result<i32, Error> {
     let workers = crate::cli::status::workers(&ctx, &Options::default())?;
     let mut out = std::io::stdout().lock();
     let w = |out: &mut std::io::StdoutLock, s: String| writeln!(out, "{s}").map_err(out_err);
-    w(&mut out, format!("A demo repository with dead workers is in {}\n", repo_dir.display()))?;
-    w(&mut out, format!("$ git -C {} recode status", repo_dir.display()))?;
+    w(
+        &mut out,
+        format!(
+            "A demo repository with dead workers is in {}\n",
+            repo_dir.display()
+        ),
+    )?;
+    w(
+        &mut out,
+        format!("$ git -C {} recode status", repo_dir.display()),
+    )?;
     render::table(&mut out, &workers).map_err(out_err)?;
-    w(&mut out, "\nWhat `git recode recover --all` would do:".into())?;
+    w(
+        &mut out,
+        "\nWhat `git recode recover --all` would do:".into(),
+    )?;
     for wk in &workers {
-        w(&mut out, format!("  {:<28} {:<10} {}", wk.branch, wk.action.as_str(), render::explain(wk)))?;
+        w(
+            &mut out,
+            format!(
+                "  {:<28} {:<10} {}",
+                wk.branch,
+                wk.action.as_str(),
+                render::explain(wk)
+            ),
+        )?;
     }
     w(
         &mut out,
-        format!("\nTry: cd {} && git recode classify <branch>   (remove the directory when done)", repo_dir.display()),
+        format!(
+            "\nTry: cd {} && git recode classify <branch>   (remove the directory when done)",
+            repo_dir.display()
+        ),
     )?;
     Ok(EXIT_OK)
 }

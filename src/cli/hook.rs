@@ -60,14 +60,22 @@ fn post_commit() -> Result<(), Error> {
     let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
     let (existing, _) = ledger::read_task(&ctx.repo, &refs, &task)?;
     let seen = existing.events().any(|e| {
-        e.head.as_deref() == Some(head_hex.as_str()) && matches!(&e.body, Body::Milestone { phase: p, .. } if *p == phase)
+        e.head.as_deref() == Some(head_hex.as_str())
+            && matches!(&e.body, Body::Milestone { phase: p, .. } if *p == phase)
     });
     if seen {
         return Ok(());
     }
-    let session_id = std::env::var(hook::SESSION_ENV).ok().filter(|s| !s.is_empty());
-    let event = Event::new(ctx.now, &task, Some(&branch), Body::Milestone { phase, session_id })
-        .with_head(Some(head_hex));
+    let session_id = std::env::var(hook::SESSION_ENV)
+        .ok()
+        .filter(|s| !s.is_empty());
+    let event = Event::new(
+        ctx.now,
+        &task,
+        Some(&branch),
+        Body::Milestone { phase, session_id },
+    )
+    .with_head(Some(head_hex));
     ledger::append(&ctx.repo, &ctx.cfg.notes_ref, event)?;
     Ok(())
 }

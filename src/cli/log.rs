@@ -30,7 +30,9 @@ pub fn run(args: LogArgs) -> Result<i32, Error> {
             let task = ctx.cfg.key_of(b);
             let (l, warnings) = ledger::read_task(&ctx.repo, &refs, &task)?;
             warn_all(&warnings);
-            if l.entries.is_empty() && crate::repo::tip(&ctx.repo, &format!("refs/heads/{b}")).is_none() {
+            if l.entries.is_empty()
+                && crate::repo::tip(&ctx.repo, &format!("refs/heads/{b}")).is_none()
+            {
                 return Err(Error::UnknownBranch { branch: b.clone() });
             }
             l.entries

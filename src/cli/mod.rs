@@ -17,7 +17,12 @@ pub mod status;
 
 /// Recover the work of coding-agent workers that die, stall or claim success they did not reach
 #[derive(Parser, Debug)]
-#[command(name = "git-recode", bin_name = "git recode", version, propagate_version = true)]
+#[command(
+    name = "git-recode",
+    bin_name = "git recode",
+    version,
+    propagate_version = true
+)]
 pub struct Cli {
     /// Run as if started in <path> (like git's -C; may be repeated)
     #[arg(short = 'C', global = true, value_name = "path")]

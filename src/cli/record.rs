@@ -82,7 +82,9 @@ fn absolute(p: &Path) -> PathBuf {
     let p = if p.is_absolute() {
         p.to_path_buf()
     } else {
-        std::env::current_dir().map(|c| c.join(p)).unwrap_or_else(|_| p.to_path_buf())
+        std::env::current_dir()
+            .map(|c| c.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
     };
     p.canonicalize().unwrap_or(p)
 }
@@ -110,7 +112,10 @@ fn read_message(path: &Path) -> Result<String, Error> {
         path: path.display().to_string(),
         source,
     })?;
-    Ok(tail_utf8(&String::from_utf8_lossy(&bytes), MESSAGE_KEEP_BYTES))
+    Ok(tail_utf8(
+        &String::from_utf8_lossy(&bytes),
+        MESSAGE_KEEP_BYTES,
+    ))
 }
 
 /// The last `max` bytes of `s`, cut at a character boundary.
@@ -160,7 +165,9 @@ pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
                 .count() as u32;
             let pid_start = pid.and_then(process::start_token);
             if let (Some(p), None) = (pid, &pid_start) {
-                eprintln!("warning: no process {p} on this host: its pid is recorded but never taken as alive");
+                eprintln!(
+                    "warning: no process {p} on this host: its pid is recorded but never taken as alive"
+                );
             }
             append(
                 &ctx,

@@ -16,7 +16,10 @@ pub struct TestEnv {
 
 impl TestEnv {
     pub fn new() -> TestEnv {
-        let tmp = tempfile::Builder::new().prefix("recode-test").tempdir().unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("recode-test")
+            .tempdir()
+            .unwrap();
         let home = tmp.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
         TestEnv { tmp, home }
@@ -98,7 +101,8 @@ impl TestEnv {
         let dir = self.root().join("demo");
         let mut cmd = Command::new("bash");
         self.apply_env(&mut cmd);
-        cmd.env_remove("GIT_AUTHOR_DATE").env_remove("GIT_COMMITTER_DATE");
+        cmd.env_remove("GIT_AUTHOR_DATE")
+            .env_remove("GIT_COMMITTER_DATE");
         let out = cmd
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo.sh"))
             .arg(&dir)
@@ -106,7 +110,11 @@ impl TestEnv {
             .env("RECODE_FIXTURE_NOW", NOW_EPOCH.to_string())
             .output()
             .unwrap();
-        assert!(out.status.success(), "demo.sh failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "demo.sh failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         dir.join("repo")
     }
 
