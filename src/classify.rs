@@ -423,11 +423,12 @@ pub fn classify(s: &Snapshot) -> Worker {
     let file_activity = wt
         .and_then(|w| w.newest_mtime)
         .filter(|m| own.is_none_or(|o| *m > o));
+    let transcript = s.transcript_mtime.filter(|m| own.is_none_or(|o| *m > o));
     let signals = [
         r.last_worker_event,
         s.newest_commit,
         file_activity,
-        s.transcript_mtime,
+        transcript,
     ];
     let last_activity = signals.iter().flatten().max().copied();
     let idle = last_activity.map(|t| (s.now.as_second() - t.as_second()).max(0));
@@ -567,6 +568,12 @@ pub fn classify(s: &Snapshot) -> Worker {
             clock::human_secs(idle.unwrap_or(0))
         );
         ev.push(format!("action wait: {reason}"));
+    }
+
+    if let Some(w) = wt.filter(|w| w.missing)
+        && !reason.contains("missing")
+    {
+        reason = format!("{reason}; worktree directory {} is missing", w.path);
     }
 
     Worker {

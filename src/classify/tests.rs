@@ -667,7 +667,6 @@ fn file_mtimes_no_newer_than_the_last_own_action_are_not_activity() {
 }
 
 #[test]
-#[ignore = "classifier does not filter the transcript mtime by git-recode's last action (SPEC: any mtime no newer than its last action is not activity)"]
 fn transcript_mtime_no_newer_than_the_last_own_action_is_not_activity() {
     let w = snap()
         .wt()
@@ -1482,7 +1481,6 @@ fn a_missing_worktree_is_classified_from_its_branch() {
 }
 
 #[test]
-#[ignore = "SPEC: for a missing worktree directory 'the reason says the directory is missing'; the publishable reason does not"]
 fn a_missing_worktree_reason_says_missing_when_publishable() {
     let w = missing()
         .ahead(2)
@@ -1495,7 +1493,6 @@ fn a_missing_worktree_reason_says_missing_when_publishable() {
 }
 
 #[test]
-#[ignore = "SPEC: for a missing worktree directory 'the reason says the directory is missing'; the published-open reason does not"]
 fn a_missing_worktree_reason_says_missing_when_published_open() {
     let w = missing()
         .ahead(2)
