@@ -152,16 +152,24 @@ pub fn operation(git_dir: &Path) -> Option<Operation> {
 /// Errors: [`RepoError::Git`] when the worktree or its index cannot be read.
 pub fn status(path: &Path) -> Result<Status, RepoError> {
     let repo = gix::open(path).map_err(git)?;
-    let iter = repo
+    let index = repo.index_or_empty().map_err(git)?;
+    // git's shortcut: when the index's cache-tree root is valid and equals HEAD's tree,
+    // nothing is staged, and the HEAD-to-index diff can be skipped.
+    let head_tree = repo.head_tree_id_or_empty().map_err(git)?.detach();
+    let nothing_staged = index
+        .tree()
+        .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree);
+    let platform = repo
         .status(gix::progress::Discard)
         .map_err(git)?
+        .index(gix::worktree::IndexPersistedOrInMemory::Persisted(index))
         .untracked_files(gix::status::UntrackedFiles::Files)
+        // Worktrees are already read in parallel, one per thread: no nested thread pools.
+        .index_worktree_options_mut(|o| o.thread_limit = Some(1))
         .index_worktree_submodules(gix::status::Submodule::Given {
             ignore: gix::submodule::config::Ignore::Dirty,
             check_dirty: true,
-        })
-        .into_iter(Vec::<gix::bstr::BString>::new())
-        .map_err(git)?;
+        });
     let (mut staged, mut unstaged, mut untracked, mut conflicted) = (
         BTreeSet::new(),
         BTreeSet::new(),
@@ -170,30 +178,42 @@ pub fn status(path: &Path) -> Result<Status, RepoError> {
     );
     use gix::status::index_worktree::Item as Iw;
     use gix::status::plumbing::index_as_worktree::EntryStatus;
-    for item in iter {
-        let item = item.map_err(git)?;
-        match item {
-            gix::status::Item::TreeIndex(change) => {
-                staged.insert(change.location().to_owned());
+    let mut on_worktree_item = |item: Iw| match item {
+        Iw::Modification {
+            rela_path, status, ..
+        } => match status {
+            EntryStatus::Conflict { .. } => {
+                conflicted.insert(rela_path);
             }
-            gix::status::Item::IndexWorktree(Iw::Modification {
-                rela_path, status, ..
-            }) => match status {
-                EntryStatus::Conflict { .. } => {
-                    conflicted.insert(rela_path);
-                }
-                EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
-                    unstaged.insert(rela_path);
-                }
-                EntryStatus::NeedsUpdate(_) => {}
-            },
-            gix::status::Item::IndexWorktree(Iw::DirectoryContents { entry, .. }) => {
-                if entry.status == gix::dir::entry::Status::Untracked {
-                    untracked.insert(entry.rela_path);
-                }
+            EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
+                unstaged.insert(rela_path);
             }
-            gix::status::Item::IndexWorktree(Iw::Rewrite { dirwalk_entry, .. }) => {
-                untracked.insert(dirwalk_entry.rela_path);
+            EntryStatus::NeedsUpdate(_) => {}
+        },
+        Iw::DirectoryContents { entry, .. } => {
+            if entry.status == gix::dir::entry::Status::Untracked {
+                untracked.insert(entry.rela_path);
+            }
+        }
+        Iw::Rewrite { dirwalk_entry, .. } => {
+            untracked.insert(dirwalk_entry.rela_path);
+        }
+    };
+    let no_patterns = Vec::<gix::bstr::BString>::new();
+    if nothing_staged {
+        for item in platform
+            .into_index_worktree_iter(no_patterns)
+            .map_err(git)?
+        {
+            on_worktree_item(item.map_err(git)?);
+        }
+    } else {
+        for item in platform.into_iter(no_patterns).map_err(git)? {
+            match item.map_err(git)? {
+                gix::status::Item::TreeIndex(change) => {
+                    staged.insert(change.location().to_owned());
+                }
+                gix::status::Item::IndexWorktree(item) => on_worktree_item(item),
             }
         }
     }

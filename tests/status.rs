@@ -327,3 +327,67 @@ fn stall_after_and_max_attempts_come_from_config() {
         "--- stderr ---\nerror: config recode.stallAfter = 'soon' is invalid: 'soon' is not a duration (a number followed by s, m, h or d, like 30m)\nhint: fix the value with `git config <key> <value>`\n[exit status: 1]\n"
     );
 }
+
+/// Dirty counts agree with `git status --porcelain=v2` on every kind of change,
+/// including a staged change (which defeats the cache-tree shortcut).
+#[test]
+fn dirty_counts_match_git_status() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    for f in ["a.txt", "b.txt", "c.txt", "d.txt"] {
+        std::fs::write(repo.join(f), "one\n").unwrap();
+    }
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "-q", "-m", "files"]);
+    let wt = env.root().join("w");
+    env.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-12",
+            wt.to_str().unwrap(),
+        ],
+    );
+    let count = |env: &TestEnv| {
+        let mut d = [0u32; 4]; // staged, unstaged, untracked, conflicted
+        for l in env
+            .git(&wt, &["status", "--porcelain=v2", "--untracked-files=all"])
+            .lines()
+        {
+            let xy = l.split(' ').nth(1).unwrap_or("");
+            match l.chars().next() {
+                Some('1') | Some('2') => {
+                    d[0] += u32::from(!xy.starts_with('.'));
+                    d[1] += u32::from(!xy.ends_with('.'));
+                }
+                Some('?') => d[2] += 1,
+                Some('u') => d[3] += 1,
+                _ => {}
+            }
+        }
+        d
+    };
+    let ours = |env: &TestEnv| {
+        let v: serde_json::Value =
+            serde_json::from_str(&env.ok(&repo, &["status", "--json"])).unwrap();
+        let d = &v["workers"][0]["dirty"];
+        ["staged", "unstaged", "untracked", "conflicted"].map(|k| d[k].as_u64().unwrap() as u32)
+    };
+    assert_eq!(ours(&env), [0, 0, 0, 0]);
+    std::fs::write(wt.join("a.txt"), "two\n").unwrap(); // unstaged
+    std::fs::write(wt.join("b.txt"), "two\n").unwrap();
+    env.git(&wt, &["add", "b.txt"]); // staged
+    std::fs::write(wt.join("c.txt"), "two\n").unwrap();
+    env.git(&wt, &["add", "c.txt"]);
+    std::fs::write(wt.join("c.txt"), "three\n").unwrap(); // staged and unstaged
+    env.git(&wt, &["rm", "-q", "d.txt"]); // staged deletion
+    std::fs::create_dir_all(wt.join("new/deep")).unwrap();
+    std::fs::write(wt.join("new/deep/x.txt"), "x").unwrap(); // untracked, in a new dir
+    std::fs::write(wt.join("y file.txt"), "y").unwrap(); // untracked
+    let expected = count(&env);
+    assert_eq!(expected, [3, 2, 2, 0]);
+    assert_eq!(ours(&env), expected);
+}

@@ -13,11 +13,8 @@ use crate::{render, wire};
 /// Workers are local branches matching recode.branchPattern, plus branches with ledger
 /// events. Reading is read-only: no worktree's index is refreshed or locked.
 ///
-/// Example, in a loop:
-///
-///     git recode status --porcelain | while IFS=$'\t' read -r task branch liveness state action attempts; do
-///         case $action in resume) git recode resume "$branch" ;; esac
-///     done
+/// Example, in a loop: `git recode status --porcelain | while IFS=$'\t' read -r task branch
+/// liveness state action attempts; do ...; done`
 #[derive(clap::Args, Debug)]
 pub struct StatusArgs {
     /// Print one JSON document: {"schema": 1, "workers": [...]}
