@@ -16,6 +16,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod forge;
 pub mod gitbin;
 pub mod hook;
 pub mod ledger;

@@ -35,6 +35,8 @@ pub struct Options {
     pub all: bool,
     /// Only this branch (`classify <branch>`); it is gathered even when it is not a worker by name.
     pub only_branch: Option<String>,
+    /// What the forge said in this run.
+    pub forge: crate::forge::View,
 }
 
 /// The result of a census: one snapshot per worker, in task order.
@@ -234,8 +236,11 @@ pub fn gather(
             events,
             pid_alive,
             transcript_mtime: None,
-            forge: Forge::Unknown,
-            forge_failed: false,
+            forge: match &opts.forge {
+                crate::forge::View::Known(map) => Forge::Known(map.get(branch).cloned()),
+                _ => Forge::Unknown,
+            },
+            forge_failed: matches!(opts.forge, crate::forge::View::Failed),
             now,
             stall_after_secs: cfg.stall_after_secs,
             max_attempts: cfg.max_attempts,

@@ -29,6 +29,8 @@ pub struct ClassifyArgs {
 /// branch, no worktree, no ledger).
 pub fn run(args: ClassifyArgs) -> Result<i32, Error> {
     let ctx = Ctx::open()?;
+    let (forge, warning) = crate::forge::view(&ctx.repo, &ctx.cfg.remote, args.offline);
+    warn_all(&warning.into_iter().collect::<Vec<_>>());
     let census = snapshot::gather(
         &ctx.repo,
         &ctx.cfg,
@@ -36,6 +38,7 @@ pub fn run(args: ClassifyArgs) -> Result<i32, Error> {
         &Options {
             all: true,
             only_branch: Some(args.branch.clone()),
+            forge,
         },
     )?;
     warn_all(&census.warnings);

@@ -45,12 +45,14 @@ pub fn workers(ctx: &Ctx, opts: &Options) -> Result<Vec<Worker>, Error> {
 /// Errors: [`Error`] from opening the repository or reading it.
 pub fn run(args: StatusArgs) -> Result<i32, Error> {
     let ctx = Ctx::open()?;
-    let _ = args.offline; // the forge is not consulted yet: it is always unknown
+    let (forge, warning) = crate::forge::view(&ctx.repo, &ctx.cfg.remote, args.offline);
+    warn_all(&warning.into_iter().collect::<Vec<_>>());
     let workers = workers(
         &ctx,
         &Options {
             all: args.all,
             only_branch: None,
+            forge,
         },
     )?;
     let mut out = std::io::stdout().lock();
