@@ -4,7 +4,9 @@
 mod fake_github;
 
 fn main() {
-    let addr = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:0".into());
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:0".into());
     let server = fake_github::FakeGitHub::start_on(&addr);
     println!("{}", server.url);
     loop {

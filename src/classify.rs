@@ -185,6 +185,8 @@ pub struct WorktreeFacts {
     pub newest_mtime: Option<Timestamp>,
     /// Ignored files matching `recode.secrets` (only looked for when a delete is planned).
     pub secrets: Vec<String>,
+    /// Every ignored file or directory that would go with the worktree (same condition).
+    pub ignored: Vec<String>,
 }
 
 /// Everything the classifier needs about one worker. Gathered by [`crate::snapshot`].
@@ -647,8 +649,8 @@ fn decide(
                 S::NeedsHuman,
                 A::Escalate,
                 format!(
-                    "detached HEAD in {} holds {} commits no ref contains",
-                    w.path, w.unreachable_commits
+                    "detached HEAD in {} holds {} commits no ref contains; keep them with `git -C {} branch recode-keep-{} HEAD`",
+                    w.path, w.unreachable_commits, w.path, s.task
                 ),
             );
         }
@@ -739,7 +741,16 @@ fn decide(
         if !s.branch_local && !s.branch_remote && wt.is_none() {
             return (S::Empty, A::None, "the branch exists nowhere".into());
         }
-        let where_ = if wt.is_some() { "; worktree clean" } else { "" };
+        let where_ = match wt {
+            Some(w) if !w.ignored.is_empty() => {
+                format!(
+                    "; worktree clean (its ignored files go with it: {})",
+                    w.ignored.join(", ")
+                )
+            }
+            Some(_) => "; worktree clean".to_string(),
+            None => String::new(),
+        };
         return (
             S::Empty,
             A::Delete,

@@ -176,10 +176,11 @@ impl GitHub {
             return Ok(None);
         };
         let host = host();
-        let (owner, repo) = parse_remote(remote_url, &host).ok_or_else(|| ForgeError::NotGitHub {
-            url: remote_url.to_string(),
-            host: host.clone(),
-        })?;
+        let (owner, repo) =
+            parse_remote(remote_url, &host).ok_or_else(|| ForgeError::NotGitHub {
+                url: remote_url.to_string(),
+                host: host.clone(),
+            })?;
         let api = std::env::var(API_ENV)
             .ok()
             .filter(|v| !v.is_empty())
@@ -208,7 +209,13 @@ impl GitHub {
     }
 
     /// One request with retries; returns status, headers we use, and the body.
-    fn call(&self, method: &str, url: &str, body: Option<&serde_json::Value>, what: &str) -> Result<(u16, Option<String>, String), ForgeError> {
+    fn call(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        what: &str,
+    ) -> Result<(u16, Option<String>, String), ForgeError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -245,7 +252,12 @@ impl GitHub {
                 }
             };
             let status = res.status().as_u16();
-            let header = |k: &str| res.headers().get(k).and_then(|v| v.to_str().ok()).map(str::to_string);
+            let header = |k: &str| {
+                res.headers()
+                    .get(k)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
             let retry_after = header("retry-after").and_then(|v| v.parse::<u64>().ok());
             let remaining = header("x-ratelimit-remaining");
             let reset = header("x-ratelimit-reset").and_then(|v| v.parse::<i64>().ok());
@@ -295,7 +307,11 @@ impl GitHub {
         }
     }
 
-    fn parse<T: serde::de::DeserializeOwned>(&self, text: &str, what: &str) -> Result<T, ForgeError> {
+    fn parse<T: serde::de::DeserializeOwned>(
+        &self,
+        text: &str,
+        what: &str,
+    ) -> Result<T, ForgeError> {
         serde_json::from_str(text).map_err(|e| ForgeError::Transport {
             api: self.api.clone(),
             why: format!("unexpected answer to {what}: {e}"),
@@ -306,7 +322,10 @@ impl GitHub {
     ///
     /// Errors: [`ForgeError`].
     pub fn list_pulls(&self) -> Result<Vec<PullRequest>, ForgeError> {
-        let mut url = format!("{}/repos/{}/{}/pulls?state=all&per_page=100", self.api, self.owner, self.repo);
+        let mut url = format!(
+            "{}/repos/{}/{}/pulls?state=all&per_page=100",
+            self.api, self.owner, self.repo
+        );
         let mut out = Vec::new();
         for _ in 0..1000 {
             let (_, link, text) = self.call("GET", &url, None, "the pull request listing")?;
@@ -340,31 +359,46 @@ impl GitHub {
     pub fn is_ours(&self, pr: &PullRequest, branch: &str) -> bool {
         pr.head.ref_name == branch
             && (pr.head.label.is_empty()
-                || pr.head.label.eq_ignore_ascii_case(&format!("{}:{branch}", self.owner)))
+                || pr
+                    .head
+                    .label
+                    .eq_ignore_ascii_case(&format!("{}:{branch}", self.owner)))
     }
 
     /// Open a pull request from `branch` into `base`; a 422 "already exists" finds and returns that one.
     ///
     /// Errors: [`ForgeError`].
-    pub fn create_pull(&self, branch: &str, base: &str, title: &str, body: &str) -> Result<PullRequest, ForgeError> {
+    pub fn create_pull(
+        &self,
+        branch: &str,
+        base: &str,
+        title: &str,
+        body: &str,
+    ) -> Result<PullRequest, ForgeError> {
         let url = format!("{}/repos/{}/{}/pulls", self.api, self.owner, self.repo);
-        let payload = serde_json::json!({"title": title, "head": branch, "base": base, "body": body});
+        let payload =
+            serde_json::json!({"title": title, "head": branch, "base": base, "body": body});
         match self.call("POST", &url, Some(&payload), "opening the pull request") {
             Ok((_, _, text)) => self.parse(&text, "opening the pull request"),
-            Err(ForgeError::Status { status: 422, message, .. }) if message.contains("already exists") => self
-                .find_pull(branch)?
-                .ok_or_else(|| ForgeError::Status {
+            Err(ForgeError::Status {
+                status: 422,
+                message,
+                ..
+            }) if message.contains("already exists") => {
+                self.find_pull(branch)?.ok_or_else(|| ForgeError::Status {
                     status: 422,
                     what: "opening the pull request".into(),
                     message,
-                }),
+                })
+            }
             Err(e) => Err(e),
         }
     }
 
     /// The pull request per branch from one listing: open first, else the newest.
     pub fn by_branch(&self, prs: &[PullRequest]) -> std::collections::BTreeMap<String, Pr> {
-        let mut branches: std::collections::BTreeMap<String, Vec<&PullRequest>> = Default::default();
+        let mut branches: std::collections::BTreeMap<String, Vec<&PullRequest>> =
+            Default::default();
         for p in prs {
             if self.is_ours(p, &p.head.ref_name) {
                 branches.entry(p.head.ref_name.clone()).or_default().push(p);
@@ -390,8 +424,12 @@ fn backoff(attempt: u32) -> Duration {
 fn next_link(link: &str) -> Option<String> {
     link.split(',').find_map(|part| {
         let (url, rel) = part.split_once(';')?;
-        rel.contains("rel=\"next\"")
-            .then(|| url.trim().trim_start_matches('<').trim_end_matches('>').to_string())
+        rel.contains("rel=\"next\"").then(|| {
+            url.trim()
+                .trim_start_matches('<')
+                .trim_end_matches('>')
+                .to_string()
+        })
     })
 }
 
@@ -399,7 +437,9 @@ fn next_link(link: &str) -> Option<String> {
 fn encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -433,7 +473,10 @@ mod tests {
         ] {
             assert_eq!(parse_remote(url, "github.com"), None, "{url}");
         }
-        assert_eq!(parse_remote("git@ghe.corp:team/svc.git", "ghe.corp"), Some(("team".into(), "svc".into())));
+        assert_eq!(
+            parse_remote("git@ghe.corp:team/svc.git", "ghe.corp"),
+            Some(("team".into(), "svc".into()))
+        );
     }
 
     #[test]
@@ -499,8 +542,16 @@ pub fn view(repo: &gix::Repository, remote: &str, offline: bool) -> (View, Optio
         Ok(None) => (View::Unknown, None),
         Ok(Some(gh)) => match gh.list_pulls() {
             Ok(prs) => (View::Known(gh.by_branch(&prs)), None),
-            Err(e) => (View::Failed, Some(format!("the forge failed, pull requests are unknown in this run: {e}"))),
+            Err(e) => (
+                View::Failed,
+                Some(format!(
+                    "the forge failed, pull requests are unknown in this run: {e}"
+                )),
+            ),
         },
-        Err(e) => (View::Failed, Some(format!("the forge cannot be asked: {e}"))),
+        Err(e) => (
+            View::Failed,
+            Some(format!("the forge cannot be asked: {e}")),
+        ),
     }
 }

@@ -34,10 +34,18 @@ pub fn read(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
 ///
 /// Errors: [`GitError`].
 pub fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    run_env(dir, args, &[])
+}
+
+/// Run `git <args>` in `dir` with extra environment; return stdout.
+///
+/// Errors: [`GitError`].
+pub fn run_env(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<Vec<u8>, GitError> {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
         .env("LC_ALL", "C")
+        .envs(envs.iter().copied())
         .stdin(Stdio::null())
         .output()
         .map_err(GitError::Spawn)?;

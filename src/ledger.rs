@@ -175,6 +175,9 @@ pub enum Body {
     Deleted {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         worktree: Option<String>,
+        /// Ignored files that went with the worktree.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        ignored: Vec<String>,
     },
     /// The last success claim has no pull request.
     Phantom { reason: String },

@@ -196,6 +196,7 @@ pub fn gather(
             unreachable_commits: 0,
             newest_mtime: None,
             secrets: Vec::new(),
+            ignored: Vec::new(),
         });
         if let (Some(f), Some(w)) = (facts.as_mut(), wt) {
             if w.detached
@@ -272,7 +273,13 @@ pub fn gather(
             .filter(|f| !f.missing && f.dirty.is_some_and(|d| d.is_clean()))
             && candidate
         {
-            f.secrets = ignored_secrets(Path::new(&f.path), &cfg.secrets);
+            let all = ignored_paths(Path::new(&f.path));
+            f.secrets = all
+                .iter()
+                .filter(|p| config::matches_secret(&cfg.secrets, p))
+                .cloned()
+                .collect();
+            f.ignored = summarize(&all);
         }
     }
 
@@ -339,9 +346,10 @@ fn all_tips(repo: &gix::Repository) -> Vec<ObjectId> {
     out.into_iter().collect()
 }
 
-/// Ignored files in the worktree at `path` that match `recode.secrets` (read-only:
-/// `git --no-optional-locks ls-files --others --ignored --exclude-standard`).
-pub fn ignored_secrets(path: &Path, patterns: &[String]) -> Vec<String> {
+/// Every ignored file in the worktree at `path` (what `git worktree remove` deletes
+/// without a word), read-only: `git --no-optional-locks ls-files --others --ignored
+/// --exclude-standard` (which honours `info/exclude` and `core.excludesFile` as git does).
+pub fn ignored_paths(path: &Path) -> Vec<String> {
     let out = crate::gitbin::read(
         path,
         &[
@@ -356,6 +364,17 @@ pub fn ignored_secrets(path: &Path, patterns: &[String]) -> Vec<String> {
     out.split(|b| *b == 0)
         .filter(|p| !p.is_empty())
         .map(|p| String::from_utf8_lossy(p).to_string())
-        .filter(|p| config::matches_secret(patterns, p))
         .collect()
+}
+
+/// Ignored paths summarized by their first component (`target/`, `.env`), for messages.
+pub fn summarize(paths: &[String]) -> Vec<String> {
+    let set: BTreeSet<String> = paths
+        .iter()
+        .map(|p| match p.split_once('/') {
+            Some((dir, _)) => format!("{dir}/"),
+            None => p.clone(),
+        })
+        .collect();
+    set.into_iter().collect()
 }

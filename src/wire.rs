@@ -158,3 +158,42 @@ pub struct ClassifyDoc {
     /// One sentence per fact the decision used.
     pub evidence: Vec<String>,
 }
+
+/// One item of `recover --json`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RecoverResultJson {
+    /// Task key.
+    pub task: String,
+    /// Branch.
+    pub branch: String,
+    /// The action (`delete`, `publish`, `wip-commit`, `escalate`, `wait`, `resume`, `none`).
+    pub action: String,
+    /// `done`, `held`, `skipped` or `failed`.
+    pub result: String,
+    /// One sentence.
+    pub reason: String,
+}
+
+impl From<&crate::recover::Step> for RecoverResultJson {
+    fn from(s: &crate::recover::Step) -> Self {
+        RecoverResultJson {
+            task: s.task.clone(),
+            branch: s.branch.clone(),
+            action: s.action.clone(),
+            result: serde_json::to_value(s.result)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            reason: s.reason.clone(),
+        }
+    }
+}
+
+/// `recover --json`: `{"schema": 1, "results": [...]}`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RecoverDoc {
+    /// Always [`SCHEMA`].
+    pub schema: u32,
+    /// One item per worker considered.
+    pub results: Vec<RecoverResultJson>,
+}

@@ -572,7 +572,13 @@ fn git_recode_own_events_are_not_activity() {
             },
             None,
         ),
-        (Body::Deleted { worktree: None }, Some(OLD_HEAD)),
+        (
+            Body::Deleted {
+                worktree: None,
+                ignored: Vec::new(),
+            },
+            Some(OLD_HEAD),
+        ),
         (
             Body::Phantom {
                 reason: "no pull request".into(),

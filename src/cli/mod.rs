@@ -13,7 +13,9 @@ pub mod demo;
 pub mod hook;
 pub mod log;
 pub mod record;
+pub mod recover;
 pub mod status;
+pub mod verify;
 
 /// Recover the work of coding-agent workers that die, stall or claim success they did not reach
 #[derive(Parser, Debug)]
@@ -45,6 +47,10 @@ pub enum Command {
     /// Ledger an event: spawn, exit, gate, unblock, clear
     #[command(subcommand)]
     Record(record::RecordCommand),
+    /// Carry out the mechanical actions: delete, publish, wip-commit, escalate
+    Recover(recover::RecoverArgs),
+    /// Ask the forge whether the last claimed outcome holds
+    Verify(verify::VerifyArgs),
     /// Show the ledger of one task, or of all tasks, in ledger order
     Log(log::LogArgs),
     /// The post-commit milestone hook
@@ -133,6 +139,8 @@ pub fn main() -> i32 {
         Command::Classify(a) => classify::run(a),
         Command::Record(c) => record::run(c),
         Command::Log(a) => log::run(a),
+        Command::Recover(a) => recover::run(a),
+        Command::Verify(a) => verify::run(a),
         Command::Hook(c) => hook::run(c),
         Command::Demo(a) => demo::run(a),
     };

@@ -1,0 +1,77 @@
+//! `git recode recover`.
+
+use std::io::Write;
+
+use crate::cli::{Ctx, out_err};
+use crate::error::{EXIT_ERROR, EXIT_OK, Error};
+use crate::recover::{self, Request};
+use crate::wire;
+
+/// Carry out the mechanical actions: delete, publish, wip-commit, escalate
+///
+/// Every step is ledgered. `wait`, `resume` and `none` are not carried out (`skipped`).
+/// A failed gate, a worker that needs a human, or a publish held for want of a remote or
+/// a token are results (exit 0); a rejected push or a forge error is an error (exit 1).
+///
+/// Example: `git recode recover --all --json | jq -r '.results[] | select(.result=="failed") | .branch'`
+#[derive(clap::Args, Debug)]
+pub struct RecoverArgs {
+    /// The workers' branches
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub branches: Vec<String>,
+    /// Every worker
+    #[arg(long)]
+    pub all: bool,
+    /// Print the plan and change nothing (no ref, note, file or worktree)
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print {"schema": 1, "results": [...]}
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Run `recover`.
+///
+/// Errors: as [`recover::run`].
+pub fn run(args: RecoverArgs) -> Result<i32, Error> {
+    let ctx = Ctx::open()?;
+    let steps = recover::run(
+        &ctx.repo,
+        &ctx.cfg,
+        ctx.now,
+        &Request {
+            branches: args.branches,
+            all: args.all,
+            dry_run: args.dry_run,
+        },
+    )?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let doc = wire::RecoverDoc {
+            schema: wire::SCHEMA,
+            results: steps.iter().map(Into::into).collect(),
+        };
+        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| out_err(e.into()))?;
+        writeln!(out).map_err(out_err)?;
+    } else if steps.is_empty() {
+        writeln!(out, "no workers").map_err(out_err)?;
+    } else {
+        for s in &steps {
+            let result = serde_json::to_value(s.result)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{:<28} {:<10} {:<7} {}",
+                s.branch, s.action, result, s.reason
+            )
+            .map_err(out_err)?;
+        }
+    }
+    Ok(if steps.iter().any(|s| s.error) {
+        EXIT_ERROR
+    } else {
+        EXIT_OK
+    })
+}
