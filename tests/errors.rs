@@ -246,7 +246,7 @@ fn detached_head_worktrees() {
     assert_eq!(
         v["reason"],
         format!(
-            "detached HEAD in {} holds 1 commits no ref contains",
+            "detached HEAD in {0} holds 1 commits no ref contains; keep them with `git -C {0} branch recode-keep-4 HEAD`",
             wt.display()
         )
     );
