@@ -8,6 +8,9 @@ use std::process::{Command, Output, Stdio};
 /// The pinned clock of every test (RECODE_NOW), and its epoch seconds.
 pub const NOW: &str = "2026-11-20T12:00:00Z";
 pub const NOW_EPOCH: i64 = 1_795_176_000;
+/// A clock after every real mtime a test can make, for tests that act (recover).
+pub const LATER: &str = "2030-01-01T00:00:00Z";
+pub const LATER_EPOCH: i64 = 1_893_456_000;
 
 pub struct TestEnv {
     pub tmp: tempfile::TempDir,
@@ -98,6 +101,12 @@ impl TestEnv {
 
     /// Build the shared scenario (`fixtures/demo.sh`) under `<root>/demo`; return the main worktree.
     pub fn demo(&self) -> PathBuf {
+        self.demo_at(NOW_EPOCH)
+    }
+
+    /// The demo scenario with its clock at `now_epoch` (a future one lets a test's real-time
+    /// writes count as old, so a run at that clock sees git-recode's own actions as past).
+    pub fn demo_at(&self, now_epoch: i64) -> PathBuf {
         let dir = self.root().join("demo");
         let mut cmd = Command::new("bash");
         self.apply_env(&mut cmd);
@@ -107,7 +116,7 @@ impl TestEnv {
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo.sh"))
             .arg(&dir)
             .env("RECODE_BIN", assert_cmd::cargo::cargo_bin("git-recode"))
-            .env("RECODE_FIXTURE_NOW", NOW_EPOCH.to_string())
+            .env("RECODE_FIXTURE_NOW", now_epoch.to_string())
             .output()
             .unwrap();
         assert!(
@@ -134,5 +143,107 @@ impl TestEnv {
         let f = self.root().join(format!("anchor-{key}"));
         std::fs::write(&f, format!("recode-task {key}\n")).unwrap();
         self.git(dir, &["hash-object", f.to_str().unwrap()])
+    }
+}
+
+/// What must never be lost: every commit reachable from a ref, and the content of every
+/// changed or untracked file in every worktree (as a blob id).
+#[derive(Debug, Clone)]
+pub struct Work {
+    pub commits: std::collections::BTreeSet<String>,
+    /// (worktree, path, blob id of the content)
+    pub files: Vec<(PathBuf, String, String)>,
+}
+
+impl TestEnv {
+    /// Paths of every worktree whose directory exists.
+    pub fn worktrees(&self, repo: &Path) -> Vec<PathBuf> {
+        self.git(repo, &["worktree", "list", "--porcelain"])
+            .lines()
+            .filter_map(|l| l.strip_prefix("worktree "))
+            .map(PathBuf::from)
+            .filter(|p| p.is_dir())
+            .collect()
+    }
+
+    /// Blob id of a file's content as git would store it (symlinks by their target).
+    fn blob_of(&self, repo: &Path, file: &Path) -> String {
+        let meta = std::fs::symlink_metadata(file).unwrap();
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(file).unwrap();
+            let tmp = self.root().join("symlink-target");
+            std::fs::write(&tmp, target.as_os_str().as_encoded_bytes()).unwrap();
+            self.git(
+                repo,
+                &["hash-object", "--no-filters", tmp.to_str().unwrap()],
+            )
+        } else {
+            self.git(
+                repo,
+                &["hash-object", "--no-filters", file.to_str().unwrap()],
+            )
+        }
+    }
+
+    /// Everything that must survive.
+    pub fn work(&self, repo: &Path) -> Work {
+        let commits = self
+            .git(repo, &["rev-list", "--all"])
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let mut files = Vec::new();
+        for wt in self.worktrees(repo) {
+            let out = self.git(
+                &wt,
+                &[
+                    "--no-optional-locks",
+                    "status",
+                    "--porcelain=v1",
+                    "-z",
+                    "--untracked-files=all",
+                    "--no-renames",
+                ],
+            );
+            for entry in out.split('\0').filter(|e| e.len() > 3) {
+                let path = &entry[3..];
+                let full = wt.join(path);
+                if std::fs::symlink_metadata(&full).is_ok() && !full.is_dir() {
+                    files.push((wt.clone(), path.to_string(), self.blob_of(repo, &full)));
+                }
+            }
+        }
+        Work { commits, files }
+    }
+
+    /// Assert nothing in `before` was lost: its commits are still reachable from a ref, and
+    /// each file's content is in its worktree or in a reachable commit.
+    pub fn assert_nothing_lost(&self, repo: &Path, before: &Work) {
+        let after: std::collections::BTreeSet<String> = self
+            .git(repo, &["rev-list", "--all"])
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let lost: Vec<_> = before.commits.difference(&after).collect();
+        assert!(
+            lost.is_empty(),
+            "commits no longer reachable from any ref: {lost:?}"
+        );
+        let objects: std::collections::BTreeSet<String> = self
+            .git(repo, &["rev-list", "--all", "--objects"])
+            .lines()
+            .map(|l| l.split(' ').next().unwrap_or("").to_string())
+            .collect();
+        for (wt, path, blob) in &before.files {
+            let full = wt.join(path);
+            let in_tree = std::fs::symlink_metadata(&full).is_ok()
+                && !full.is_dir()
+                && &self.blob_of(repo, &full) == blob;
+            assert!(
+                in_tree || objects.contains(blob),
+                "content of {path} in {} ({blob}) is neither in the worktree nor in a reachable commit",
+                wt.display()
+            );
+        }
     }
 }
