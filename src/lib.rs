@@ -11,6 +11,7 @@
 //! - [`cli`]: one file per command.
 #![deny(missing_docs)]
 
+pub mod agent;
 pub mod classify;
 pub mod cli;
 pub mod clock;

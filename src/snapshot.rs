@@ -210,18 +210,21 @@ pub fn gather(
                 status_jobs.push((snapshots.len(), w.path.clone()));
             }
         }
-        let pid_alive =
-            classify::replay(&events)
-                .last_attempt
-                .and_then(|i| match &events[i].body {
-                    Body::Spawn {
-                        host,
-                        pid: Some(pid),
-                        pid_start,
-                        ..
-                    } => process::is_alive(host, *pid, pid_start.as_deref(), &this_host),
-                    _ => None,
-                });
+        let replayed = classify::replay(&events);
+        let transcript_mtime = replayed
+            .session_id
+            .as_deref()
+            .and_then(crate::agent::transcript)
+            .and_then(worktree::mtime);
+        let pid_alive = replayed.last_attempt.and_then(|i| match &events[i].body {
+            Body::Spawn {
+                host,
+                pid: Some(pid),
+                pid_start,
+                ..
+            } => process::is_alive(host, *pid, pid_start.as_deref(), &this_host),
+            _ => None,
+        });
         snapshots.push(Snapshot {
             task: task.clone(),
             branch: branch.clone(),
@@ -236,7 +239,7 @@ pub fn gather(
             newest_commit: repo::newest_worker_commit(repo, &ahead_commits),
             events,
             pid_alive,
-            transcript_mtime: None,
+            transcript_mtime,
             forge: match &opts.forge {
                 crate::forge::View::Known(map) => Forge::Known(map.get(branch).cloned()),
                 _ => Forge::Unknown,
