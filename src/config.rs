@@ -82,6 +82,8 @@ pub struct Config {
     pub notes_ref: String,
     /// `recode.agent`.
     pub agent: String,
+    /// `recode.agent` was set explicitly (else the agent recorded at spawn is used).
+    pub agent_configured: bool,
     /// `recode.pushWip`.
     pub push_wip: bool,
     /// `recode.secrets` (all values; the defaults when unset).
@@ -153,6 +155,7 @@ impl Config {
             gate: get(GATE),
             notes_ref,
             agent: get(AGENT).unwrap_or_else(|| DEFAULT_AGENT.into()),
+            agent_configured: get(AGENT).is_some(),
             push_wip,
             secrets,
         })

@@ -99,6 +99,9 @@ impl Error {
             Error::Clock(ClockError::BadTimestamp { .. }) => {
                 "set RECODE_NOW to an RFC 3339 time such as 2026-11-29T12:00:00Z, or unset it".into()
             }
+            Error::Refused(_) => {
+                "a human must look: fix the cause, then `git recode record clear <branch>`".into()
+            }
             Error::Ledger(LedgerError::Contended { .. }) => {
                 "many writers are appending at once; run the command again".into()
             }

@@ -27,6 +27,7 @@ pub mod process;
 pub mod recover;
 pub mod render;
 pub mod repo;
+pub mod resume;
 pub mod snapshot;
 pub mod wire;
 pub mod worktree;

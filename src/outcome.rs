@@ -73,7 +73,7 @@ fn patterns() -> &'static Patterns {
                 r"(?im)^\s*remote: permission to \S+ denied",
                 r"(?i)the requested url returned error: 40[13]\b",
                 r"(?im)^\s*fatal: (could not read from remote repository|authentication failed)",
-                r"(?im)^\s*credit balance (is )?too low",
+                r"(?im)^\s*(your )?credit balance (is )?too low",
                 r"(?im)^\s*not logged in",
                 r"(?i)run `?codex login",
                 r"(?im)^\s*(error: )?(billing|payment required|your account .{0,40}(suspended|disabled))",
@@ -106,7 +106,7 @@ fn patterns() -> &'static Patterns {
             api_error: re(r"(?im)^\s*API Error:"),
             epoch: re(r"(?i)limit reached\|(\d{9,11})"),
             clock: re(
-                r"(?i)(?:resets|reset at|try again at|again at)\s+(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+\-]+)*)\))?",
+                r"(?i)(?:resets|reset at|try again at|again at)\s+(?:(mon|tue|wed|thu|fri|sat|sun)[a-z]*\s+)?(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+\-]+)*)\))?",
             ),
         }
     })
@@ -164,9 +164,9 @@ pub fn reset_time(message: &str, now: Timestamp) -> Option<Timestamp> {
             .and_then(|s| Timestamp::from_second(s).ok());
     }
     let c = p.clock.captures(message)?;
-    let mut hour: i8 = c[1].parse().ok()?;
-    let minute: i8 = c.get(2).map_or(Some(0), |m| m.as_str().parse().ok())?;
-    if let Some(ampm) = c.get(3) {
+    let mut hour: i8 = c[2].parse().ok()?;
+    let minute: i8 = c.get(3).map_or(Some(0), |m| m.as_str().parse().ok())?;
+    if let Some(ampm) = c.get(4) {
         let pm = ampm.as_str().to_ascii_lowercase().starts_with('p');
         if hour == 12 {
             hour = 0;
@@ -178,10 +178,21 @@ pub fn reset_time(message: &str, now: Timestamp) -> Option<Timestamp> {
     if hour > 23 || minute > 59 {
         return None;
     }
-    let tz = match c.get(4) {
+    let tz = match c.get(5) {
         Some(name) => jiff::tz::TimeZone::get(name.as_str()).ok()?,
         None => jiff::tz::TimeZone::system(),
     };
+    let weekday = c
+        .get(1)
+        .map(|d| match d.as_str().to_ascii_lowercase().as_str() {
+            "mon" => jiff::civil::Weekday::Monday,
+            "tue" => jiff::civil::Weekday::Tuesday,
+            "wed" => jiff::civil::Weekday::Wednesday,
+            "thu" => jiff::civil::Weekday::Thursday,
+            "fri" => jiff::civil::Weekday::Friday,
+            "sat" => jiff::civil::Weekday::Saturday,
+            _ => jiff::civil::Weekday::Sunday,
+        });
     let local = now.to_zoned(tz);
     let mut candidate = local
         .with()
@@ -191,7 +202,11 @@ pub fn reset_time(message: &str, now: Timestamp) -> Option<Timestamp> {
         .subsec_nanosecond(0)
         .build()
         .ok()?;
-    if candidate.timestamp() <= now {
+    // The next such time (on the named weekday, when one is named) after now.
+    for _ in 0..8 {
+        if candidate.timestamp() > now && weekday.is_none_or(|d| candidate.weekday() == d) {
+            break;
+        }
         candidate = candidate.tomorrow().ok()?;
     }
     Some(candidate.timestamp())
@@ -232,6 +247,17 @@ mod tests {
     }
 
     #[test]
+    fn weekday_resets() {
+        // 2026-11-29 is a Sunday: "Mon 9am (UTC)" is the next day.
+        let v = classify(
+            1,
+            "You've hit your weekly limit · resets Mon 9am (UTC)",
+            now(),
+        );
+        assert_eq!(v.retry_after.unwrap().to_string(), "2026-11-30T09:00:00Z");
+    }
+
+    #[test]
     fn success_mentioning_rate_limits_stays_success() {
         for m in [
             "Implemented the rate limiter: clients now get HTTP 429 when over quota. Tests pass.",
@@ -259,9 +285,26 @@ mod tests {
             let v = classify(rc, &message, now());
             assert_eq!(v.outcome.as_str(), cols[1], "rc {rc}: {message}");
             assert_eq!(v.fresh, cols[2] == "true", "fresh for: {message}");
+            // A transient outcome whose text names a reset time carries it.
+            let names_reset = ["resets ", "limit reached|", "try again at ", "reset at "]
+                .iter()
+                .any(|k| message.to_lowercase().contains(k));
+            if v.outcome == Outcome::Transient {
+                assert_eq!(
+                    v.retry_after.is_some(),
+                    names_reset,
+                    "retry_after for: {message}"
+                );
+                if let Some(t) = v.retry_after {
+                    assert!(
+                        t > now() || message.contains('|'),
+                        "reset after now for: {message}"
+                    );
+                }
+            }
             rows += 1;
         }
-        assert!(rows >= 24, "the corpus has {rows} rows");
+        assert!(rows >= 40, "the corpus has {rows} rows");
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod hook;
 pub mod log;
 pub mod record;
 pub mod recover;
+pub mod resume;
 pub mod status;
 pub mod verify;
 
@@ -49,6 +50,8 @@ pub enum Command {
     Record(record::RecordCommand),
     /// Carry out the mechanical actions: delete, publish, wip-commit, escalate
     Recover(recover::RecoverArgs),
+    /// Write the resume prompt and the command that continues the agent's session
+    Resume(resume::ResumeArgs),
     /// Ask the forge whether the last claimed outcome holds
     Verify(verify::VerifyArgs),
     /// Show the ledger of one task, or of all tasks, in ledger order
@@ -141,6 +144,7 @@ pub fn main() -> i32 {
         Command::Log(a) => log::run(a),
         Command::Recover(a) => recover::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Resume(a) => resume::run(a),
         Command::Hook(c) => hook::run(c),
         Command::Demo(a) => demo::run(a),
     };
