@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use crate::cli::Ctx;
 use crate::error::{EXIT_OK, Error};
 use crate::ledger::{self, Body, Event, GateBy};
-use crate::outcome::{self, Outcome};
-use crate::{clock, process, snapshot, worktree};
+use crate::outcome::Outcome;
+use crate::{agent, clock, process, snapshot, worktree};
 
 /// Largest final message kept in an `exit` event, in bytes (its last 4 KiB).
 pub const MESSAGE_KEEP_BYTES: usize = 4096;
@@ -48,6 +48,9 @@ pub enum RecordCommand {
         /// A file holding the agent's final message (- for standard input)
         #[arg(long, value_name = "F")]
         message_file: Option<PathBuf>,
+        /// The agent's JSON output: Claude Code --output-format json or stream-json, Codex exec --json
+        #[arg(long, value_name = "F")]
+        result_json: Option<PathBuf>,
         /// The issue or ref the task is blocked on (outcome `blocked`)
         #[arg(long, value_name = "REF")]
         blocker: Option<String>,
@@ -101,6 +104,14 @@ fn locate(ctx: &Ctx, branch: &str) -> Result<(Option<PathBuf>, Option<String>), 
 }
 
 fn read_message(path: &Path) -> Result<String, Error> {
+    Ok(tail_utf8(
+        &read_file(path, "read the message file")?,
+        MESSAGE_KEEP_BYTES,
+    ))
+}
+
+/// Read a file (`-` is standard input), lossily as UTF-8.
+fn read_file(path: &Path, what: &'static str) -> Result<String, Error> {
     let mut bytes = Vec::new();
     let res = if path == Path::new("-") {
         std::io::stdin().read_to_end(&mut bytes).map(|_| ())
@@ -108,14 +119,11 @@ fn read_message(path: &Path) -> Result<String, Error> {
         std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes).map(|_| ()))
     };
     res.map_err(|source| Error::Io {
-        what: "read the message file",
+        what,
         path: path.display().to_string(),
         source,
     })?;
-    Ok(tail_utf8(
-        &String::from_utf8_lossy(&bytes),
-        MESSAGE_KEEP_BYTES,
-    ))
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The last `max` bytes of `s`, cut at a character boundary.
@@ -188,13 +196,40 @@ pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
             branch,
             rc,
             message_file,
+            result_json,
             blocker,
         } => {
-            let message = match &message_file {
-                Some(p) => Some(read_message(p)?),
+            let result = match &result_json {
+                Some(p) => Some(agent::parse_result(&read_file(p, "read the result file")?)),
                 None => None,
             };
-            let verdict = outcome::classify(rc, message.as_deref().unwrap_or(""), ctx.now);
+            let message = match &message_file {
+                Some(p) => Some(read_message(p)?),
+                None => result
+                    .as_ref()
+                    .and_then(|r| r.message.as_deref())
+                    .map(|m| tail_utf8(m, MESSAGE_KEEP_BYTES)),
+            };
+            // The session: from the result, else the newest attempt's.
+            let task = ctx.cfg.key_of(&branch);
+            let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
+            let (ledger, _) = ledger::read_task(&ctx.repo, &refs, &task)?;
+            let events: Vec<Event> = ledger.events().cloned().collect();
+            let session = result
+                .as_ref()
+                .and_then(|r| r.session_id.clone())
+                .or_else(|| crate::classify::replay(&events).session_id);
+            let transcript_error = session
+                .as_deref()
+                .and_then(agent::transcript)
+                .and_then(agent::transcript_error);
+            let verdict = agent::decide(
+                rc,
+                message.as_deref().unwrap_or(""),
+                result.as_ref(),
+                transcript_error.as_deref(),
+                ctx.now,
+            );
             let outcome = match (&blocker, verdict.outcome) {
                 (Some(_), Outcome::Success | Outcome::Failed) => Outcome::Blocked,
                 (_, o) => o,
@@ -211,7 +246,7 @@ pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
                     retry_after: verdict.retry_after.map(clock::format_secs),
                     fresh: verdict.fresh.then_some(true),
                     blocker,
-                    session_id: None,
+                    session_id: result.and_then(|r| r.session_id),
                 },
             )?;
             println!("{}", outcome.as_str());
