@@ -53,22 +53,22 @@ pub fn parse_result(text: &str) -> AgentResult {
                 if let Some(m) = v["result"].as_str() {
                     r.message = Some(m.to_string());
                 }
-                if r.message.is_none() && r.is_error {
-                    if let Some(e) = v["errors"]
+                if r.message.is_none()
+                    && r.is_error
+                    && let Some(e) = v["errors"]
                         .as_array()
                         .and_then(|a| a.first())
                         .and_then(|e| e.as_str())
-                    {
-                        r.message = Some(e.to_string());
-                    }
+                {
+                    r.message = Some(e.to_string());
                 }
             }
             "rate_limit_event" => {
                 let info = &v["rate_limit_info"];
-                if info["status"].as_str() != Some("allowed") {
-                    if let Some(at) = info["resetsAt"].as_i64() {
-                        r.resets_at = Timestamp::from_second(at).ok();
-                    }
+                if info["status"].as_str() != Some("allowed")
+                    && let Some(at) = info["resetsAt"].as_i64()
+                {
+                    r.resets_at = Timestamp::from_second(at).ok();
                 }
             }
             "thread.started" => {
@@ -83,10 +83,10 @@ pub fn parse_result(text: &str) -> AgentResult {
                 }
             }
             "item.completed" if !r.is_error => {
-                if v["item"]["type"].as_str() == Some("agent_message") {
-                    if let Some(t) = v["item"]["text"].as_str() {
-                        r.message = Some(t.to_string());
-                    }
+                if v["item"]["type"].as_str() == Some("agent_message")
+                    && let Some(t) = v["item"]["text"].as_str()
+                {
+                    r.message = Some(t.to_string());
                 }
             }
             _ => {}
@@ -108,28 +108,28 @@ pub fn decide(
     let failed_by_json = result.is_some_and(|r| r.is_error || r.api_error_status.is_some());
     let rc_for_text = if failed_by_json && rc == 0 { 1 } else { rc };
     let mut v = outcome::classify(rc_for_text, message, now);
-    if let Some(status) = result.and_then(|r| r.api_error_status) {
-        if v.outcome == Outcome::Failed && !v.fresh {
-            v.outcome = match status {
-                401 | 402 | 403 => Outcome::NeedsHuman,
-                408 | 429 | 500..=599 => Outcome::Transient,
-                _ => Outcome::Failed,
-            };
-        }
+    if let Some(status) = result.and_then(|r| r.api_error_status)
+        && v.outcome == Outcome::Failed
+        && !v.fresh
+    {
+        v.outcome = match status {
+            401..=403 => Outcome::NeedsHuman,
+            408 | 429 | 500..=599 => Outcome::Transient,
+            _ => Outcome::Failed,
+        };
     }
     // The transcript's last API error sharpens a plain failure.
-    if let Some(err) = transcript_error {
-        if matches!(v.outcome, Outcome::Failed | Outcome::Success)
-            && !v.fresh
-            && (rc != 0 || failed_by_json || v.outcome == Outcome::Failed)
-        {
-            match err {
-                "rate_limit" | "server_error" | "overloaded" => v.outcome = Outcome::Transient,
-                "authentication_failed" | "billing_error" | "permission_error" => {
-                    v.outcome = Outcome::NeedsHuman
-                }
-                _ => {}
+    if let Some(err) = transcript_error
+        && matches!(v.outcome, Outcome::Failed | Outcome::Success)
+        && !v.fresh
+        && (rc != 0 || failed_by_json || v.outcome == Outcome::Failed)
+    {
+        match err {
+            "rate_limit" | "server_error" | "overloaded" => v.outcome = Outcome::Transient,
+            "authentication_failed" | "billing_error" | "permission_error" => {
+                v.outcome = Outcome::NeedsHuman
             }
+            _ => {}
         }
     }
     if v.outcome == Outcome::Transient {
@@ -165,10 +165,10 @@ fn transcripts() -> &'static HashMap<String, PathBuf> {
                 .flatten()
             {
                 let p = f.path();
-                if p.extension().is_some_and(|e| e == "jsonl") {
-                    if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
-                        map.insert(stem.to_string(), p);
-                    }
+                if p.extension().is_some_and(|e| e == "jsonl")
+                    && let Some(stem) = p.file_stem().and_then(|s| s.to_str())
+                {
+                    map.insert(stem.to_string(), p);
                 }
             }
         }

@@ -545,6 +545,14 @@ pub fn classify(s: &Snapshot) -> Worker {
             ev.push(reason.clone());
         }
     }
+    if action == Action::Publish && s.forge_failed {
+        // A pull request a human closed must never be reopened: publishing waits for a
+        // run in which the forge answers.
+        action = Action::Wait;
+        reason =
+            "the forge failed in this run: publishing waits for a run in which it answers".into();
+        ev.push(reason.clone());
+    }
     if action != Action::Escalate && action != Action::Wait {
         if let (Some(Outcome::Transient), Some(t)) = (r.last_outcome, r.retry_after)
             && t > s.now

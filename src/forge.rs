@@ -110,6 +110,20 @@ pub fn token() -> Option<String> {
         .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
 }
 
+/// A URL with any `user:password@` removed, for messages (tokens ride in remote URLs).
+pub fn redact_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+            match authority.rsplit_once('@') {
+                Some((_, host)) => format!("{scheme}://***@{host}/{path}"),
+                None => url.to_string(),
+            }
+        }
+        None => url.to_string(),
+    }
+}
+
 /// Owner and repository name from a remote URL on `host`: `https://HOST/o/r(.git)`,
 /// `ssh://git@HOST(:port)/o/r(.git)`, `git@HOST:o/r(.git)`.
 pub fn parse_remote(url: &str, host: &str) -> Option<(String, String)> {
@@ -178,7 +192,7 @@ impl GitHub {
         let host = host();
         let (owner, repo) =
             parse_remote(remote_url, &host).ok_or_else(|| ForgeError::NotGitHub {
-                url: remote_url.to_string(),
+                url: redact_url(remote_url),
                 host: host.clone(),
             })?;
         let api = std::env::var(API_ENV)
@@ -480,6 +494,19 @@ mod tests {
     }
 
     #[test]
+    fn urls_lose_their_credentials_in_messages() {
+        assert_eq!(
+            redact_url("https://oauth2:tok@gitlab.example/acme/w.git"),
+            "https://***@gitlab.example/acme/w.git"
+        );
+        assert_eq!(
+            redact_url("git@github.com:acme/w.git"),
+            "git@github.com:acme/w.git"
+        );
+        assert_eq!(redact_url("/srv/w.git"), "/srv/w.git");
+    }
+
+    #[test]
     fn link_header() {
         let h = r#"<https://api.github.com/repositories/3003/pulls?state=all&per_page=100&page=2>; rel="next", <https://api.github.com/repositories/3003/pulls?state=all&per_page=100&page=4>; rel="last""#;
         assert_eq!(
@@ -549,9 +576,7 @@ pub fn view(repo: &gix::Repository, remote: &str, offline: bool) -> (View, Optio
                 )),
             ),
         },
-        Err(e) => (
-            View::Failed,
-            Some(format!("the forge cannot be asked: {e}")),
-        ),
+        // Not GitHub: there is no forge to ask (nothing failed), so nothing waits on it.
+        Err(e) => (View::Unknown, Some(format!("no forge: {e}"))),
     }
 }

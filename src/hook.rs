@@ -79,3 +79,60 @@ mod tests {
         assert_eq!(phase_of("x\n\nsee Recode-Phase: scoped\nfor details"), None);
     }
 }
+
+/// First line of the block git-recode writes into a hook.
+pub const BEGIN: &str = "# BEGIN git-recode";
+/// Last line of that block.
+pub const END: &str = "# END git-recode";
+/// Where a chained user hook is kept while git-recode's hook runs it first.
+pub const CHAINED_SUFFIX: &str = ".pre-recode";
+
+/// The post-commit hook git-recode installs. With `chained`, the previous hook (kept as
+/// `post-commit.pre-recode`) runs first with the same arguments and its status is kept.
+pub fn script(chained: bool) -> String {
+    if chained {
+        format!(
+            "#!/bin/sh\n{BEGIN}\n# runs the hook that was here first, then logs milestones; never fails a commit on its own\n\"$(dirname \"$0\")/post-commit{CHAINED_SUFFIX}\" \"$@\"\nrc=$?\ngit-recode hook post-commit || true\nexit $rc\n{END}\n"
+        )
+    } else {
+        format!(
+            "#!/bin/sh\n{BEGIN}\n# logs commits with a Recode-Phase: trailer as milestones; never fails a commit\ngit-recode hook post-commit || true\n{END}\n"
+        )
+    }
+}
+
+/// What is in the hooks directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Installed {
+    /// No post-commit hook.
+    Nothing,
+    /// git-recode's hook, alone.
+    Ours,
+    /// git-recode's hook, running a previous one first.
+    Chained,
+    /// A hook git-recode did not write.
+    Foreign,
+}
+
+/// Inspect `dir/post-commit`.
+pub fn installed(dir: &std::path::Path) -> Installed {
+    match std::fs::read_to_string(dir.join("post-commit")) {
+        Err(_) => Installed::Nothing,
+        Ok(text) if text == script(true) => Installed::Chained,
+        Ok(text) if text == script(false) => Installed::Ours,
+        Ok(text) if text.contains(BEGIN) && text.contains(CHAINED_SUFFIX) => Installed::Chained,
+        Ok(text) if text.contains(BEGIN) => Installed::Ours,
+        Ok(_) => Installed::Foreign,
+    }
+}
+
+/// A hooks directory a hook manager regenerates (husky's `.husky/_`): installing there
+/// would be undone, so the manager's own hook must call git-recode instead.
+pub fn managed_by(dir: &std::path::Path) -> Option<&'static str> {
+    let s = dir.to_string_lossy();
+    if s.ends_with(".husky/_") || s.ends_with(".husky/_/") || s.contains("/.husky/") {
+        Some("husky")
+    } else {
+        None
+    }
+}

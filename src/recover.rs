@@ -158,7 +158,7 @@ pub fn run(
     cfg: &Config,
     now: jiff::Timestamp,
     req: &Request,
-) -> Result<Vec<Step>, Error> {
+) -> Result<Report, Error> {
     let _lock = if req.dry_run {
         None
     } else {
@@ -168,9 +168,10 @@ pub fn run(
         )
     };
     let (forge_view, warning) = forge::view(repo, &cfg.remote, false);
-    if let Some(w) = warning {
+    if let Some(w) = &warning {
         eprintln!("warning: {w}");
     }
+    let forge_failed = matches!(forge_view, forge::View::Failed);
     let github = forge::for_repo(repo, &cfg.remote).ok().flatten();
     let r = Run {
         repo,
@@ -215,7 +216,27 @@ pub fn run(
         };
         steps.push(s);
     }
-    Ok(steps)
+    Ok(Report {
+        steps,
+        // SPEC: a forge error is an error, after what could be done safely was done.
+        forge_error: warning.filter(|_| forge_failed && !req.dry_run),
+    })
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct Report {
+    /// One step per worker considered.
+    pub steps: Vec<Step>,
+    /// The forge was asked and failed (the exit code is then 1).
+    pub forge_error: Option<String>,
+}
+
+impl Report {
+    /// Whether the run ends in an error (a rejected push, a forge error).
+    pub fn is_error(&self) -> bool {
+        self.forge_error.is_some() || self.steps.iter().any(|s| s.error)
+    }
 }
 
 fn act(r: &Run, w: &Worker) -> Result<Step, Error> {
@@ -651,8 +672,13 @@ fn publish(r: &Run, w: &Worker) -> Result<Step, Error> {
             w,
             Outcome::Held,
             format!(
-                "pushed {}; no GH_TOKEN/GITHUB_TOKEN: open the pull request by hand",
-                w.branch
+                "pushed {}; {}: open the pull request by hand",
+                w.branch,
+                if forge::token().is_none() {
+                    "no GH_TOKEN/GITHUB_TOKEN".to_string()
+                } else {
+                    format!("the remote '{}' is not on GitHub", r.cfg.remote)
+                }
             ),
         ));
     };

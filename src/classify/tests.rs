@@ -1560,7 +1560,7 @@ fn a_delete_waits_when_the_forge_failed() {
         .run();
     lsa(&w, Liveness::Exited, State::Empty, Action::Wait);
     assert!(w.reason.contains("forge"), "{}", w.reason);
-    // Other actions are not held back.
+    // Publishing waits too: a pull request a human closed must never be reopened.
     let w = snap()
         .wt()
         .ahead(1)
@@ -1568,7 +1568,15 @@ fn a_delete_waits_when_the_forge_failed() {
         .gate(7000, HEAD, true, GateBy::Record)
         .with(|s| s.forge_failed = true)
         .run();
-    lsa(&w, Liveness::Exited, State::Publishable, Action::Publish);
+    lsa(&w, Liveness::Exited, State::Publishable, Action::Wait);
+    // Other actions are not held back.
+    let w = snap()
+        .wt()
+        .ahead(1)
+        .failed_attempt(7200)
+        .with(|s| s.forge_failed = true)
+        .run();
+    lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
 }
 
 // ======================================================================================

@@ -1,28 +1,151 @@
-//! `git recode hook post-commit`: ledger a milestone for a `Recode-Phase:` commit.
+//! `git recode hook install|uninstall|status|post-commit`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 
 use crate::cli::Ctx;
-use crate::error::{EXIT_OK, Error};
+use crate::error::{EXIT_OK, EXIT_REFUSED, Error};
+use crate::hook::{self, Installed};
 use crate::ledger::{self, Body, Event};
-use crate::{hook, snapshot};
+use crate::{gitbin, snapshot};
 
 /// The post-commit milestone hook
 #[derive(clap::Subcommand, Debug)]
 pub enum HookCommand {
+    /// Install the post-commit hook into the hooks directory git uses (core.hooksPath honoured)
+    ///
+    /// Refuses (exit 3) where a post-commit hook git-recode did not write exists, unless
+    /// --chain, which keeps that hook and runs it first with the same arguments.
+    Install {
+        /// Keep an existing hook and run it first
+        #[arg(long)]
+        chain: bool,
+    },
+    /// Remove the hook, restoring exactly what was there before
+    Uninstall,
+    /// Say whether the hook is installed, and where
+    Status,
     /// Ledger a milestone when HEAD's message has a Recode-Phase: trailer (run by the hook)
     ///
     /// Never fails a commit: problems are printed on stderr and the exit code is 0.
     PostCommit,
 }
 
+/// The hooks directory git uses (`git rev-parse --git-path hooks` is the reference).
+fn hooks_dir() -> Result<PathBuf, Error> {
+    let out = gitbin::read(
+        Path::new("."),
+        &["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
+    )?;
+    Ok(PathBuf::from(String::from_utf8_lossy(&out).trim()))
+}
+
+fn io(what: &'static str, p: &Path) -> impl FnOnce(std::io::Error) -> Error {
+    let path = p.display().to_string();
+    move |source| Error::Io { what, path, source }
+}
+
+fn write_hook(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(io("write the hook", path))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .map_err(io("make executable", path))
+}
+
 /// Run `hook …`.
 ///
-/// Errors: none escape `post-commit` (it reports on stderr and exits 0).
+/// Errors: [`Error::Refused`]-like refusals print a hint and return exit 3; I/O errors.
 pub fn run(cmd: HookCommand) -> Result<i32, Error> {
     match cmd {
         HookCommand::PostCommit => {
             if let Err(e) = post_commit() {
                 eprint!("git-recode post-commit: {}", e.render());
             }
+            Ok(EXIT_OK)
+        }
+        HookCommand::Install { chain } => {
+            let _ = Ctx::open()?;
+            let dir = hooks_dir()?;
+            if let Some(manager) = hook::managed_by(&dir) {
+                eprintln!(
+                    "error: the hooks directory {} belongs to {manager}, which regenerates it",
+                    dir.display()
+                );
+                eprintln!(
+                    "hint: add this line to {manager}'s own post-commit hook (e.g. .husky/post-commit):"
+                );
+                println!("git-recode hook post-commit || true");
+                return Ok(EXIT_REFUSED);
+            }
+            let hook_path = dir.join("post-commit");
+            match hook::installed(&dir) {
+                Installed::Ours | Installed::Chained => {
+                    println!("already installed in {}", hook_path.display());
+                }
+                Installed::Nothing => {
+                    std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
+                    write_hook(&hook_path, &hook::script(false))?;
+                    println!("installed {}", hook_path.display());
+                }
+                Installed::Foreign if chain => {
+                    let kept = dir.join(format!("post-commit{}", hook::CHAINED_SUFFIX));
+                    if kept.exists() {
+                        return Err(Error::Refused(format!(
+                            "{} already exists: not overwriting it",
+                            kept.display()
+                        )));
+                    }
+                    std::fs::rename(&hook_path, &kept)
+                        .map_err(io("keep the existing hook as", &kept))?;
+                    write_hook(&hook_path, &hook::script(true))?;
+                    println!(
+                        "installed {} (runs the previous hook, kept as {}, first)",
+                        hook_path.display(),
+                        kept.display()
+                    );
+                }
+                Installed::Foreign => {
+                    eprintln!(
+                        "error: {} exists and git-recode did not write it",
+                        hook_path.display()
+                    );
+                    eprintln!("hint: `git recode hook install --chain` keeps it and runs it first");
+                    return Ok(EXIT_REFUSED);
+                }
+            }
+            Ok(EXIT_OK)
+        }
+        HookCommand::Uninstall => {
+            let _ = Ctx::open()?;
+            let dir = hooks_dir()?;
+            let hook_path = dir.join("post-commit");
+            match hook::installed(&dir) {
+                Installed::Ours => {
+                    std::fs::remove_file(&hook_path).map_err(io("remove", &hook_path))?;
+                    println!("removed {}", hook_path.display());
+                }
+                Installed::Chained => {
+                    let kept = dir.join(format!("post-commit{}", hook::CHAINED_SUFFIX));
+                    std::fs::rename(&kept, &hook_path).map_err(io("restore", &kept))?;
+                    println!("restored the previous hook {}", hook_path.display());
+                }
+                Installed::Nothing | Installed::Foreign => {
+                    println!("not installed in {}", dir.display())
+                }
+            }
+            Ok(EXIT_OK)
+        }
+        HookCommand::Status => {
+            let _ = Ctx::open()?;
+            let dir = hooks_dir()?;
+            let what = match hook::installed(&dir) {
+                Installed::Ours => "installed",
+                Installed::Chained => "installed (chained after the previous hook)",
+                Installed::Nothing => "not installed",
+                Installed::Foreign => {
+                    "not installed (a post-commit hook git-recode did not write is there)"
+                }
+            };
+            println!("{what}: {}", dir.join("post-commit").display());
             Ok(EXIT_OK)
         }
     }

@@ -35,7 +35,7 @@ pub struct RecoverArgs {
 /// Errors: as [`recover::run`].
 pub fn run(args: RecoverArgs) -> Result<i32, Error> {
     let ctx = Ctx::open()?;
-    let steps = recover::run(
+    let report = recover::run(
         &ctx.repo,
         &ctx.cfg,
         ctx.now,
@@ -45,6 +45,7 @@ pub fn run(args: RecoverArgs) -> Result<i32, Error> {
             dry_run: args.dry_run,
         },
     )?;
+    let steps = &report.steps;
     let mut out = std::io::stdout().lock();
     if args.json {
         let doc = wire::RecoverDoc {
@@ -56,7 +57,7 @@ pub fn run(args: RecoverArgs) -> Result<i32, Error> {
     } else if steps.is_empty() {
         writeln!(out, "no workers").map_err(out_err)?;
     } else {
-        for s in &steps {
+        for s in steps {
             let result = serde_json::to_value(s.result)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))

@@ -99,13 +99,13 @@ pub fn run(args: ResumeArgs) -> Result<i32, Error> {
         }
         return Err(Error::Refused(why));
     }
-    if let (Some(t), Some(classify::Liveness::Exited)) = (w.retry_after, Some(w.liveness)) {
-        if t > ctx.now {
-            eprintln!(
-                "warning: the limit resets at {}: resuming now will likely hit it again",
-                crate::clock::format_secs(t)
-            );
-        }
+    if let (Some(t), Some(classify::Liveness::Exited)) = (w.retry_after, Some(w.liveness))
+        && t > ctx.now
+    {
+        eprintln!(
+            "warning: the limit resets at {}: resuming now will likely hit it again",
+            crate::clock::format_secs(t)
+        );
     }
     let facts = resume::facts(&ctx.repo, &ctx.cfg, &snap, &w)?;
     let prompt = resume::prompt(&facts);
