@@ -29,5 +29,6 @@ pub mod render;
 pub mod repo;
 pub mod resume;
 pub mod snapshot;
+pub mod sync;
 pub mod wire;
 pub mod worktree;

@@ -16,6 +16,7 @@ pub mod record;
 pub mod recover;
 pub mod resume;
 pub mod status;
+pub mod sync;
 pub mod verify;
 
 /// Recover the work of coding-agent workers that die, stall or claim success they did not reach
@@ -56,6 +57,8 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Show the ledger of one task, or of all tasks, in ledger order
     Log(log::LogArgs),
+    /// Fetch, union-merge and push the ledger with a remote
+    Sync(sync::SyncArgs),
     /// The post-commit milestone hook
     #[command(subcommand)]
     Hook(hook::HookCommand),
@@ -146,6 +149,7 @@ pub fn main() -> i32 {
         Command::Verify(a) => verify::run(a),
         Command::Resume(a) => resume::run(a),
         Command::Hook(c) => hook::run(c),
+        Command::Sync(a) => sync::run(a),
         Command::Demo(a) => demo::run(a),
     };
     match result {

@@ -1,0 +1,49 @@
+//! `git recode sync [<remote>]`.
+
+use crate::cli::Ctx;
+use crate::error::{EXIT_OK, Error};
+use crate::sync;
+
+/// Fetch, union-merge and push the ledger (refs/notes/recode) and its anchors
+///
+/// The remote's ledger is fetched into refs/recode/remotes/<remote>/notes (never over the
+/// local one), merged by sorted union of lines per note (as `git notes merge -s
+/// cat_sort_uniq`), and pushed with --force-with-lease, retrying on a lost race.
+///
+/// Example: `git recode sync origin` at the start of every loop tick
+#[derive(clap::Args, Debug)]
+pub struct SyncArgs {
+    /// The remote [default: recode.remote]
+    pub remote: Option<String>,
+    /// Add refspecs so plain `git fetch`/`git push` carry the ledger too, then stop
+    #[arg(long)]
+    pub setup: bool,
+}
+
+/// Run `sync`.
+///
+/// Errors: as [`sync::sync`].
+pub fn run(args: SyncArgs) -> Result<i32, Error> {
+    let ctx = Ctx::open()?;
+    let remote = args.remote.unwrap_or_else(|| ctx.cfg.remote.clone());
+    if crate::forge::remote_url(&ctx.repo, &remote).is_none() {
+        return Err(Error::Usage(format!(
+            "no remote named '{remote}' (see `git remote -v`)"
+        )));
+    }
+    if args.setup {
+        let added = sync::setup(&ctx.cfg, &remote)?;
+        if added.is_empty() {
+            println!("already set up");
+        }
+        for a in added {
+            println!("added {a}");
+        }
+        return Ok(EXIT_OK);
+    }
+    let report = sync::sync(&ctx.repo, &ctx.cfg, &remote, ctx.now)?;
+    for l in report.lines {
+        println!("{l}");
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,384 @@
+//! `sync`: the ledger travels through the remote. Fetch the remote's notes and anchors
+//! into remote-tracking refs (never straight over the local ones), merge them with the
+//! local ledger by sorted union of lines per note (what `git notes merge -s
+//! cat_sort_uniq` gives), then push with compare-and-swap (`--force-with-lease` on the
+//! value merged), retrying on a lost race.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gix::ObjectId;
+use gix::refs::transaction::PreviousValue;
+
+use crate::config::{ANCHORS_REF, Config};
+use crate::error::Error;
+use crate::gitbin;
+
+/// Lost races retried before giving up.
+const TRIES: u32 = 5;
+
+/// Where a remote's notes are fetched to: `refs/recode/remotes/<remote>/notes`.
+pub fn tracking_notes(remote: &str) -> String {
+    format!("refs/recode/remotes/{remote}/notes")
+}
+
+/// Where a remote's anchors are fetched to: `refs/recode/remotes/<remote>/anchors`.
+pub fn tracking_anchors(remote: &str) -> String {
+    format!("refs/recode/remotes/{remote}/anchors")
+}
+
+/// What a sync did, per ref.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// Lines like `refs/notes/recode: merged 3 notes, pushed` for the user.
+    pub lines: Vec<String>,
+}
+
+fn tip(repo: &gix::Repository, name: &str) -> Option<ObjectId> {
+    crate::repo::tip(repo, name)
+}
+
+fn other(e: impl std::fmt::Display) -> Error {
+    Error::Other(e.to_string())
+}
+
+/// The remote's value of each of `refs` (`git ls-remote`).
+fn ls_remote(
+    dir: &std::path::Path,
+    remote: &str,
+    refs: &[&str],
+) -> Result<BTreeMap<String, ObjectId>, Error> {
+    let mut args = vec!["ls-remote", remote];
+    args.extend_from_slice(refs);
+    let out = gitbin::run(dir, &args)?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .filter_map(|l| {
+            let (id, name) = l.split_once('\t')?;
+            Some((name.to_string(), ObjectId::from_hex(id.as_bytes()).ok()?))
+        })
+        .collect())
+}
+
+fn is_ancestor(repo: &gix::Repository, ancestor: ObjectId, of: ObjectId) -> Result<bool, Error> {
+    if ancestor == of {
+        return Ok(true);
+    }
+    Ok(crate::repo::count_between(repo, ancestor, &[of])? == 0)
+}
+
+/// `(annotated object, blob)` of every entry of a notes tree (any fanout), or of a flat anchors tree.
+fn notes_of(
+    repo: &gix::Repository,
+    commit: ObjectId,
+) -> Result<BTreeMap<ObjectId, ObjectId>, Error> {
+    let tree = repo
+        .find_commit(commit)
+        .map_err(other)?
+        .tree_id()
+        .map_err(other)?
+        .detach();
+    let mut out = BTreeMap::new();
+    walk(repo, tree, String::new(), &mut out)?;
+    Ok(out)
+}
+
+fn walk(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    prefix: String,
+    out: &mut BTreeMap<ObjectId, ObjectId>,
+) -> Result<(), Error> {
+    let t = repo.find_tree(tree).map_err(other)?;
+    let decoded = t.decode().map_err(other)?;
+    for e in &decoded.entries {
+        let name = String::from_utf8_lossy(e.filename).to_string();
+        if !name.bytes().all(|b| b.is_ascii_hexdigit()) {
+            continue;
+        }
+        let path = format!("{prefix}{name}");
+        if e.mode.is_tree() && path.len() < 40 {
+            walk(repo, e.oid.to_owned(), path, out)?;
+        } else if path.len() == 40 {
+            if let Ok(id) = ObjectId::from_hex(path.as_bytes()) {
+                out.insert(id, e.oid.to_owned());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sorted union of the lines of two notes (`cat_sort_uniq`).
+fn union_lines(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Vec<u8>, Error> {
+    let mut lines = BTreeSet::new();
+    for id in [a, b] {
+        let blob = repo.find_blob(id).map_err(other)?;
+        for l in blob.data.split(|c| *c == b'\n') {
+            if !l.is_empty() {
+                lines.insert(l.to_vec());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for l in lines {
+        out.extend_from_slice(&l);
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
+fn signature(repo: &gix::Repository, now: jiff::Timestamp) -> gix::actor::Signature {
+    let (name, email) = match repo.committer().and_then(|r| r.ok()) {
+        Some(sig) => (sig.name.to_owned(), sig.email.to_owned()),
+        None => ("git-recode".into(), "git-recode@localhost".into()),
+    };
+    gix::actor::Signature {
+        name,
+        email,
+        time: gix::date::Time::new(now.as_second(), 0),
+    }
+}
+
+/// Merge `theirs` into `ours` for one ref: fast-forward when one contains the other,
+/// else a merge commit whose tree unions both (`notes`: per-note line union; anchors:
+/// entry union). Returns the new tip and how many entries were merged.
+fn merge(
+    repo: &gix::Repository,
+    ours: Option<ObjectId>,
+    theirs: Option<ObjectId>,
+    notes: bool,
+    now: jiff::Timestamp,
+) -> Result<(Option<ObjectId>, usize), Error> {
+    let (ours, theirs) = match (ours, theirs) {
+        (o, None) => return Ok((o, 0)),
+        (None, t) => return Ok((t, 0)),
+        (Some(o), Some(t)) => (o, t),
+    };
+    if is_ancestor(repo, theirs, ours)? {
+        return Ok((Some(ours), 0));
+    }
+    if is_ancestor(repo, ours, theirs)? {
+        return Ok((Some(theirs), 0));
+    }
+    let mine = notes_of(repo, ours)?;
+    let other_side = notes_of(repo, theirs)?;
+    let root = repo
+        .find_commit(ours)
+        .map_err(other)?
+        .tree_id()
+        .map_err(other)?
+        .detach();
+    let mut changed = 0;
+    let tree = if notes {
+        let mut state = gix::note::plumbing::State::new(root, &repo.objects).map_err(other)?;
+        for (anchor, blob) in &other_side {
+            let merged = match mine.get(anchor) {
+                Some(m) if m == blob => continue,
+                Some(m) => repo
+                    .write_blob(union_lines(repo, *m, *blob)?)
+                    .map_err(other)?
+                    .detach(),
+                None => *blob,
+            };
+            state
+                .edit(*anchor, Some(merged), &repo.objects)
+                .map_err(other)?;
+            changed += 1;
+        }
+        state.write(&repo.objects).map_err(other)?
+    } else {
+        let mut all = mine.clone();
+        for (k, v) in &other_side {
+            if all.insert(*k, *v).is_none() {
+                changed += 1;
+            }
+        }
+        let mut entries: Vec<gix::objs::tree::Entry> = all
+            .iter()
+            .map(|(k, v)| gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Blob.into(),
+                filename: k.to_hex().to_string().into(),
+                oid: *v,
+            })
+            .collect();
+        entries.sort();
+        repo.write_object(&gix::objs::Tree { entries })
+            .map_err(other)?
+            .detach()
+    };
+    let sig = signature(repo, now);
+    let commit = gix::objs::Commit {
+        tree,
+        parents: [ours, theirs].into_iter().collect(),
+        author: sig.clone(),
+        committer: sig,
+        encoding: None,
+        message: "Notes merged by 'git recode sync' (cat_sort_uniq)\n".into(),
+        extra_headers: Vec::new(),
+    };
+    Ok((
+        Some(repo.write_object(&commit).map_err(other)?.detach()),
+        changed,
+    ))
+}
+
+/// Fetch, merge and push the ledger (`recode.notesRef`) and anchors with `remote`.
+///
+/// Errors: [`Error::Git`] when fetch or push fail for another reason than a lost race;
+/// [`Error::Other`] after [`TRIES`] lost races.
+pub fn sync(
+    repo: &gix::Repository,
+    cfg: &Config,
+    remote: &str,
+    now: jiff::Timestamp,
+) -> Result<Report, Error> {
+    // Run git where the user is, as plain git would (relative remote URLs resolve from there).
+    let dir = std::path::PathBuf::from(".");
+    let pairs = [
+        (cfg.notes_ref.clone(), tracking_notes(remote), true),
+        (ANCHORS_REF.to_string(), tracking_anchors(remote), false),
+    ];
+    for attempt in 1..=TRIES {
+        let names: Vec<&str> = pairs.iter().map(|(l, _, _)| l.as_str()).collect();
+        let remote_values = ls_remote(&dir, remote, &names)?;
+        // Fetch what the remote has into the tracking refs (never over the local ones).
+        let specs: Vec<String> = pairs
+            .iter()
+            .filter(|(l, _, _)| remote_values.contains_key(l))
+            .map(|(l, t, _)| format!("+{l}:{t}"))
+            .collect();
+        if !specs.is_empty() {
+            let mut args = vec!["fetch", "--quiet", "--no-write-fetch-head", remote];
+            args.extend(specs.iter().map(String::as_str));
+            gitbin::run(&dir, &args)?;
+        }
+        let mut lines = Vec::new();
+        let mut push_specs = Vec::new();
+        for (local, tracking, notes) in &pairs {
+            let ours = tip(repo, local);
+            let theirs = remote_values.get(local).copied();
+            let (merged, changed) = merge(repo, ours, theirs, *notes, now)?;
+            let Some(merged) = merged else {
+                lines.push(format!("{local}: nothing on either side"));
+                continue;
+            };
+            if Some(merged) != ours {
+                let expected = match ours {
+                    Some(o) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(o)),
+                    None => PreviousValue::MustNotExist,
+                };
+                if repo
+                    .reference(local.as_str(), merged, expected, "recode: sync merge")
+                    .is_err()
+                {
+                    lines.clear();
+                    push_specs.clear();
+                    break; // a local writer won: start over
+                }
+            }
+            let what = match (ours, theirs) {
+                (_, None) => "the remote had none".to_string(),
+                (None, Some(_)) => "taken from the remote".to_string(),
+                _ if changed > 0 => format!("merged {changed} entries"),
+                _ if Some(merged) != ours => "fast-forwarded to the remote".to_string(),
+                _ => "up to date".to_string(),
+            };
+            if Some(merged) != theirs {
+                let lease = format!(
+                    "--force-with-lease={local}:{}",
+                    theirs.map(|t| t.to_hex().to_string()).unwrap_or_default()
+                );
+                push_specs.push((lease, format!("{merged}:{local}"), tracking.clone(), merged));
+                lines.push(format!("{local}: {what}, pushed"));
+            } else {
+                lines.push(format!("{local}: {what}"));
+                let _ = repo.reference(
+                    tracking.as_str(),
+                    merged,
+                    PreviousValue::Any,
+                    "recode: sync",
+                );
+            }
+        }
+        if lines.len() < pairs.len() {
+            continue;
+        }
+        if push_specs.is_empty() {
+            return Ok(Report { lines });
+        }
+        let mut args: Vec<&str> = vec!["push", "--quiet", "--porcelain"];
+        args.extend(push_specs.iter().map(|(lease, _, _, _)| lease.as_str()));
+        args.push(remote);
+        args.extend(push_specs.iter().map(|(_, spec, _, _)| spec.as_str()));
+        match gitbin::run(&dir, &args) {
+            Ok(_) => {
+                for (_, _, tracking, merged) in &push_specs {
+                    let _ = repo.reference(
+                        tracking.as_str(),
+                        *merged,
+                        PreviousValue::Any,
+                        "recode: sync",
+                    );
+                }
+                return Ok(Report { lines });
+            }
+            Err(e)
+                if attempt < TRIES
+                    && (e.to_string().contains("stale info")
+                        || e.to_string().contains("rejected")) =>
+            {
+                tracing::debug!(attempt, error = %e, "sync push lost a race; retrying");
+                std::thread::sleep(std::time::Duration::from_millis(50 * u64::from(attempt)));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(Error::Other(format!(
+        "gave up after {TRIES} lost races pushing the ledger to {remote}"
+    )))
+}
+
+/// `sync --setup`: make plain `git fetch` bring the remote's ledger into its tracking
+/// refs (never over the local ones) and plain `git push` carry the local ledger.
+///
+/// Errors: [`Error::Git`] when `git config` fails.
+pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, Error> {
+    let dir = std::path::PathBuf::from(".");
+    let existing = |key: &str| -> Vec<String> {
+        gitbin::read(&dir, &["config", "--get-all", key])
+            .map(|o| {
+                String::from_utf8_lossy(&o)
+                    .lines()
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let fetch_key = format!("remote.{remote}.fetch");
+    let push_key = format!("remote.{remote}.push");
+    let mut added = Vec::new();
+    let fetches = existing(&fetch_key);
+    for spec in [
+        format!("+{}:{}", cfg.notes_ref, tracking_notes(remote)),
+        format!("+{ANCHORS_REF}:{}", tracking_anchors(remote)),
+    ] {
+        if !fetches.contains(&spec) {
+            gitbin::run(&dir, &["config", "--add", &fetch_key, &spec])?;
+            added.push(format!("{fetch_key} {spec}"));
+        }
+    }
+    let pushes = existing(&push_key);
+    let mut wanted = Vec::new();
+    if pushes.is_empty() {
+        // A push refspec replaces git's default of pushing the current branch: keep it.
+        wanted.push("HEAD".to_string());
+    }
+    wanted.push(format!("{0}:{0}", cfg.notes_ref));
+    wanted.push(format!("{ANCHORS_REF}:{ANCHORS_REF}"));
+    for spec in wanted {
+        if !pushes.contains(&spec) {
+            gitbin::run(&dir, &["config", "--add", &push_key, &spec])?;
+            added.push(format!("{push_key} {spec}"));
+        }
+    }
+    Ok(added)
+}
