@@ -24,6 +24,7 @@ pub mod ledger;
 pub mod lock;
 pub mod outcome;
 pub mod process;
+pub mod progress;
 pub mod recover;
 pub mod render;
 pub mod repo;

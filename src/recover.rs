@@ -82,6 +82,8 @@ pub struct Request {
     pub all: bool,
     /// Print the plan, change nothing.
     pub dry_run: bool,
+    /// Show progress on stderr (not in `--json`).
+    pub progress: bool,
 }
 
 struct Run<'a> {
@@ -121,6 +123,7 @@ impl Run<'_> {
                 all: true,
                 only_branch: Some(branch.to_string()),
                 forge: self.forge_view.clone(),
+                progress: false,
             },
         )?;
         Ok(census
@@ -188,6 +191,7 @@ pub fn run(
             all: false,
             only_branch: None,
             forge: forge_view,
+            progress: req.progress,
         },
     )?;
     crate::cli::warn_all(&census.warnings);
@@ -201,7 +205,13 @@ pub fn run(
         workers.retain(|w| req.branches.contains(&w.branch));
     }
     let mut steps = Vec::new();
+    let progress = crate::progress::Progress::new(
+        workers.len() as u64,
+        "recovering",
+        req.progress && !req.dry_run,
+    );
     for w in &workers {
+        progress.inc();
         if req.dry_run {
             steps.push(step(
                 w,
@@ -216,6 +226,7 @@ pub fn run(
         };
         steps.push(s);
     }
+    progress.finish();
     Ok(Report {
         steps,
         // SPEC: a forge error is an error, after what could be done safely was done.

@@ -2,8 +2,68 @@
 
 use std::io::{self, Write};
 
-use crate::classify::{Action, Worker};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::classify::{Action, State, Worker};
 use crate::clock;
+
+static COLOR: AtomicBool = AtomicBool::new(false);
+
+/// Turn colour on or off for the human renderings (machine output never has any).
+pub fn set_color(on: bool) {
+    COLOR.store(on, Ordering::Relaxed);
+}
+
+/// Whether colour is on.
+pub fn color() -> bool {
+    COLOR.load(Ordering::Relaxed)
+}
+
+/// Wrap `text` in the ANSI SGR `code` when colour is on.
+pub fn paint(text: &str, code: &str) -> String {
+    if color() {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+fn state_code(s: State) -> &'static str {
+    match s {
+        State::NeedsHuman => "1;31",
+        State::Published | State::Publishable => "32",
+        State::HalfDone => "33",
+        State::Empty => "36",
+        State::Orphaned => "35",
+    }
+}
+
+fn action_code(a: Action) -> &'static str {
+    match a {
+        Action::Escalate => "1;31",
+        Action::Wait | Action::None => "2",
+        _ => "1",
+    }
+}
+
+/// Decide colour as git does: `--color`, then `NO_COLOR`, then git's `color.ui`, then
+/// whether stdout is a terminal.
+pub fn decide_color(choice: &str, color_ui: Option<&str>) -> bool {
+    use std::io::IsTerminal;
+    match choice {
+        "always" => return true,
+        "never" => return false,
+        _ => {}
+    }
+    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+        return false;
+    }
+    match color_ui.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        Some("false" | "never" | "no" | "off" | "0") => false,
+        Some("always") => true,
+        _ => std::io::stdout().is_terminal(),
+    }
+}
 
 /// `--porcelain`: one line a worker, tab-separated: `task branch liveness state action attempts`.
 pub fn porcelain(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
@@ -69,15 +129,28 @@ pub fn table(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
         }
         s.trim_end().to_string()
     };
-    writeln!(out, "{}", line(&header))?;
+    writeln!(out, "{}", paint(&line(&header), "1"))?;
     for (r, w) in rows.iter().zip(workers) {
-        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
-        writeln!(out, "{}", line(&cells))?;
+        // Pad first, then paint, so escape codes never skew the columns.
+        let mut cells: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i + 1 == r.len() {
+                    c.clone()
+                } else {
+                    format!("{c:<w$}", w = widths[i])
+                }
+            })
+            .collect();
+        cells[3] = paint(&cells[3], state_code(w.state));
+        cells[4] = paint(&cells[4], action_code(w.action));
+        writeln!(out, "{}", cells.join("  ").trim_end())?;
         let idle = w
             .idle_seconds
             .map(|i| format!(" (idle {})", clock::human_secs(i)))
             .unwrap_or_default();
-        writeln!(out, "    {}{idle}", w.reason)?;
+        writeln!(out, "    {}", paint(&format!("{}{idle}", w.reason), "2"))?;
     }
     Ok(())
 }
@@ -89,8 +162,16 @@ pub fn classify_text(out: &mut impl Write, w: &Worker) -> io::Result<()> {
     writeln!(out, "worktree  {}", w.worktree.as_deref().unwrap_or("-"))?;
     writeln!(out, "head      {}", w.head.as_deref().unwrap_or("-"))?;
     writeln!(out, "liveness  {}", w.liveness)?;
-    writeln!(out, "state     {}", w.state)?;
-    writeln!(out, "action    {}", w.action)?;
+    writeln!(
+        out,
+        "state     {}",
+        paint(w.state.as_str(), state_code(w.state))
+    )?;
+    writeln!(
+        out,
+        "action    {}",
+        paint(w.action.as_str(), action_code(w.action))
+    )?;
     writeln!(out, "reason    {}", w.reason)?;
     writeln!(out, "attempts  {}/{}", w.attempts, w.max_attempts)?;
     if let Some(o) = w.last_outcome {

@@ -37,6 +37,8 @@ pub struct Options {
     pub only_branch: Option<String>,
     /// What the forge said in this run.
     pub forge: crate::forge::View,
+    /// Show progress on stderr (a terminal, not a machine mode).
+    pub progress: bool,
 }
 
 /// The result of a census: one snapshot per worker, in task order.
@@ -252,7 +254,13 @@ pub fn gather(
     }
 
     // Dirty counts, in parallel across worktrees (each thread opens its own handle).
-    let results = run_status_jobs(&status_jobs);
+    let progress = crate::progress::Progress::new(
+        status_jobs.len() as u64,
+        "reading worktrees",
+        opts.progress,
+    );
+    let results = run_status_jobs(&status_jobs, &progress);
+    progress.finish();
     for ((idx, path), res) in status_jobs.iter().zip(results) {
         let f = snapshots[*idx]
             .worktree
@@ -296,6 +304,7 @@ pub fn gather(
 
 fn run_status_jobs(
     jobs: &[(usize, std::path::PathBuf)],
+    progress: &crate::progress::Progress,
 ) -> Vec<Result<worktree::Status, RepoError>> {
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -307,7 +316,11 @@ fn run_status_jobs(
             .map(|part| {
                 let h = scope.spawn(move || {
                     part.iter()
-                        .map(|(_, p)| worktree::status(p))
+                        .map(|(_, p)| {
+                            let r = worktree::status(p);
+                            progress.inc();
+                            r
+                        })
                         .collect::<Vec<_>>()
                 });
                 (part.len(), h)

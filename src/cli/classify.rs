@@ -39,6 +39,7 @@ pub fn run(args: ClassifyArgs) -> Result<i32, Error> {
             all: true,
             only_branch: Some(args.branch.clone()),
             forge,
+            progress: false,
         },
     )?;
     warn_all(&census.warnings);

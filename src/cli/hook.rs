@@ -73,18 +73,18 @@ pub fn run(cmd: HookCommand) -> Result<i32, Error> {
                 eprintln!(
                     "hint: add this line to {manager}'s own post-commit hook (e.g. .husky/post-commit):"
                 );
-                println!("git-recode hook post-commit || true");
+                crate::say!("git-recode hook post-commit || true");
                 return Ok(EXIT_REFUSED);
             }
             let hook_path = dir.join("post-commit");
             match hook::installed(&dir) {
                 Installed::Ours | Installed::Chained => {
-                    println!("already installed in {}", hook_path.display());
+                    crate::say!("already installed in {}", hook_path.display());
                 }
                 Installed::Nothing => {
                     std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
                     write_hook(&hook_path, &hook::script(false))?;
-                    println!("installed {}", hook_path.display());
+                    crate::say!("installed {}", hook_path.display());
                 }
                 Installed::Foreign if chain => {
                     let kept = dir.join(format!("post-commit{}", hook::CHAINED_SUFFIX));
@@ -97,7 +97,7 @@ pub fn run(cmd: HookCommand) -> Result<i32, Error> {
                     std::fs::rename(&hook_path, &kept)
                         .map_err(io("keep the existing hook as", &kept))?;
                     write_hook(&hook_path, &hook::script(true))?;
-                    println!(
+                    crate::say!(
                         "installed {} (runs the previous hook, kept as {}, first)",
                         hook_path.display(),
                         kept.display()
@@ -121,15 +121,15 @@ pub fn run(cmd: HookCommand) -> Result<i32, Error> {
             match hook::installed(&dir) {
                 Installed::Ours => {
                     std::fs::remove_file(&hook_path).map_err(io("remove", &hook_path))?;
-                    println!("removed {}", hook_path.display());
+                    crate::say!("removed {}", hook_path.display());
                 }
                 Installed::Chained => {
                     let kept = dir.join(format!("post-commit{}", hook::CHAINED_SUFFIX));
                     std::fs::rename(&kept, &hook_path).map_err(io("restore", &kept))?;
-                    println!("restored the previous hook {}", hook_path.display());
+                    crate::say!("restored the previous hook {}", hook_path.display());
                 }
                 Installed::Nothing | Installed::Foreign => {
-                    println!("not installed in {}", dir.display())
+                    crate::say!("not installed in {}", dir.display())
                 }
             }
             Ok(EXIT_OK)
@@ -145,7 +145,7 @@ pub fn run(cmd: HookCommand) -> Result<i32, Error> {
                     "not installed (a post-commit hook git-recode did not write is there)"
                 }
             };
-            println!("{what}: {}", dir.join("post-commit").display());
+            crate::say!("{what}: {}", dir.join("post-commit").display());
             Ok(EXIT_OK)
         }
     }

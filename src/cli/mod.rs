@@ -12,6 +12,7 @@ pub mod classify;
 pub mod demo;
 pub mod hook;
 pub mod log;
+pub mod man;
 pub mod record;
 pub mod recover;
 pub mod resume;
@@ -19,18 +20,62 @@ pub mod status;
 pub mod sync;
 pub mod verify;
 
+/// The version and the commit the binary was built from: `0.1.0 (abc123def456)`.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("GIT_RECODE_COMMIT"),
+    ")"
+);
+
+const LONG_AFTER: &str = "\
+Configuration (git config):
+  recode.base            the branch work merges into [default: remote HEAD, else main, else master]
+  recode.remote          where branches and notes go [default: origin]
+  recode.branchPattern   which branches are workers [default: (?:^|/)issue-(?P<task>[0-9]+)(?:-|$)]
+  recode.stallAfter      idle time before a worker with no exit is stalled [default: 30m]
+  recode.maxAttempts     counted attempts before needs-human [default: 3]
+  recode.gate            the test command run before publishing [default: unset]
+  recode.notesRef        where ledgers live [default: refs/notes/recode]
+  recode.agent           claude, codex or a command template [default: claude]
+  recode.pushWip         push after a WIP commit [default: true]
+  recode.secrets         files never pushed nor deleted [default: .env, .env.*, *.pem, ...]
+
+Environment: RECODE_NOW replaces the clock; GH_TOKEN/GITHUB_TOKEN, GH_HOST and
+RECODE_GITHUB_API select the forge; NO_COLOR turns colour off; RUST_LOG sets logging.
+
+Exit codes: 0 done, 1 error, 2 bad usage, 3 refused for safety or capped (needs a human).
+
+A loop tick:
+  git recode status --porcelain | while IFS=$'\\t' read -r task branch live state action n; do
+    case $action in
+      resume) cmd=$(git recode resume \"$branch\" --output \"/tmp/p-$task.md\") && sh -c \"$cmd\"
+              git recode record exit \"$branch\" --rc $? ;;
+      delete|publish|wip-commit|escalate) git recode recover \"$branch\" ;;
+    esac
+  done";
+
 /// Recover the work of coding-agent workers that die, stall or claim success they did not reach
+///
+/// git-recode classifies every worker branch (and its linked worktree) as a decision a
+/// loop can act on — delete, publish, wip-commit, resume, escalate, wait — and keeps each
+/// attempt's memory in git notes (refs/notes/recode), so it travels with the repository.
 #[derive(Parser, Debug)]
 #[command(
     name = "git-recode",
     bin_name = "git recode",
-    version,
-    propagate_version = true
+    version = VERSION,
+    propagate_version = true,
+    after_help = "Configuration: git config recode.* (listed in `git recode --help`).",
+    after_long_help = LONG_AFTER
 )]
 pub struct Cli {
     /// Run as if started in <path> (like git's -C; may be repeated)
     #[arg(short = 'C', global = true, value_name = "path")]
     pub dirs: Vec<PathBuf>,
+    /// When to colour human output: auto (a terminal, unless NO_COLOR or color.ui=false), always, never
+    #[arg(long, global = true, value_name = "when", default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
     /// Log more to stderr (-v debug, -vv trace; RUST_LOG also works)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -39,31 +84,26 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The commands.
+/// The commands. Each `Args` struct's doc comment is its help text (first line: `-h`).
+#[allow(missing_docs)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Show every worker: liveness, state and the action a loop should take
     Status(status::StatusArgs),
-    /// Show one worker with the evidence for its state
     Classify(classify::ClassifyArgs),
     /// Ledger an event: spawn, exit, gate, unblock, clear
     #[command(subcommand)]
     Record(record::RecordCommand),
-    /// Carry out the mechanical actions: delete, publish, wip-commit, escalate
     Recover(recover::RecoverArgs),
-    /// Write the resume prompt and the command that continues the agent's session
     Resume(resume::ResumeArgs),
-    /// Ask the forge whether the last claimed outcome holds
     Verify(verify::VerifyArgs),
-    /// Show the ledger of one task, or of all tasks, in ledger order
     Log(log::LogArgs),
-    /// Fetch, union-merge and push the ledger with a remote
     Sync(sync::SyncArgs),
     /// The post-commit milestone hook
     #[command(subcommand)]
     Hook(hook::HookCommand),
-    /// Build a throwaway repository full of dead workers and show what git-recode sees
     Demo(demo::DemoArgs),
+    Man(man::ManArgs),
+    Completions(man::CompletionsArgs),
 }
 
 /// What every command needs: the repository, its configuration and the clock.
@@ -86,6 +126,16 @@ impl Ctx {
         let cfg = Config::load(&repo)?;
         Ok(Ctx { repo, cfg, now })
     }
+}
+
+/// `println!` that treats a closed stdout (`git recode … | head`) as the end of output
+/// instead of a panic.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
 }
 
 /// Print warnings once each, on stderr.
@@ -140,6 +190,17 @@ pub fn main() -> i32 {
             return EXIT_ERROR;
         }
     }
+    // git's color.ui, read without failing outside a repository.
+    // (Not for the hook: a commit must not pay for a second repository open.)
+    let color_ui = match cli.command {
+        Command::Hook(_) => None,
+        _ => crate::repo::open(None).ok().and_then(|r| {
+            r.config_snapshot()
+                .string("color.ui")
+                .map(|v| v.to_string())
+        }),
+    };
+    crate::render::set_color(crate::render::decide_color(&cli.color, color_ui.as_deref()));
     let result = match cli.command {
         Command::Status(a) => status::run(a),
         Command::Classify(a) => classify::run(a),
@@ -151,6 +212,8 @@ pub fn main() -> i32 {
         Command::Hook(c) => hook::run(c),
         Command::Sync(a) => sync::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Man(a) => man::run(a),
+        Command::Completions(a) => man::completions(a),
     };
     match result {
         Ok(code) => code,

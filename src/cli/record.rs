@@ -249,7 +249,7 @@ pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
                     session_id: result.and_then(|r| r.session_id),
                 },
             )?;
-            println!("{}", outcome.as_str());
+            crate::say!("{}", outcome.as_str());
         }
         RecordCommand::Gate { branch, passed, .. } => {
             let (_, head) = locate(&ctx, &branch)?;

@@ -43,6 +43,7 @@ pub fn run(args: RecoverArgs) -> Result<i32, Error> {
             branches: args.branches,
             all: args.all,
             dry_run: args.dry_run,
+            progress: !args.json,
         },
     )?;
     let steps = &report.steps;

@@ -71,6 +71,7 @@ pub fn run(args: ResumeArgs) -> Result<i32, Error> {
             all: true,
             only_branch: Some(args.branch.clone()),
             forge,
+            progress: false,
         },
     )?;
     warn_all(&census.warnings);

@@ -53,6 +53,7 @@ pub fn run(args: StatusArgs) -> Result<i32, Error> {
             all: args.all,
             only_branch: None,
             forge,
+            progress: !args.json && !args.porcelain,
         },
     )?;
     let mut out = std::io::stdout().lock();

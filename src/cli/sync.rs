@@ -34,16 +34,16 @@ pub fn run(args: SyncArgs) -> Result<i32, Error> {
     if args.setup {
         let added = sync::setup(&ctx.cfg, &remote)?;
         if added.is_empty() {
-            println!("already set up");
+            crate::say!("already set up");
         }
         for a in added {
-            println!("added {a}");
+            crate::say!("added {a}");
         }
         return Ok(EXIT_OK);
     }
     let report = sync::sync(&ctx.repo, &ctx.cfg, &remote, ctx.now)?;
     for l in report.lines {
-        println!("{l}");
+        crate::say!("{l}");
     }
     Ok(EXIT_OK)
 }

@@ -69,12 +69,12 @@ pub fn run(args: VerifyArgs) -> Result<i32, Error> {
         }
     };
     if args.json {
-        println!(
+        crate::say!(
             "{}",
             serde_json::json!({"schema": crate::wire::SCHEMA, "branch": args.branch, "task": task, "verdict": verdict, "pr": pr_json})
         );
     } else {
-        println!("{verdict}");
+        crate::say!("{verdict}");
     }
     Ok(EXIT_OK)
 }
