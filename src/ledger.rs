@@ -422,6 +422,19 @@ fn walk_notes(
     Ok(())
 }
 
+/// Every `(annotated object, note blob)` of the notes tree `tree`, in any fanout `git notes` writes.
+///
+/// Errors: [`LedgerError::Git`].
+pub fn notes_in_tree(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    notes_ref: &str,
+) -> Result<Vec<(ObjectId, ObjectId)>, LedgerError> {
+    let mut out = Vec::new();
+    walk_notes(repo, tree, "", &mut out, notes_ref)?;
+    Ok(out)
+}
+
 /// Read every ledger in `refs` (the local notes ref first, then any fetched copies),
 /// merging the notes of one anchor by union of lines.
 ///
@@ -535,7 +548,7 @@ fn note_text(
 }
 
 /// The signature for ledger commits: the repository's committer, else `git-recode`.
-fn signature(repo: &gix::Repository, now: Timestamp) -> gix::actor::Signature {
+pub(crate) fn signature(repo: &gix::Repository, now: Timestamp) -> gix::actor::Signature {
     let (name, email) = match repo.committer().and_then(|r| r.ok()) {
         Some(sig) => (sig.name.to_owned(), sig.email.to_owned()),
         None => ("git-recode".into(), "git-recode@localhost".into()),

@@ -77,34 +77,9 @@ fn notes_of(
         .tree_id()
         .map_err(other)?
         .detach();
-    let mut out = BTreeMap::new();
-    walk(repo, tree, String::new(), &mut out)?;
-    Ok(out)
-}
-
-fn walk(
-    repo: &gix::Repository,
-    tree: ObjectId,
-    prefix: String,
-    out: &mut BTreeMap<ObjectId, ObjectId>,
-) -> Result<(), Error> {
-    let t = repo.find_tree(tree).map_err(other)?;
-    let decoded = t.decode().map_err(other)?;
-    for e in &decoded.entries {
-        let name = String::from_utf8_lossy(e.filename).to_string();
-        if !name.bytes().all(|b| b.is_ascii_hexdigit()) {
-            continue;
-        }
-        let path = format!("{prefix}{name}");
-        if e.mode.is_tree() && path.len() < 40 {
-            walk(repo, e.oid.to_owned(), path, out)?;
-        } else if path.len() == 40 {
-            if let Ok(id) = ObjectId::from_hex(path.as_bytes()) {
-                out.insert(id, e.oid.to_owned());
-            }
-        }
-    }
-    Ok(())
+    Ok(crate::ledger::notes_in_tree(repo, tree, "sync")?
+        .into_iter()
+        .collect())
 }
 
 /// Sorted union of the lines of two notes (`cat_sort_uniq`).
@@ -124,18 +99,6 @@ fn union_lines(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Vec<u
         out.push(b'\n');
     }
     Ok(out)
-}
-
-fn signature(repo: &gix::Repository, now: jiff::Timestamp) -> gix::actor::Signature {
-    let (name, email) = match repo.committer().and_then(|r| r.ok()) {
-        Some(sig) => (sig.name.to_owned(), sig.email.to_owned()),
-        None => ("git-recode".into(), "git-recode@localhost".into()),
-    };
-    gix::actor::Signature {
-        name,
-        email,
-        time: gix::date::Time::new(now.as_second(), 0),
-    }
 }
 
 /// Merge `theirs` into `ours` for one ref: fast-forward when one contains the other,
@@ -205,7 +168,7 @@ fn merge(
             .map_err(other)?
             .detach()
     };
-    let sig = signature(repo, now);
+    let sig = crate::ledger::signature(repo, now);
     let commit = gix::objs::Commit {
         tree,
         parents: [ours, theirs].into_iter().collect(),
