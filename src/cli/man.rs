@@ -112,7 +112,7 @@ pub fn run(args: ManArgs) -> Result<i32, Error> {
 ///
 /// Errors: [`Error::Io`].
 pub fn completions(args: CompletionsArgs) -> Result<i32, Error> {
-    let mut cmd = Cli::command();
+    let mut cmd = Cli::command().bin_name("git-recode");
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "git-recode", &mut buf);
     if args.shell == clap_complete::Shell::Bash {
@@ -124,7 +124,7 @@ _git_recode() {
     local COMP_WORDS=("${words[@]}")
     local COMP_CWORD=$((COMP_CWORD - 1))
     local COMP_LINE="git-recode ${COMP_LINE#*recode}"
-    _git-recode "git-recode" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+    _git__recode "git-recode" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
 }
 "#,
         );
