@@ -59,9 +59,14 @@ pub enum Error {
     /// Something failed with a message of its own.
     #[error("{0}")]
     Other(String),
-    /// Refused for safety, or capped (exit 3).
-    #[error("{0}")]
-    Refused(String),
+    /// Refused for safety, or capped (exit 3), with what to do next.
+    #[error("{message}")]
+    Refused {
+        /// What was refused and why.
+        message: String,
+        /// What to do next.
+        hint: String,
+    },
 }
 
 impl From<GatherError> for Error {
@@ -78,7 +83,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => EXIT_USAGE,
-            Error::Refused(_) => EXIT_REFUSED,
+            Error::Refused { .. } => EXIT_REFUSED,
             _ => EXIT_ERROR,
         }
     }
@@ -99,9 +104,7 @@ impl Error {
             Error::Clock(ClockError::BadTimestamp { .. }) => {
                 "set RECODE_NOW to an RFC 3339 time such as 2026-11-29T12:00:00Z, or unset it".into()
             }
-            Error::Refused(_) => {
-                "a human must look: fix the cause, then `git recode record clear <branch>`".into()
-            }
+            Error::Refused { hint, .. } => hint.clone(),
             Error::Ledger(LedgerError::Contended { .. }) => {
                 "many writers are appending at once; run the command again".into()
             }

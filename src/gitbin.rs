@@ -58,3 +58,22 @@ pub fn run_env(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<Vec<u
         })
     }
 }
+
+/// Run `git <args>` in `dir`; return success, stdout and stderr, for callers that read
+/// git's verdict from stdout (`push --porcelain`).
+///
+/// Errors: [`GitError::Spawn`].
+pub fn run_capture(dir: &Path, args: &[&str]) -> Result<(bool, String, String), GitError> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(GitError::Spawn)?;
+    Ok((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}

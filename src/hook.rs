@@ -106,10 +106,12 @@ pub fn script(chained: bool) -> String {
 pub enum Installed {
     /// No post-commit hook.
     Nothing,
-    /// git-recode's hook, alone.
+    /// git-recode's hook, alone, exactly as written.
     Ours,
     /// git-recode's hook, running a previous one first.
     Chained,
+    /// A hook with git-recode's block and other lines someone added: uninstall splices the block out.
+    Edited,
     /// A hook git-recode did not write.
     Foreign,
 }
@@ -120,19 +122,58 @@ pub fn installed(dir: &std::path::Path) -> Installed {
         Err(_) => Installed::Nothing,
         Ok(text) if text == script(true) => Installed::Chained,
         Ok(text) if text == script(false) => Installed::Ours,
-        Ok(text) if text.contains(BEGIN) && text.contains(CHAINED_SUFFIX) => Installed::Chained,
-        Ok(text) if text.contains(BEGIN) => Installed::Ours,
+        Ok(text) if text.lines().any(|l| l == BEGIN) && text.lines().any(|l| l == END) => {
+            Installed::Edited
+        }
         Ok(_) => Installed::Foreign,
     }
+}
+
+/// `text` without git-recode's block (from the `BEGIN` line to the `END` line).
+pub fn splice_out(text: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches('\n');
+        if bare == BEGIN {
+            inside = true;
+        } else if bare == END && inside {
+            inside = false;
+        } else if !inside {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// A hooks directory a hook manager regenerates (husky's `.husky/_`): installing there
 /// would be undone, so the manager's own hook must call git-recode instead.
 pub fn managed_by(dir: &std::path::Path) -> Option<&'static str> {
     let s = dir.to_string_lossy();
-    if s.ends_with(".husky/_") || s.ends_with(".husky/_/") || s.contains("/.husky/") {
-        Some("husky")
-    } else {
-        None
+    let s = s.trim_end_matches('/');
+    (s.ends_with("/.husky/_") || s == ".husky/_").then_some("husky")
+}
+
+#[cfg(test)]
+mod hook_file_tests {
+    use super::*;
+
+    #[test]
+    fn splicing_keeps_the_users_lines() {
+        let text = format!(
+            "#!/bin/sh\necho before\n{}echo after\n",
+            script(false).trim_start_matches("#!/bin/sh\n")
+        );
+        assert_eq!(splice_out(&text), "#!/bin/sh\necho before\necho after\n");
+    }
+
+    #[test]
+    fn only_husky_underscore_is_managed() {
+        assert_eq!(
+            managed_by(std::path::Path::new("/r/.husky/_")),
+            Some("husky")
+        );
+        assert_eq!(managed_by(std::path::Path::new("/r/.husky/hooks")), None);
+        assert_eq!(managed_by(std::path::Path::new("/r/.git/hooks")), None);
     }
 }

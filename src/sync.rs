@@ -241,6 +241,7 @@ pub fn sync(
             let what = match (ours, theirs) {
                 (_, None) => "the remote had none".to_string(),
                 (None, Some(_)) => "taken from the remote".to_string(),
+                _ if changed == 1 => "merged 1 entry".to_string(),
                 _ if changed > 0 => format!("merged {changed} entries"),
                 _ if Some(merged) != ours => "fast-forwarded to the remote".to_string(),
                 _ => "up to date".to_string(),
@@ -272,28 +273,40 @@ pub fn sync(
         args.extend(push_specs.iter().map(|(lease, _, _, _)| lease.as_str()));
         args.push(remote);
         args.extend(push_specs.iter().map(|(_, spec, _, _)| spec.as_str()));
-        match gitbin::run(&dir, &args) {
-            Ok(_) => {
-                for (_, _, tracking, merged) in &push_specs {
-                    let _ = repo.reference(
-                        tracking.as_str(),
-                        *merged,
-                        PreviousValue::Any,
-                        "recode: sync",
-                    );
-                }
-                return Ok(Report { lines });
+        let (ok, stdout, stderr) = gitbin::run_capture(&dir, &args)?;
+        if ok {
+            for (_, _, tracking, merged) in &push_specs {
+                let _ = repo.reference(
+                    tracking.as_str(),
+                    *merged,
+                    PreviousValue::Any,
+                    "recode: sync",
+                );
             }
-            Err(e)
-                if attempt < TRIES
-                    && (e.to_string().contains("stale info")
-                        || e.to_string().contains("rejected")) =>
-            {
-                tracing::debug!(attempt, error = %e, "sync push lost a race; retrying");
-                std::thread::sleep(std::time::Duration::from_millis(50 * u64::from(attempt)));
-            }
-            Err(e) => return Err(e.into()),
+            return Ok(Report { lines });
         }
+        // `--porcelain` reports each ref's verdict on stdout: a lease that no longer holds
+        // or a ref another pusher holds locked is a lost race; anything else is an error.
+        let verdict = format!("{stdout}\n{stderr}");
+        let lost_race = [
+            "stale info",
+            "fetch first",
+            "non-fast-forward",
+            "cannot lock ref",
+            "failed to update ref",
+        ]
+        .iter()
+        .any(|k| verdict.contains(k));
+        if !lost_race || attempt == TRIES {
+            return Err(Error::Git(gitbin::GitError::Failed {
+                args: args.join(" "),
+                stderr: verdict.trim().to_string(),
+            }));
+        }
+        tracing::debug!(attempt, "sync push lost a race; retrying");
+        std::thread::sleep(std::time::Duration::from_millis(
+            30 * u64::from(attempt) + u64::from(std::process::id() % 17),
+        ));
     }
     Err(Error::Other(format!(
         "gave up after {TRIES} lost races pushing the ledger to {remote}"
@@ -320,9 +333,11 @@ pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, Error> {
     let push_key = format!("remote.{remote}.push");
     let mut added = Vec::new();
     let fetches = existing(&fetch_key);
+    // Glob refspecs (a `*` that may match nothing) so that plain fetch and push do not
+    // fail while a side has no ledger yet.
     for spec in [
-        format!("+{}:{}", cfg.notes_ref, tracking_notes(remote)),
-        format!("+{ANCHORS_REF}:{}", tracking_anchors(remote)),
+        format!("+{}*:{}*", cfg.notes_ref, tracking_notes(remote)),
+        format!("+{ANCHORS_REF}*:{}*", tracking_anchors(remote)),
     ] {
         if !fetches.contains(&spec) {
             gitbin::run(&dir, &["config", "--add", &fetch_key, &spec])?;
@@ -335,8 +350,8 @@ pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, Error> {
         // A push refspec replaces git's default of pushing the current branch: keep it.
         wanted.push("HEAD".to_string());
     }
-    wanted.push(format!("{0}:{0}", cfg.notes_ref));
-    wanted.push(format!("{ANCHORS_REF}:{ANCHORS_REF}"));
+    wanted.push(format!("{0}*:{0}*", cfg.notes_ref));
+    wanted.push(format!("{ANCHORS_REF}*:{ANCHORS_REF}*"));
     for spec in wanted {
         if !pushes.contains(&spec) {
             gitbin::run(&dir, &["config", "--add", &push_key, &spec])?;

@@ -78,7 +78,7 @@ pub fn run(cmd: HookCommand) -> Result<i32, Error> {
             }
             let hook_path = dir.join("post-commit");
             match hook::installed(&dir) {
-                Installed::Ours | Installed::Chained => {
+                Installed::Ours | Installed::Chained | Installed::Edited => {
                     crate::say!("already installed in {}", hook_path.display());
                 }
                 Installed::Nothing => {
@@ -89,10 +89,10 @@ pub fn run(cmd: HookCommand) -> Result<i32, Error> {
                 Installed::Foreign if chain => {
                     let kept = dir.join(format!("post-commit{}", hook::CHAINED_SUFFIX));
                     if kept.exists() {
-                        return Err(Error::Refused(format!(
-                            "{} already exists: not overwriting it",
-                            kept.display()
-                        )));
+                        return Err(Error::Refused {
+                            message: format!("{} already exists: not overwriting it", kept.display()),
+                            hint: "move it away (it is a hook kept by an earlier --chain install), then install again".into(),
+                        });
                     }
                     std::fs::rename(&hook_path, &kept)
                         .map_err(io("keep the existing hook as", &kept))?;
@@ -128,6 +128,13 @@ pub fn run(cmd: HookCommand) -> Result<i32, Error> {
                     std::fs::rename(&kept, &hook_path).map_err(io("restore", &kept))?;
                     crate::say!("restored the previous hook {}", hook_path.display());
                 }
+                Installed::Edited => {
+                    let text =
+                        std::fs::read_to_string(&hook_path).map_err(io("read", &hook_path))?;
+                    std::fs::write(&hook_path, hook::splice_out(&text))
+                        .map_err(io("write", &hook_path))?;
+                    crate::say!("removed git-recode's lines from {}", hook_path.display());
+                }
                 Installed::Nothing | Installed::Foreign => {
                     crate::say!("not installed in {}", dir.display())
                 }
@@ -138,7 +145,7 @@ pub fn run(cmd: HookCommand) -> Result<i32, Error> {
             let _ = Ctx::open()?;
             let dir = hooks_dir()?;
             let what = match hook::installed(&dir) {
-                Installed::Ours => "installed",
+                Installed::Ours | Installed::Edited => "installed",
                 Installed::Chained => "installed (chained after the previous hook)",
                 Installed::Nothing => "not installed",
                 Installed::Foreign => {

@@ -98,7 +98,14 @@ pub fn run(args: ResumeArgs) -> Result<i32, Error> {
             .with_head(w.head.clone());
             ledger::append(&ctx.repo, &ctx.cfg.notes_ref, e)?;
         }
-        return Err(Error::Refused(why));
+        return Err(Error::Refused {
+            message: why,
+            hint: if w.liveness == classify::Liveness::Running {
+                "wait for it to exit (or stall), then resume".into()
+            } else {
+                "a human must look: fix the cause, then `git recode record clear <branch>`".into()
+            },
+        });
     }
     if let (Some(t), Some(classify::Liveness::Exited)) = (w.retry_after, Some(w.liveness))
         && t > ctx.now
