@@ -96,7 +96,7 @@ pub fn script(chained: bool) -> String {
         )
     } else {
         format!(
-            "#!/bin/sh\n{BEGIN}\n# logs commits with a Recode-Phase: trailer as milestones; never fails a commit\ngit-recode hook post-commit || true\n{END}\n"
+            "#!/bin/sh\n{BEGIN}\n# logs commits with a Recode-Phase: trailer as milestones (a post-commit hook cannot fail a commit)\nexec git-recode hook post-commit\n{END}\n"
         )
     }
 }
@@ -176,4 +176,48 @@ mod hook_file_tests {
         assert_eq!(managed_by(std::path::Path::new("/r/.husky/hooks")), None);
         assert_eq!(managed_by(std::path::Path::new("/r/.git/hooks")), None);
     }
+}
+
+/// The fast path of the post-commit hook (most commits are not milestones): `true` when
+/// the commit certainly has no `Recode-Phase:` trailer, decided without opening the
+/// repository. `git commit` always writes the message it used to `COMMIT_EDITMSG` in the
+/// worktree's git dir; when that file does not mention the trailer and no rebase,
+/// cherry-pick, revert or am is running (their picks do not go through that file), the
+/// commit has none. Any doubt (no git dir found, an unreadable file) says `false`.
+pub fn certainly_no_phase() -> bool {
+    let Some(git_dir) = worktree_git_dir() else {
+        return false;
+    };
+    for busy in [
+        "rebase-merge",
+        "rebase-apply",
+        "sequencer",
+        "CHERRY_PICK_HEAD",
+        "REVERT_HEAD",
+    ] {
+        if git_dir.join(busy).exists() {
+            return false;
+        }
+    }
+    match std::fs::read(git_dir.join("COMMIT_EDITMSG")) {
+        Ok(msg) => !msg
+            .windows(PHASE_TRAILER.len())
+            .any(|w| w.eq_ignore_ascii_case(PHASE_TRAILER.as_bytes())),
+        Err(_) => false,
+    }
+}
+
+/// The current worktree's git dir: `$GIT_DIR`, else `.git` here (a directory, or a
+/// `gitdir:` file in a linked worktree); hooks run at the worktree's top.
+fn worktree_git_dir() -> Option<std::path::PathBuf> {
+    if let Some(d) = std::env::var_os("GIT_DIR") {
+        return Some(std::path::PathBuf::from(d));
+    }
+    let dot = std::path::Path::new(".git");
+    if dot.is_dir() {
+        return Some(dot.to_path_buf());
+    }
+    let text = std::fs::read_to_string(dot).ok()?;
+    let path = text.strip_prefix("gitdir:")?.trim();
+    Some(std::path::PathBuf::from(path))
 }

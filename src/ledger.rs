@@ -696,8 +696,9 @@ pub fn append(
     mut event: Event,
 ) -> Result<Event, LedgerError> {
     let now = clock::parse(&event.ts).unwrap_or_else(|_| Timestamp::now());
-    let anchor = ensure_anchor(repo, &event.task, now)?;
+    let anchor = anchor_id(&event.task);
     let task = event.task.clone();
+    let mut anchored = false;
     with_retry(&task, notes_ref, || {
         let tip = ref_tip(repo, notes_ref)?;
         let root = match tip {
@@ -718,6 +719,12 @@ pub fn append(
             }
             None => String::new(),
         };
+        // A task's first note makes its anchor reachable first (an existing note means an
+        // earlier append, or a sync that merged the anchors too, already did).
+        if text.is_empty() && !anchored {
+            ensure_anchor(repo, &task, now)?;
+            anchored = true;
+        }
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }

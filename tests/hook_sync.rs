@@ -187,7 +187,7 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
 
-const PLAIN_SCRIPT: &str = "#!/bin/sh\n# BEGIN git-recode\n# logs commits with a Recode-Phase: trailer as milestones; never fails a commit\ngit-recode hook post-commit || true\n# END git-recode\n";
+const PLAIN_SCRIPT: &str = "#!/bin/sh\n# BEGIN git-recode\n# logs commits with a Recode-Phase: trailer as milestones (a post-commit hook cannot fail a commit)\nexec git-recode hook post-commit\n# END git-recode\n";
 
 // ---------------------------------------------------------------------------------------
 // hook install / uninstall / status

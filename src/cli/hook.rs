@@ -57,6 +57,9 @@ fn write_hook(path: &Path, text: &str) -> Result<(), Error> {
 pub fn run(cmd: HookCommand) -> Result<i32, Error> {
     match cmd {
         HookCommand::PostCommit => {
+            if hook::certainly_no_phase() {
+                return Ok(EXIT_OK);
+            }
             if let Err(e) = post_commit() {
                 eprint!("git-recode post-commit: {}", e.render());
             }

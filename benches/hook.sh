@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# benches/hook.sh — the post-commit hook's cost: COMMITS (default 200) commits with and
+# without the hook, ordinary and milestone (`Recode-Phase:`) commits measured apart.
+# Prints the median milliseconds per commit and the median extra cost of the hook.
+#   cargo build --release && bash benches/hook.sh
+set -eu -o pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin_dir=$(cd "$here/../target/release" && pwd)
+[ -x "$bin_dir/git-recode" ] || { echo "build first: cargo build --release" >&2; exit 2; }
+export PATH="$bin_dir:$PATH"
+n=${COMMITS:-200}
+root=$(mktemp -d "${TMPDIR:-/tmp}/recode-hook-bench.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME="$root"
+export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@example.invalid GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@example.invalid
+unset RECODE_NOW
+
+# per_commit_ms DIR KIND: median ms of one `git commit` (KIND: plain | milestone).
+per_commit_ms() {
+  local dir=$1 kind=$2
+  for i in $(seq 1 "$n"); do
+    echo "$i" >"$dir/f"
+    git -C "$dir" add f
+    s=$(date +%s%N)
+    if [ "$kind" = milestone ]; then
+      git -C "$dir" commit -q -m "step $i" -m "Recode-Phase: implemented"
+    else
+      git -C "$dir" commit -q -m "step $i"
+    fi
+    e=$(date +%s%N)
+    echo $(( (e - s) / 1000 ))
+  done | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
+}
+
+setup() {
+  git init -q -b main "$1"
+  echo 0 >"$1/f" && git -C "$1" add f && git -C "$1" commit -q -m init
+  git -C "$1" branch -q -m main feat/issue-1-bench
+}
+setup "$root/plain"
+setup "$root/hooked"
+git -C "$root/hooked" recode hook install >/dev/null
+for kind in plain milestone; do
+  without=$(per_commit_ms "$root/plain" "$kind")
+  with=$(per_commit_ms "$root/hooked" "$kind")
+  printf '%-9s commit: %6.2f ms without the hook, %6.2f ms with it: +%.2f ms\n' "$kind" "$without" "$with" "$(echo "$with - $without" | bc -l)"
+done
+echo "milestones ledgered: $(git -C "$root/hooked" recode log --json | grep -c '"kind":"milestone"')"
