@@ -39,10 +39,21 @@ setup() {
 }
 setup "$root/plain"
 setup "$root/hooked"
+setup "$root/shell"
 git -C "$root/hooked" recode hook install >/dev/null
+# The baseline: a plain shell hook that reads the trailer and runs `git notes append`.
+cat >"$root/shell/.git/hooks/post-commit" <<'SH'
+#!/bin/sh
+p=$(git log -1 --format='%(trailers:key=Recode-Phase,valueonly)')
+[ -n "$p" ] && git notes --ref=shell append -m "{\"phase\":\"$p\"}" HEAD
+exit 0
+SH
+chmod +x "$root/shell/.git/hooks/post-commit"
 for kind in plain milestone; do
   without=$(per_commit_ms "$root/plain" "$kind")
   with=$(per_commit_ms "$root/hooked" "$kind")
-  printf '%-9s commit: %6.2f ms without the hook, %6.2f ms with it: +%.2f ms\n' "$kind" "$without" "$with" "$(echo "$with - $without" | bc -l)"
+  shell=$(per_commit_ms "$root/shell" "$kind")
+  printf '%-9s commit: %6.2f ms without a hook; git-recode hook %6.2f ms (+%.2f); shell+notes hook %6.2f ms (+%.2f)\n' \
+    "$kind" "$without" "$with" "$(echo "$with - $without" | bc -l)" "$shell" "$(echo "$shell - $without" | bc -l)"
 done
 echo "milestones ledgered: $(git -C "$root/hooked" recode log --json | grep -c '"kind":"milestone"')"

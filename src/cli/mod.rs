@@ -106,6 +106,9 @@ pub enum Command {
     Completions(man::CompletionsArgs),
 }
 
+/// `--color` as given, for [`Ctx::open`] to combine with git's `color.ui`.
+static COLOR_CHOICE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// What every command needs: the repository, its configuration and the clock.
 pub struct Ctx {
     /// The repository (opened from the current directory, after `-C`).
@@ -124,6 +127,13 @@ impl Ctx {
         let now = crate::clock::now()?;
         let repo = crate::repo::open(None)?;
         let cfg = Config::load(&repo)?;
+        if let Some(choice) = COLOR_CHOICE.get() {
+            let ui = repo
+                .config_snapshot()
+                .string("color.ui")
+                .map(|v| v.to_string());
+            crate::render::set_color(crate::render::decide_color(choice, ui.as_deref()));
+        }
         Ok(Ctx { repo, cfg, now })
     }
 }
@@ -190,17 +200,9 @@ pub fn main() -> i32 {
             return EXIT_ERROR;
         }
     }
-    // git's color.ui, read without failing outside a repository.
-    // (Not for the hook: a commit must not pay for a second repository open.)
-    let color_ui = match cli.command {
-        Command::Hook(_) => None,
-        _ => crate::repo::open(None).ok().and_then(|r| {
-            r.config_snapshot()
-                .string("color.ui")
-                .map(|v| v.to_string())
-        }),
-    };
-    crate::render::set_color(crate::render::decide_color(&cli.color, color_ui.as_deref()));
+    // Colour: decided once the repository (and so git's color.ui) is open (`Ctx::open`).
+    COLOR_CHOICE.get_or_init(|| cli.color.clone());
+    crate::render::set_color(crate::render::decide_color(&cli.color, None));
     let result = match cli.command {
         Command::Status(a) => status::run(a),
         Command::Classify(a) => classify::run(a),
