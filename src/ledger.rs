@@ -547,15 +547,35 @@ fn note_text(
     Ok(Some(String::from_utf8_lossy(&blob.data).into_owned()))
 }
 
-/// The signature for ledger commits: the repository's committer, else `git-recode`.
+/// The identity for ledger commits, as git resolves a committer: `GIT_COMMITTER_NAME`/
+/// `GIT_COMMITTER_EMAIL`, else `committer.*`/`user.*` config, else `git-recode`. (Read
+/// directly rather than through `Repository::committer()`, which also computes the local
+/// time zone: a scan of the tz database that costs the post-commit hook milliseconds.)
 pub(crate) fn signature(repo: &gix::Repository, now: Timestamp) -> gix::actor::Signature {
-    let (name, email) = match repo.committer().and_then(|r| r.ok()) {
-        Some(sig) => (sig.name.to_owned(), sig.email.to_owned()),
-        None => ("git-recode".into(), "git-recode@localhost".into()),
+    let snap = repo.config_snapshot();
+    let pick = |env: &str, keys: [&str; 2], default: &str| -> String {
+        std::env::var(env)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .or_else(|| {
+                keys.iter()
+                    .find_map(|k| snap.string(*k).map(|v| v.to_string()))
+            })
+            .unwrap_or_else(|| default.to_string())
     };
     gix::actor::Signature {
-        name,
-        email,
+        name: pick(
+            "GIT_COMMITTER_NAME",
+            ["committer.name", "user.name"],
+            "git-recode",
+        )
+        .into(),
+        email: pick(
+            "GIT_COMMITTER_EMAIL",
+            ["committer.email", "user.email"],
+            "git-recode@localhost",
+        )
+        .into(),
         time: gix::date::Time::new(now.as_second(), 0),
     }
 }
