@@ -19,6 +19,7 @@ events=${EVENTS:-10000}
 runs=${RUNS:-5}
 root=${BENCH_DIR:-${TMPDIR:-/tmp}/recode-bench}
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
 unset RECODE_NOW GH_TOKEN GITHUB_TOKEN
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -34,9 +35,9 @@ time_cmd() {
 printf '%-6s %10s %10s %10s %10s %9s %10s %10s\n' worktrees recode_s census_s gitsum_s gitpar_s rss_MiB vs_census vs_gitsum
 for n in $sizes; do
   dir="$root/$n"
-  if [ ! -d "$dir/repo" ]; then
+  if [ ! -f "$dir/ready" ]; then
     bash "$here/make-repo.sh" "$dir" "$n" "$files" >/dev/null 2>&1
-    python3 "$here/ledger.py" "$dir/repo" "$events" >/dev/null
+    python3 "$here/ledger.py" "$dir/repo" "$events" >"$dir/ready"
   fi
   bash "$here/shell-census.sh" "$dir/repo" >/dev/null 2>&1 # refresh every index once, like a real loop's first tick
   r=$(time_cmd "$bin" -C "$dir/repo" status --json --offline)
