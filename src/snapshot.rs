@@ -151,7 +151,7 @@ pub fn gather(
 
     let this_host = process::hostname();
     let mut snapshots = Vec::new();
-    let mut status_jobs: Vec<(usize, std::path::PathBuf)> = Vec::new();
+    let mut status_jobs: Vec<(usize, std::path::PathBuf, bool)> = Vec::new();
     let mut all_ref_tips: Option<Vec<ObjectId>> = None;
     for (branch, task) in &workers {
         let ledger = ledgers.by_task.get(task);
@@ -209,7 +209,10 @@ pub fn gather(
                 f.unreachable_commits = repo::count_between(repo, h, tips)?;
             }
             if !w.missing {
-                status_jobs.push((snapshots.len(), w.path.clone()));
+                // Ignored files matter only where a delete could be planned (nothing ahead);
+                // they are listed in the same thread, after the status, when it is clean.
+                let candidate = ahead_commits.is_empty() && remote_ahead.unwrap_or(0) == 0;
+                status_jobs.push((snapshots.len(), w.path.clone(), candidate));
             }
         }
         let replayed = classify::replay(&events);
@@ -261,36 +264,25 @@ pub fn gather(
     );
     let results = run_status_jobs(&status_jobs, &progress);
     progress.finish();
-    for ((idx, path), res) in status_jobs.iter().zip(results) {
+    for ((idx, path, _), res) in status_jobs.iter().zip(results) {
         let f = snapshots[*idx]
             .worktree
             .as_mut()
             .expect("status jobs are only queued for worktrees");
         match res {
-            Ok(st) => {
+            Ok((st, ignored)) => {
                 f.dirty = Some(st.dirty);
                 f.newest_mtime = st.newest_mtime;
+                if let Some(all) = ignored {
+                    f.secrets = all
+                        .iter()
+                        .filter(|p| config::matches_secret(&cfg.secrets, p))
+                        .cloned()
+                        .collect();
+                    f.ignored = summarize(&all);
+                }
             }
             Err(e) => warnings.push(format!("cannot read the worktree {}: {e}", path.display())),
-        }
-    }
-
-    // Ignored secrets: looked for only where a delete could be planned (clean, nothing ahead).
-    for s in snapshots.iter_mut() {
-        let candidate = s.ahead == 0 && s.remote_ahead.unwrap_or(0) == 0;
-        if let Some(f) = s
-            .worktree
-            .as_mut()
-            .filter(|f| !f.missing && f.dirty.is_some_and(|d| d.is_clean()))
-            && candidate
-        {
-            let all = ignored_paths(Path::new(&f.path));
-            f.secrets = all
-                .iter()
-                .filter(|p| config::matches_secret(&cfg.secrets, p))
-                .cloned()
-                .collect();
-            f.ignored = summarize(&all);
         }
     }
 
@@ -302,45 +294,54 @@ pub fn gather(
     })
 }
 
+/// What one worktree's job found: its status, and its ignored paths when asked and clean.
+type JobResult = Result<(worktree::Status, Option<Vec<String>>), RepoError>;
+
+/// Run the worktree jobs on every core, each thread taking the next job as it frees up
+/// (worktrees differ in cost); results come back in job order.
 fn run_status_jobs(
-    jobs: &[(usize, std::path::PathBuf)],
+    jobs: &[(usize, std::path::PathBuf, bool)],
     progress: &crate::progress::Progress,
-) -> Vec<Result<worktree::Status, RepoError>> {
+) -> Vec<JobResult> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
-        .clamp(1, 8);
-    let chunk = jobs.len().div_ceil(threads).max(1);
+        .clamp(1, 8)
+        .min(jobs.len().max(1));
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<JobResult>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|scope| {
-        let handles: Vec<_> = jobs
-            .chunks(chunk)
-            .map(|part| {
-                let h = scope.spawn(move || {
-                    part.iter()
-                        .map(|(_, p)| {
-                            let r = worktree::status(p);
-                            progress.inc();
-                            r
-                        })
-                        .collect::<Vec<_>>()
-                });
-                (part.len(), h)
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((_, path, scan_ignored)) = jobs.get(i) else {
+                        break;
+                    };
+                    let r = worktree::status(path).map(|st| {
+                        let ignored =
+                            (*scan_ignored && st.dirty.is_clean()).then(|| ignored_paths(path));
+                        (st, ignored)
+                    });
+                    progress.inc();
+                    if let Ok(mut slot) = results[i].lock() {
+                        *slot = Some(r);
+                    }
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|m| {
+            m.into_inner().ok().flatten().unwrap_or_else(|| {
+                Err(RepoError::Git(
+                    "reading the worktree status failed (a thread panicked)".into(),
+                ))
             })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|(n, h)| {
-                h.join().unwrap_or_else(|_| {
-                    (0..n)
-                        .map(|_| {
-                            Err(RepoError::Git(
-                                "reading the worktree status panicked".into(),
-                            ))
-                        })
-                        .collect()
-                })
-            })
-            .collect()
-    })
+        })
+        .collect()
 }
 
 /// Tips of every ref (branches, remote-tracking branches, tags), to find commits no ref contains.

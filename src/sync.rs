@@ -14,7 +14,21 @@ use crate::error::Error;
 use crate::gitbin;
 
 /// Lost races retried before giving up.
-const TRIES: u32 = 5;
+const TRIES: u32 = 20;
+
+/// Sleep before retry `attempt`: growing, capped, and jittered by pid and clock so that
+/// racing syncs fall out of step.
+fn backoff(attempt: u32) {
+    let jitter = (u64::from(std::process::id()) * 31
+        + u64::from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_micros()),
+        ))
+        % 50;
+    let ms = (20 * u64::from(attempt)).min(200) + jitter;
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+}
 
 /// Where a remote's notes are fetched to: `refs/recode/remotes/<remote>/notes`.
 pub fn tracking_notes(remote: &str) -> String {
@@ -212,7 +226,18 @@ pub fn sync(
         if !specs.is_empty() {
             let mut args = vec!["fetch", "--quiet", "--no-write-fetch-head", remote];
             args.extend(specs.iter().map(String::as_str));
-            gitbin::run(&dir, &args)?;
+            let (ok, stdout, stderr) = gitbin::run_capture(&dir, &args)?;
+            if !ok {
+                // Another sync in this clone updating the same tracking ref: a lost race.
+                if attempt < TRIES && stderr.contains("cannot lock ref") {
+                    backoff(attempt);
+                    continue;
+                }
+                return Err(Error::Git(gitbin::GitError::Failed {
+                    args: args.join(" "),
+                    stderr: format!("{stdout}{stderr}").trim().to_string(),
+                }));
+            }
         }
         let mut lines = Vec::new();
         let mut push_specs = Vec::new();
@@ -304,9 +329,7 @@ pub fn sync(
             }));
         }
         tracing::debug!(attempt, "sync push lost a race; retrying");
-        std::thread::sleep(std::time::Duration::from_millis(
-            30 * u64::from(attempt) + u64::from(std::process::id() % 17),
-        ));
+        backoff(attempt);
     }
     Err(Error::Other(format!(
         "gave up after {TRIES} lost races pushing the ledger to {remote}"
