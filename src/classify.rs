@@ -224,6 +224,8 @@ pub struct Snapshot {
     pub forge: Forge,
     /// The forge was asked in this run and failed.
     pub forge_failed: bool,
+    /// The forge reports the issue a `blocked` outcome names as closed.
+    pub blocker_closed: bool,
     /// The clock.
     pub now: Timestamp,
     /// `recode.stallAfter`, in seconds.
@@ -416,7 +418,10 @@ pub fn gate_on(events: &[Event], head: &str) -> Option<bool> {
 
 /// Classify one worker. Pure: the same snapshot always gives the same answer.
 pub fn classify(s: &Snapshot) -> Worker {
-    let r = replay(&s.events);
+    let mut r = replay(&s.events);
+    if s.blocker_closed {
+        r.blocked = None; // SPEC: blocked until `record unblock` or the forge reports the blocker closed
+    }
     let mut ev: Vec<String> = Vec::new();
 
     // --- activity -------------------------------------------------------------------

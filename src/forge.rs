@@ -409,6 +409,19 @@ impl GitHub {
         }
     }
 
+    /// Whether issue `number` is closed (`GET /repos/{owner}/{repo}/issues/{number}`).
+    ///
+    /// Errors: [`ForgeError`] (a missing issue is a 404 error).
+    pub fn issue_closed(&self, number: u64) -> Result<bool, ForgeError> {
+        let url = format!(
+            "{}/repos/{}/{}/issues/{number}",
+            self.api, self.owner, self.repo
+        );
+        let (_, _, text) = self.call("GET", &url, None, "the blocker issue lookup")?;
+        let v: serde_json::Value = self.parse(&text, "the blocker issue lookup")?;
+        Ok(v["state"].as_str() == Some("closed"))
+    }
+
     /// The pull request per branch from one listing: open first, else the newest.
     pub fn by_branch(&self, prs: &[PullRequest]) -> std::collections::BTreeMap<String, Pr> {
         let mut branches: std::collections::BTreeMap<String, Vec<&PullRequest>> =
@@ -423,6 +436,18 @@ impl GitHub {
             .filter_map(|(b, ps)| pick(ps.into_iter()).map(|p| (b, p.to_pr())))
             .collect()
     }
+}
+
+/// The issue number a `--blocker` names in this repository: `#12`, `12`,
+/// `OWNER/REPO#12` or `https://HOST/OWNER/REPO/issues/12`.
+pub fn blocker_issue(blocker: &str) -> Option<u64> {
+    let b = blocker.trim();
+    let tail = b
+        .rsplit_once("/issues/")
+        .map(|(_, n)| n)
+        .or_else(|| b.rsplit_once('#').map(|(_, n)| n))
+        .unwrap_or(b);
+    tail.trim_end_matches('/').parse().ok()
 }
 
 /// Prefer an open pull request, else the highest number.
@@ -504,6 +529,19 @@ mod tests {
             "git@github.com:acme/w.git"
         );
         assert_eq!(redact_url("/srv/w.git"), "/srv/w.git");
+    }
+
+    #[test]
+    fn blocker_issue_numbers() {
+        for (b, n) in [
+            ("#12", Some(12)),
+            ("12", Some(12)),
+            ("acme/widget#12", Some(12)),
+            ("https://github.com/acme/widget/issues/12", Some(12)),
+            ("the API", None),
+        ] {
+            assert_eq!(blocker_issue(b), n, "{b}");
+        }
     }
 
     #[test]

@@ -250,6 +250,7 @@ pub fn gather(
                 _ => Forge::Unknown,
             },
             forge_failed: matches!(opts.forge, crate::forge::View::Failed),
+            blocker_closed: false,
             now,
             stall_after_secs: cfg.stall_after_secs,
             max_attempts: cfg.max_attempts,
@@ -283,6 +284,26 @@ pub fn gather(
                 }
             }
             Err(e) => warnings.push(format!("cannot read the worktree {}: {e}", path.display())),
+        }
+    }
+
+    // A blocked worker waits until its blocker issue is closed: ask the forge about those.
+    if matches!(opts.forge, crate::forge::View::Known(_)) {
+        let github = crate::forge::for_repo(repo, &cfg.remote).ok().flatten();
+        for s in snapshots.iter_mut() {
+            let blocker = classify::replay(&s.events).blocked;
+            if let (Some(gh), Some(n)) = (
+                &github,
+                blocker.as_deref().and_then(crate::forge::blocker_issue),
+            ) {
+                match gh.issue_closed(n) {
+                    Ok(closed) => s.blocker_closed = closed,
+                    Err(e) => warnings.push(format!(
+                        "cannot ask about blocker #{n} of task {}: {e}",
+                        s.task
+                    )),
+                }
+            }
         }
     }
 

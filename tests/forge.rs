@@ -1209,3 +1209,55 @@ fn a_publish_to_a_non_github_remote_says_why_it_is_held() {
     );
     assert!(fx.gh.requests().is_empty());
 }
+
+#[test]
+fn a_blocked_worker_waits_until_the_forge_reports_its_blocker_closed() {
+    let fx = Fx::new();
+    let wt = fx.env.root().join("wt").join("issue-9-blocked");
+    fx.env.git(
+        &fx.repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-9-blocked",
+            wt.to_str().unwrap(),
+            "main",
+        ],
+    );
+    std::fs::write(wt.join("started.txt"), "x\n").unwrap();
+    fx.ok(&["record", "spawn", "issue-9-blocked"]);
+    fx.ok(&[
+        "record",
+        "exit",
+        "issue-9-blocked",
+        "--rc",
+        "0",
+        "--blocker",
+        "#12",
+    ]);
+    fx.gh.set_issue(12, "open");
+    let (_, workers) = fx.status();
+    let w = find(&workers, "issue-9-blocked");
+    assert_eq!(
+        (w["action"].as_str(), w["reason"].as_str()),
+        (
+            Some("wait"),
+            Some("blocked on #12 until `git recode record unblock`")
+        )
+    );
+    fx.gh.set_issue(12, "closed");
+    let (_, workers) = fx.status();
+    assert_eq!(
+        find(&workers, "issue-9-blocked")["action"],
+        "wip-commit",
+        "the forge says #12 is closed"
+    );
+    assert!(
+        fx.gh
+            .requests()
+            .iter()
+            .any(|r| r == "GET /repos/acme/widget/issues/12 auth")
+    );
+}

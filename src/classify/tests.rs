@@ -56,6 +56,7 @@ fn snap() -> T {
         transcript_mtime: None,
         forge: Forge::Unknown,
         forge_failed: false,
+        blocker_closed: false,
         now: at(0),
         stall_after_secs: 1800,
         max_attempts: 3,
@@ -1678,4 +1679,18 @@ fn the_worker_object_echoes_the_snapshot() {
     assert_eq!(w.max_attempts, 3);
     assert_eq!(w.operation, None);
     assert!(!w.reason.is_empty());
+}
+
+#[test]
+fn a_blocker_the_forge_reports_closed_no_longer_blocks() {
+    let t = snap()
+        .wt()
+        .dirty(dirty(0, 0, 1, 0))
+        .spawn(7200)
+        .blocked(7000, "#12");
+    assert_eq!(t.run().action, Action::Wait);
+    assert_eq!(
+        t.with(|s| s.blocker_closed = true).run().action,
+        Action::WipCommit
+    );
 }
