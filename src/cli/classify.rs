@@ -3,9 +3,8 @@
 use std::io::Write;
 
 use crate::classify;
-use crate::cli::{Ctx, out_err, warn_all};
+use crate::cli::{Ctx, out_err};
 use crate::error::{EXIT_OK, Error};
-use crate::snapshot::{self, Options};
 use crate::{render, wire};
 
 /// Show one worker with the evidence for its state
@@ -29,28 +28,7 @@ pub struct ClassifyArgs {
 /// branch, no worktree, no ledger).
 pub fn run(args: ClassifyArgs) -> Result<i32, Error> {
     let ctx = Ctx::open()?;
-    let (forge, warning) = crate::forge::view(&ctx.repo, &ctx.cfg.remote, args.offline);
-    warn_all(&warning.into_iter().collect::<Vec<_>>());
-    let census = snapshot::gather(
-        &ctx.repo,
-        &ctx.cfg,
-        ctx.now,
-        &Options {
-            all: true,
-            only_branch: Some(args.branch.clone()),
-            forge,
-            progress: false,
-        },
-    )?;
-    warn_all(&census.warnings);
-    let snap = census
-        .snapshots
-        .into_iter()
-        .find(|s| s.branch == args.branch)
-        .filter(|s| s.head.is_some() || s.worktree.is_some() || !s.events.is_empty())
-        .ok_or_else(|| Error::UnknownBranch {
-            branch: args.branch.clone(),
-        })?;
+    let snap = ctx.one_worker(&args.branch, args.offline)?;
     let worker = classify::classify(&snap);
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -148,6 +148,42 @@ macro_rules! say {
     }};
 }
 
+impl Ctx {
+    /// Ask the forge (unless `offline`) and gather the one worker on `branch`, printing
+    /// warnings on stderr.
+    ///
+    /// Errors: [`Error::UnknownBranch`] when the branch is nowhere (no local or remote
+    /// branch, no worktree, no ledger); gathering errors.
+    pub fn one_worker(
+        &self,
+        branch: &str,
+        offline: bool,
+    ) -> Result<crate::classify::Snapshot, Error> {
+        let (forge, warning) = crate::forge::view(&self.repo, &self.cfg.remote, offline);
+        warn_all(&warning.into_iter().collect::<Vec<_>>());
+        let census = crate::snapshot::gather(
+            &self.repo,
+            &self.cfg,
+            self.now,
+            &crate::snapshot::Options {
+                all: true,
+                only_branch: Some(branch.to_string()),
+                forge,
+                progress: false,
+            },
+        )?;
+        warn_all(&census.warnings);
+        census
+            .snapshots
+            .into_iter()
+            .find(|s| s.branch == branch)
+            .filter(|s| s.head.is_some() || s.worktree.is_some() || !s.events.is_empty())
+            .ok_or_else(|| Error::UnknownBranch {
+                branch: branch.to_string(),
+            })
+    }
+}
+
 /// Print warnings once each, on stderr.
 pub fn warn_all(warnings: &[String]) {
     let mut err = std::io::stderr().lock();

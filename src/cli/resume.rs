@@ -5,11 +5,10 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::classify;
-use crate::cli::{Ctx, out_err, warn_all};
+use crate::cli::{Ctx, out_err};
 use crate::error::{EXIT_OK, Error};
 use crate::ledger::{self, Body, Event};
 use crate::resume::{self, Facts, Launch};
-use crate::snapshot::{self, Options};
 
 /// Write the resume prompt and the command that continues the agent's session
 ///
@@ -61,28 +60,7 @@ struct ResumeDoc<'a> {
 /// human, or running.
 pub fn run(args: ResumeArgs) -> Result<i32, Error> {
     let ctx = Ctx::open()?;
-    let (forge, warning) = crate::forge::view(&ctx.repo, &ctx.cfg.remote, false);
-    warn_all(&warning.into_iter().collect::<Vec<_>>());
-    let census = snapshot::gather(
-        &ctx.repo,
-        &ctx.cfg,
-        ctx.now,
-        &Options {
-            all: true,
-            only_branch: Some(args.branch.clone()),
-            forge,
-            progress: false,
-        },
-    )?;
-    warn_all(&census.warnings);
-    let snap = census
-        .snapshots
-        .into_iter()
-        .find(|s| s.branch == args.branch)
-        .filter(|s| s.head.is_some() || s.worktree.is_some() || !s.events.is_empty())
-        .ok_or_else(|| Error::UnknownBranch {
-            branch: args.branch.clone(),
-        })?;
+    let snap = ctx.one_worker(&args.branch, false)?;
     let w = classify::classify(&snap);
     if let Some(why) = resume::refusal(&w) {
         let r = classify::replay(&snap.events);
