@@ -115,22 +115,14 @@ impl Run<'_> {
 
     /// Re-gather and re-classify one worker now (the moment of acting).
     fn recheck(&self, branch: &str) -> Result<Option<(Worker, classify::Snapshot)>, Error> {
-        let census = snapshot::gather(
+        let (snap, _) = snapshot::gather_one(
             self.repo,
             self.cfg,
             self.now,
-            &Options {
-                all: true,
-                only_branch: Some(branch.to_string()),
-                forge: self.forge_view.clone(),
-                progress: false,
-            },
+            branch,
+            self.forge_view.clone(),
         )?;
-        Ok(census
-            .snapshots
-            .into_iter()
-            .find(|s| s.branch == branch)
-            .map(|s| (classify::classify(&s), s)))
+        Ok(snap.map(|s| (classify::classify(&s), s)))
     }
 }
 

@@ -384,6 +384,37 @@ fn all_tips(repo: &gix::Repository) -> Vec<ObjectId> {
     out.into_iter().collect()
 }
 
+/// Gather the one worker on `branch` (even when it is not a worker by name), with the
+/// warnings met. `None` when the branch is nowhere: no local or remote branch, no worktree,
+/// no ledger.
+///
+/// Errors: as [`gather`].
+pub fn gather_one(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: Timestamp,
+    branch: &str,
+    forge: crate::forge::View,
+) -> Result<(Option<Snapshot>, Vec<String>), GatherError> {
+    let census = gather(
+        repo,
+        cfg,
+        now,
+        &Options {
+            all: true,
+            only_branch: Some(branch.to_string()),
+            forge,
+            progress: false,
+        },
+    )?;
+    let snap = census
+        .snapshots
+        .into_iter()
+        .find(|s| s.branch == branch)
+        .filter(|s| s.head.is_some() || s.worktree.is_some() || !s.events.is_empty());
+    Ok((snap, census.warnings))
+}
+
 /// Every ignored file in the worktree at `path` (what `git worktree remove` deletes
 /// without a word), read-only: `git --no-optional-locks ls-files --others --ignored
 /// --exclude-standard` (which honours `info/exclude` and `core.excludesFile` as git does).

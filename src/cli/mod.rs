@@ -161,26 +161,12 @@ impl Ctx {
     ) -> Result<crate::classify::Snapshot, Error> {
         let (forge, warning) = crate::forge::view(&self.repo, &self.cfg.remote, offline);
         warn_all(&warning.into_iter().collect::<Vec<_>>());
-        let census = crate::snapshot::gather(
-            &self.repo,
-            &self.cfg,
-            self.now,
-            &crate::snapshot::Options {
-                all: true,
-                only_branch: Some(branch.to_string()),
-                forge,
-                progress: false,
-            },
-        )?;
-        warn_all(&census.warnings);
-        census
-            .snapshots
-            .into_iter()
-            .find(|s| s.branch == branch)
-            .filter(|s| s.head.is_some() || s.worktree.is_some() || !s.events.is_empty())
-            .ok_or_else(|| Error::UnknownBranch {
-                branch: branch.to_string(),
-            })
+        let (snap, warnings) =
+            crate::snapshot::gather_one(&self.repo, &self.cfg, self.now, branch, forge)?;
+        warn_all(&warnings);
+        snap.ok_or_else(|| Error::UnknownBranch {
+            branch: branch.to_string(),
+        })
     }
 }
 
