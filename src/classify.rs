@@ -187,6 +187,12 @@ pub struct WorktreeFacts {
     pub secrets: Vec<String>,
     /// Every ignored file or directory that would go with the worktree (same condition).
     pub ignored: Vec<String>,
+    /// It is the main worktree (the user's own checkout): never removed nor WIP-committed.
+    pub is_main: bool,
+    /// `git worktree lock` reason (empty when locked without one).
+    pub locked: Option<String>,
+    /// It holds initialized submodules, which `git worktree remove` refuses to remove.
+    pub has_submodules: bool,
 }
 
 /// Everything the classifier needs about one worker. Gathered by [`crate::snapshot`].
@@ -528,6 +534,38 @@ pub fn classify(s: &Snapshot) -> Worker {
     ev.push(format!("state {state}: {reason}"));
 
     // --- overrides, in order --------------------------------------------------------
+    if action == Action::Delete
+        && let Some(w) = wt.filter(|w| !w.missing)
+    {
+        let keep = if w.is_main {
+            Some("it is the main worktree: git-recode never removes it".to_string())
+        } else if let Some(r) = &w.locked {
+            Some(if r.is_empty() {
+                "the worktree is locked: never removed".to_string()
+            } else {
+                format!("the worktree is locked ({r}): never removed")
+            })
+        } else if w.has_submodules {
+            Some(
+                "the worktree holds submodules, which git worktree remove refuses: never removed"
+                    .to_string(),
+            )
+        } else {
+            None
+        };
+        if let Some(why) = keep {
+            action = Action::None;
+            reason = format!("{reason}; {why}");
+            ev.push(reason.clone());
+        }
+    }
+    if action == Action::WipCommit && wt.is_some_and(|w| w.is_main) {
+        action = Action::Resume;
+        reason = format!(
+            "{reason}; in the main worktree, which git-recode never commits: resume in place"
+        );
+        ev.push(reason.clone());
+    }
     if action == Action::Delete {
         if let Some(w) = wt.filter(|w| w.missing) {
             action = Action::None;

@@ -136,6 +136,14 @@ impl Config {
         if !notes_ref.starts_with("refs/") {
             notes_ref = format!("refs/notes/{notes_ref}");
         }
+        if !notes_ref.starts_with("refs/notes/") {
+            // As `git notes`: a notes ref outside refs/notes/ would commit notes onto a branch.
+            return Err(ConfigError::Invalid {
+                key: NOTES_REF,
+                value: notes_ref,
+                why: "notes refs live under refs/notes/".into(),
+            });
+        }
         let secrets: Vec<String> = snap
             .plumbing()
             .strings(SECRETS)
@@ -166,7 +174,8 @@ impl Config {
     pub fn task_of(&self, branch: &str) -> Option<String> {
         let caps = self.branch_pattern.captures(branch)?;
         let m = caps.name("task").or_else(|| caps.get(0))?;
-        Some(m.as_str().to_string())
+        // An empty key would put unrelated branches into one ledger.
+        Some(m.as_str().to_string()).filter(|k| !k.is_empty())
     }
 
     /// The task key of `branch`, or the branch itself when it does not match (SPEC "task").

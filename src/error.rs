@@ -42,6 +42,12 @@ pub enum Error {
         /// The name given.
         branch: String,
     },
+    /// The base branch was named where a worker branch is needed.
+    #[error("'{branch}' is the base branch: it is never a worker")]
+    BaseBranch {
+        /// The name given.
+        branch: String,
+    },
     /// Bad arguments that clap could not catch.
     #[error("{0}")]
     Usage(String),
@@ -101,6 +107,9 @@ impl Error {
                 "`git recode status --all` lists every worker; check the branch name".into()
             }
             Error::Config(_) => "fix the value with `git config <key> <value>`".into(),
+            Error::BaseBranch { .. } => {
+                "name the issue branch the agent works on (the base is recode.base, else the remote's HEAD, main or master)".into()
+            }
             Error::Clock(ClockError::BadTimestamp { .. }) => {
                 "set RECODE_NOW to an RFC 3339 time such as 2026-11-29T12:00:00Z, or unset it".into()
             }

@@ -11,6 +11,7 @@
 //! `core.hooksPath=/dev/null`), so `.gitattributes` filters, exec bits, symlinks and
 //! deletions are exactly what `git add` makes of them, and the index matches the commit.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use gix::ObjectId;
@@ -562,15 +563,25 @@ fn wip_push_decision(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>, 
         }
         _ => {}
     }
-    // Every commit the push would send: reachable from HEAD, not from the remote branch
-    // (or, when there is none, from the base).
+    secrets_in_push(r, w, dir)
+}
+
+/// Why pushing `w.branch` must not happen because of secrets: a file matching
+/// `recode.secrets` added by any commit the push would send (reachable from the branch,
+/// not from its remote-tracking branch or, when there is none, the base). Applies to WIP
+/// and publish pushes alike.
+///
+/// Errors: [`Error::Git`] when the log cannot be read.
+fn secrets_in_push(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>, Error> {
+    let remote_tip = repo::tip(r.repo, &repo::remote_tracking(r.repo, r.cfg, &w.branch));
+    let tip = format!("refs/heads/{}", w.branch);
     let mut range = vec![
         "log".to_string(),
         "--format=".into(),
         "--name-only".into(),
         "--diff-filter=A".into(),
         "-z".into(),
-        "HEAD".into(),
+        tip,
     ];
     let excludes: Vec<ObjectId> = match remote_tip {
         Some(t) => vec![t],
@@ -579,19 +590,18 @@ fn wip_push_decision(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>, 
     range.extend(excludes.iter().map(|t| format!("^{t}")));
     let args: Vec<&str> = range.iter().map(String::as_str).collect();
     let added = gitbin::read(dir, &args)?;
-    let secrets: Vec<String> = added
+    let secrets: BTreeSet<String> = added
         .split(|b| *b == 0 || *b == b'\n')
         .filter(|p| !p.is_empty())
         .map(|p| String::from_utf8_lossy(p).to_string())
         .filter(|p| config::matches_secret(&r.cfg.secrets, p))
         .collect();
-    if !secrets.is_empty() {
-        return Ok(Some(format!(
+    Ok((!secrets.is_empty()).then(|| {
+        format!(
             "the push would carry files matching recode.secrets: {}",
-            secrets.join(", ")
-        )));
-    }
-    Ok(None)
+            secrets.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    }))
 }
 
 fn push(r: &Run, dir: &Path, branch: &str) -> Result<(), Error> {
@@ -665,6 +675,9 @@ fn publish(r: &Run, w: &Worker) -> Result<Step, Error> {
         .clone()
         .unwrap_or_else(|| r.repo.common_dir().to_path_buf());
     if snap.branch_local {
+        if let Some(why) = secrets_in_push(r, w, &cwd)? {
+            return Ok(step(w, Outcome::Held, format!("push held: {why}")));
+        }
         failpoint("publish-push");
         if let Err(e) = push(r, &cwd, &w.branch) {
             return Ok(failed(w, format!("push rejected: {e}"), true));

@@ -130,12 +130,18 @@ pub fn gather(
         let b = ledger_branch(l).unwrap_or_else(|| task.clone());
         workers.entry(b).or_insert_with(|| task.clone());
     }
+    // The base branch is where work merges: never a worker, whatever the pattern or ledger.
+    workers.remove(&base);
     if let Some(only) = &opts.only_branch {
         let task = workers
             .get(only)
             .cloned()
             .unwrap_or_else(|| cfg.key_of(only));
-        workers = BTreeMap::from([(only.clone(), task)]);
+        workers = if *only == base {
+            BTreeMap::new()
+        } else {
+            BTreeMap::from([(only.clone(), task)])
+        };
     }
 
     // Detached worktrees belong to the task whose newest attempt ran in them.
@@ -199,6 +205,10 @@ pub fn gather(
             newest_mtime: None,
             secrets: Vec::new(),
             ignored: Vec::new(),
+            is_main: w.is_main,
+            locked: w.locked.clone(),
+            has_submodules: w.git_dir.join("modules").is_dir()
+                || w.path.join(".gitmodules").is_file(),
         });
         if let (Some(f), Some(w)) = (facts.as_mut(), wt) {
             if w.detached

@@ -149,6 +149,18 @@ macro_rules! say {
 }
 
 impl Ctx {
+    /// Refuse the base branch where a worker branch is needed.
+    ///
+    /// Errors: [`Error::BaseBranch`].
+    pub fn not_base(&self, branch: &str) -> Result<(), Error> {
+        if branch == crate::repo::base_name(&self.repo, &self.cfg) {
+            return Err(Error::BaseBranch {
+                branch: branch.to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// Ask the forge (unless `offline`) and gather the one worker on `branch`, printing
     /// warnings on stderr.
     ///
@@ -159,6 +171,7 @@ impl Ctx {
         branch: &str,
         offline: bool,
     ) -> Result<crate::classify::Snapshot, Error> {
+        self.not_base(branch)?;
         let (forge, warning) = crate::forge::view(&self.repo, &self.cfg.remote, offline);
         warn_all(&warning.into_iter().collect::<Vec<_>>());
         let (snap, warnings) =

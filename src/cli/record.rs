@@ -151,6 +151,14 @@ fn append(ctx: &Ctx, branch: &str, head: Option<String>, body: Body) -> Result<E
 /// for an unreadable message file; ledger errors.
 pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
     let ctx = Ctx::open()?;
+    let branch = match &cmd {
+        RecordCommand::Spawn { branch, .. }
+        | RecordCommand::Exit { branch, .. }
+        | RecordCommand::Gate { branch, .. }
+        | RecordCommand::Unblock { branch }
+        | RecordCommand::Clear { branch, .. } => branch.clone(),
+    };
+    ctx.not_base(&branch)?;
     match cmd {
         RecordCommand::Spawn {
             branch,
