@@ -114,6 +114,9 @@ impl Error {
                 "set RECODE_NOW to an RFC 3339 time such as 2026-11-29T12:00:00Z, or unset it".into()
             }
             Error::Refused { hint, .. } => hint.clone(),
+            Error::Ledger(LedgerError::StaleLock { path }) => {
+                format!("if no git process is running in this repository, remove it: rm '{path}'")
+            }
             Error::Ledger(LedgerError::Contended { .. }) => {
                 "many writers are appending at once; run the command again".into()
             }

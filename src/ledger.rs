@@ -23,6 +23,8 @@ use crate::outcome::Outcome;
 
 /// Version written in every event's `v` field.
 pub const EVENT_VERSION: u32 = 1;
+/// A ref lock file at least this old (seconds) was left by a killed writer.
+const STALE_LOCK_SECS: u64 = 3;
 /// How long an append keeps retrying a lost compare-and-swap race, in milliseconds.
 const RETRY_BUDGET_MS: u64 = 20_000;
 
@@ -39,6 +41,12 @@ pub enum LedgerError {
         /// The underlying gix error.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A ref's lock file was left behind by a killed writer.
+    #[error("the ref lock {path} was left behind (no git process holds it for seconds)")]
+    StaleLock {
+        /// The lock file.
+        path: String,
     },
     /// The compare-and-swap kept losing for longer than the retry budget.
     #[error(
@@ -611,16 +619,28 @@ fn cas_ref(
     expected: Option<ObjectId>,
     new: ObjectId,
     log: &str,
-) -> bool {
+) -> Result<bool, LedgerError> {
     let previous = match expected {
         Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
         None => PreviousValue::MustNotExist,
     };
     match repo.reference(name, new, previous, log) {
-        Ok(_) => true,
+        Ok(_) => Ok(true),
         Err(e) => {
+            // git holds a ref's lock for milliseconds: one that has stood for seconds was
+            // left by a killed writer, and waiting will not help.
+            let lock = repo.common_dir().join(format!("{name}.lock"));
+            let age = std::fs::metadata(&lock)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok());
+            if age.is_some_and(|a| a.as_secs() >= STALE_LOCK_SECS) {
+                return Err(LedgerError::StaleLock {
+                    path: lock.display().to_string(),
+                });
+            }
             tracing::debug!(ref_name = name, error = %e, "compare-and-swap lost; retrying");
-            false
+            Ok(false)
         }
     }
 }
@@ -701,7 +721,7 @@ pub fn ensure_anchor(
             now,
             ANCHORS_REF,
         )?;
-        Ok(cas_ref(repo, ANCHORS_REF, tip, commit, "recode: anchor").then_some(anchor))
+        Ok(cas_ref(repo, ANCHORS_REF, tip, commit, "recode: anchor")?.then_some(anchor))
     })
 }
 
@@ -764,7 +784,7 @@ pub fn append(
             task
         );
         let commit = write_commit(repo, edit.tree, tip, &msg, now, notes_ref)?;
-        Ok(cas_ref(repo, notes_ref, tip, commit, "notes: recode append").then(|| event.clone()))
+        Ok(cas_ref(repo, notes_ref, tip, commit, "notes: recode append")?.then(|| event.clone()))
     })
 }
 

@@ -20,8 +20,13 @@ pub fn start_token(pid: u32) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) is in parentheses and may hold spaces: split after the last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
-    // `rest` starts at field 3, so field 22 is the 20th whitespace-separated item.
-    rest.split_whitespace().nth(19).map(str::to_string)
+    let mut fields = rest.split_whitespace();
+    // Field 3 is the state: a zombie (`Z`) or dead (`X`) process is no worker.
+    if matches!(fields.next(), Some("Z" | "X" | "x")) {
+        return None;
+    }
+    // Field 22 (the 19th after the state) is the start time.
+    fields.nth(18).map(str::to_string)
 }
 
 /// Whether the process `pid` recorded with `token` on `host` is alive here and now.
@@ -39,6 +44,16 @@ pub fn is_alive(host: &str, pid: u32, token: Option<&str>, this_host: &str) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_zombie_is_not_alive() {
+        // A child that exits and is not waited for stays a zombie.
+        let child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert_eq!(start_token(pid), None);
+        drop(child);
+    }
 
     #[test]
     fn own_process_is_alive_and_recycled_pid_is_not() {

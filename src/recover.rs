@@ -359,14 +359,6 @@ fn delete(r: &Run, w: &Worker) -> Result<Step, Error> {
         None => Vec::new(),
     };
     classified(r, &now_w)?;
-    r.append(
-        w,
-        local_tip.map(|t| t.to_hex().to_string()),
-        Body::Deleted {
-            worktree: wt.map(|f| f.path.clone()),
-            ignored: ignored.clone(),
-        },
-    )?;
     let mut done = Vec::new();
     if let Some(f) = wt {
         failpoint("delete-worktree");
@@ -382,6 +374,16 @@ fn delete(r: &Run, w: &Worker) -> Result<Step, Error> {
             done.push(format!("with its ignored files {}", ignored.join(", ")));
         }
     }
+    // Ledgered once something is gone (never for a refused removal), and before the
+    // branch goes: the event holds the tip to restore it from.
+    r.append(
+        w,
+        local_tip.map(|t| t.to_hex().to_string()),
+        Body::Deleted {
+            worktree: wt.map(|f| f.path.clone()),
+            ignored: ignored.clone(),
+        },
+    )?;
     if let (Some(tip), None) = (local_tip, &keep_branch_reason) {
         failpoint("delete-branch");
         delete_branch(r.repo, &w.branch, tip)?;

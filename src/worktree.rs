@@ -166,10 +166,8 @@ pub fn status(path: &Path) -> Result<Status, RepoError> {
         .untracked_files(gix::status::UntrackedFiles::Files)
         // Worktrees are already read in parallel, one per thread: no nested thread pools.
         .index_worktree_options_mut(|o| o.thread_limit = Some(1))
-        .index_worktree_submodules(gix::status::Submodule::Given {
-            ignore: gix::submodule::config::Ignore::Dirty,
-            check_dirty: true,
-        });
+        // Submodules as configured (git's default: a modified submodule is a change).
+        .index_worktree_submodules(gix::status::Submodule::AsConfigured { check_dirty: true });
     let (mut staged, mut unstaged, mut untracked, mut conflicted) = (
         BTreeSet::new(),
         BTreeSet::new(),

@@ -251,3 +251,33 @@ fn record_spawn_with_pid_tells_a_live_worker_from_a_recycled_pid() {
         "9\tissue-9\tstalled\tempty\tdelete\t1\n"
     );
 }
+
+#[test]
+fn a_lock_left_by_a_killed_writer_fails_fast_and_names_the_file() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    env.ok(&repo, &["record", "spawn", "issue-3", "--cwd", "."]);
+    let lock = repo.join(".git/refs/notes/recode.lock");
+    std::fs::write(&lock, "").unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let start = std::time::Instant::now();
+    let out = env.output(&repo, &["record", "spawn", "issue-3", "--cwd", "."]);
+    assert!(start.elapsed().as_secs() < 5, "no 20 s of retries");
+    assert_eq!(out.status.code(), Some(1));
+    let p = lock.display();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "error: the ref lock {p} was left behind (no git process holds it for seconds)\nhint: if no git process is running in this repository, remove it: rm '{p}'\n"
+        )
+    );
+    // The hook never fails a commit over it.
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(env.ok(&repo, &["log", "--json"]).lines().count(), 1);
+}
