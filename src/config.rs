@@ -96,11 +96,7 @@ impl Config {
     /// Errors: [`ConfigError::Invalid`] for a value of the wrong shape (a bad regex, a non-number).
     pub fn load(repo: &gix::Repository) -> Result<Config, ConfigError> {
         let snap = repo.config_snapshot();
-        let get = |key: &str| {
-            snap.string(key)
-                .map(|v| v.to_string())
-                .filter(|v| !v.trim().is_empty())
-        };
+        let get = |key: &str| string(repo, key).filter(|v| !v.trim().is_empty());
         let pattern_text = get(BRANCH_PATTERN).unwrap_or_else(|| DEFAULT_BRANCH_PATTERN.into());
         let branch_pattern =
             regex::Regex::new(&pattern_text).map_err(|e| ConfigError::Invalid {
@@ -144,11 +140,18 @@ impl Config {
                 why: "notes refs live under refs/notes/".into(),
             });
         }
-        let secrets: Vec<String> = snap
+        let mut secrets: Vec<String> = snap
             .plumbing()
             .strings(SECRETS)
             .map(|vs| vs.iter().map(|v| v.to_string()).collect())
             .unwrap_or_default();
+        let secrets_key = SECRETS.to_ascii_lowercase();
+        secrets.extend(
+            command_line_settings()
+                .into_iter()
+                .filter(|(k, _)| *k == secrets_key)
+                .map(|(_, v)| v),
+        );
         let secrets = if secrets.is_empty() {
             DEFAULT_SECRETS.iter().map(|s| s.to_string()).collect()
         } else {
@@ -182,6 +185,73 @@ impl Config {
     pub fn key_of(&self, branch: &str) -> String {
         self.task_of(branch).unwrap_or_else(|| branch.to_string())
     }
+}
+
+/// `git -c key=value` settings, which git passes to subcommands in
+/// `GIT_CONFIG_PARAMETERS` (`'key'='value' 'key2'='value2'`, or older `'key=value'`),
+/// in order; a key without a value is `true`.
+pub fn command_line_settings() -> Vec<(String, String)> {
+    let Ok(text) = std::env::var("GIT_CONFIG_PARAMETERS") else {
+        return Vec::new();
+    };
+    // Split into shell-single-quoted words; `'\''` is a literal quote, `=` between two
+    // quoted words joins key and value.
+    let mut words: Vec<(String, bool)> = Vec::new(); // (text, followed by '=')
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                let mut w = String::new();
+                while let Some(c) = chars.next() {
+                    if c == '\'' {
+                        if chars.peek() == Some(&'\\') {
+                            // `'\''`: close, an escaped quote, reopen.
+                            chars.next();
+                            chars.next();
+                            chars.next();
+                            w.push('\'');
+                            continue;
+                        }
+                        break;
+                    }
+                    w.push(c);
+                }
+                let eq = chars.peek() == Some(&'=');
+                if eq {
+                    chars.next();
+                }
+                words.push((w, eq));
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let (w, eq) = &words[i];
+        if *eq && i + 1 < words.len() {
+            out.push((w.to_ascii_lowercase(), words[i + 1].0.clone()));
+            i += 2;
+        } else {
+            match w.split_once('=') {
+                Some((k, v)) => out.push((k.to_ascii_lowercase(), v.to_string())),
+                None => out.push((w.to_ascii_lowercase(), "true".into())),
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The value of `key` (like `recode.base`), `git -c` first, then git's config files.
+pub fn string(repo: &gix::Repository, key: &str) -> Option<String> {
+    let lower = key.to_ascii_lowercase();
+    command_line_settings()
+        .into_iter()
+        .rev()
+        .find(|(k, _)| *k == lower)
+        .map(|(_, v)| v)
+        .or_else(|| repo.config_snapshot().string(key).map(|v| v.to_string()))
 }
 
 /// git's boolean spellings: `true/yes/on/1` and `false/no/off/0`.
@@ -239,6 +309,28 @@ mod tests {
         assert_eq!(cfg_task("issue-3").as_deref(), Some("3"));
         assert_eq!(cfg_task("tissue-12"), None);
         assert_eq!(cfg_task("issue-12x"), None);
+    }
+
+    #[test]
+    fn git_dash_c_settings() {
+        // SAFETY: a test of its own; no other thread reads this variable meanwhile.
+        unsafe {
+            std::env::set_var(
+                "GIT_CONFIG_PARAMETERS",
+                "'recode.base'='trunk' 'color.ui=never' 'recode.gate'='it'\\''s fine' 'core.bare'",
+            );
+        }
+        let got = command_line_settings();
+        unsafe { std::env::remove_var("GIT_CONFIG_PARAMETERS") };
+        assert_eq!(
+            got,
+            vec![
+                ("recode.base".to_string(), "trunk".to_string()),
+                ("color.ui".to_string(), "never".to_string()),
+                ("recode.gate".to_string(), "it's fine".to_string()),
+                ("core.bare".to_string(), "true".to_string()),
+            ]
+        );
     }
 
     #[test]

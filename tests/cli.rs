@@ -511,3 +511,34 @@ fn json_contract() {
     }
     assert!(kinds.len() >= 8, "{kinds:?}");
 }
+
+#[test]
+fn git_dash_c_reaches_the_subcommand() {
+    let env = TestEnv::new();
+    let repo = env.demo();
+    let prefix = env.root().join("bin");
+    std::fs::create_dir_all(&prefix).unwrap();
+    std::fs::copy(
+        assert_cmd::cargo::cargo_bin("git-recode"),
+        prefix.join("git-recode"),
+    )
+    .unwrap();
+    let path = format!("{}:{}", prefix.display(), std::env::var("PATH").unwrap());
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("PATH", &path)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("RECODE_NOW", common::NOW)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    assert!(has_escape(
+        git(&["-c", "color.ui=always", "recode", "status"]).as_bytes()
+    ));
+    let json = git(&["-c", "recode.maxAttempts=9", "recode", "status", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["workers"][0]["max_attempts"], 9);
+}

@@ -128,10 +128,7 @@ impl Ctx {
         let repo = crate::repo::open(None)?;
         let cfg = Config::load(&repo)?;
         if let Some(choice) = COLOR_CHOICE.get() {
-            let ui = repo
-                .config_snapshot()
-                .string("color.ui")
-                .map(|v| v.to_string());
+            let ui = crate::config::string(&repo, "color.ui");
             crate::render::set_color(crate::render::decide_color(choice, ui.as_deref()));
         }
         Ok(Ctx { repo, cfg, now })
