@@ -199,8 +199,8 @@ pub fn command_line_settings() -> Vec<(String, String)> {
     let mut words: Vec<(String, bool)> = Vec::new(); // (text, followed by '=')
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
+        if c == '\'' {
+            {
                 let mut w = String::new();
                 while let Some(c) = chars.next() {
                     if c == '\'' {
@@ -222,7 +222,6 @@ pub fn command_line_settings() -> Vec<(String, String)> {
                 }
                 words.push((w, eq));
             }
-            _ => {}
         }
     }
     let mut out = Vec::new();
