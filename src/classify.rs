@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::clock;
 use crate::ledger::{Body, Event};
 use crate::outcome::Outcome;
+use crate::render::plural;
 
 /// Whether an agent is at work (SPEC `liveness`).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -692,7 +693,11 @@ fn decide(
             return (
                 S::NeedsHuman,
                 A::Escalate,
-                format!("{} conflicted files in {}", d.conflicted, w.path),
+                format!(
+                    "{} in {}",
+                    plural(u64::from(d.conflicted), "conflicted file"),
+                    w.path
+                ),
             );
         }
         if w.detached && w.unreachable_commits > 0 {
@@ -700,8 +705,11 @@ fn decide(
                 S::NeedsHuman,
                 A::Escalate,
                 format!(
-                    "detached HEAD in {} holds {} commits no ref contains; keep them with `git -C {} branch recode-keep-{} HEAD`",
-                    w.path, w.unreachable_commits, w.path, s.task
+                    "detached HEAD in {} holds {} no ref contains; keep them with `git -C {} branch recode-keep-{} HEAD`",
+                    w.path,
+                    plural(u64::from(w.unreachable_commits), "commit"),
+                    w.path,
+                    s.task
                 ),
             );
         }
@@ -774,8 +782,8 @@ fn decide(
                 S::Orphaned,
                 A::Resume,
                 format!(
-                    "no worktree and no ledger; {} commits ahead: resume, never delete",
-                    s.ahead
+                    "no worktree and no ledger; {} ahead: resume, never delete",
+                    plural(u64::from(s.ahead), "commit")
                 ),
             )
         } else {
@@ -815,8 +823,8 @@ fn decide(
             S::Publishable,
             A::Publish,
             format!(
-                "{} commits ahead, clean, gate passed on the head",
-                s.ahead.max(remote_ahead)
+                "{} ahead, clean, gate passed on the head",
+                plural(u64::from(s.ahead.max(remote_ahead)), "commit")
             ),
         );
     }
@@ -831,8 +839,8 @@ fn decide(
             S::HalfDone,
             A::WipCommit,
             format!(
-                "{} uncommitted files ({} staged, {} unstaged, {} untracked); {gate_txt}",
-                d.total(),
+                "{} ({} staged, {} unstaged, {} untracked); {gate_txt}",
+                plural(u64::from(d.total()), "uncommitted file"),
                 d.staged,
                 d.unstaged,
                 d.untracked
@@ -843,15 +851,18 @@ fn decide(
             S::HalfDone,
             A::Resume,
             format!(
-                "{} commits ahead; worktree directory is missing; {gate_txt}",
-                s.ahead.max(remote_ahead)
+                "{} ahead; worktree directory is missing; {gate_txt}",
+                plural(u64::from(s.ahead.max(remote_ahead)), "commit")
             ),
         )
     } else {
         (
             S::HalfDone,
             A::Resume,
-            format!("{} commits ahead; {gate_txt}", s.ahead.max(remote_ahead)),
+            format!(
+                "{} ahead; {gate_txt}",
+                plural(u64::from(s.ahead.max(remote_ahead)), "commit")
+            ),
         )
     }
 }

@@ -101,7 +101,10 @@ impl Error {
                 "run git recode inside a git repository, or point at one with -C <path>".into()
             }
             Error::Repo(RepoError::RefFormat { .. }) => {
-                "convert the repository with `git refs migrate --ref-format=files` to use git-recode".into()
+                "use a clone with the files ref format (`git clone --ref-format=files …`)".into()
+            }
+            Error::Repo(RepoError::ObjectFormat { .. }) => {
+                "git-recode reads SHA-1 repositories for now".into()
             }
             Error::UnknownBranch { .. } => {
                 "`git recode status --all` lists every worker; check the branch name".into()

@@ -82,7 +82,7 @@ fn dirty_cell(w: &Worker) -> String {
         (_, None) => "-".into(),
         (None, Some(_)) => "?".into(),
         (Some(d), _) if d.is_clean() => "clean".into(),
-        (Some(d), _) => format!("{} files", d.total()),
+        (Some(d), _) => plural(d.total() as u64, "file"),
     }
 }
 
@@ -91,7 +91,7 @@ pub fn table(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
     if workers.is_empty() {
         return writeln!(
             out,
-            "no workers (no branch matches recode.branchPattern and the ledger is empty)"
+            "no workers (no branch matches recode.branchPattern, and no ledgered branch exists; `--all` lists those too)"
         );
     }
     let rows: Vec<[String; 8]> = workers
@@ -217,5 +217,14 @@ pub fn explain(w: &Worker) -> String {
         }
         Action::Wait => "leave it alone for now".into(),
         Action::None => "nothing".into(),
+    }
+}
+
+/// `1 file`, `2 files`.
+pub fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }

@@ -28,6 +28,16 @@ pub enum RepoError {
         /// The `extensions.refStorage` value, e.g. `reftable`.
         format: String,
     },
+    /// The repository uses an object format this build cannot read.
+    #[error(
+        "the repository at {path} uses the '{format}' object format, which git-recode does not support yet"
+    )]
+    ObjectFormat {
+        /// The repository's git dir.
+        path: PathBuf,
+        /// The `extensions.objectFormat` value, e.g. `sha256`.
+        format: String,
+    },
     /// The repository exists but could not be opened or read.
     #[error("cannot read the repository: {0}")]
     Git(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -84,7 +94,8 @@ pub fn open(dir: Option<&Path>) -> Result<gix::Repository, RepoError> {
     Ok(repo)
 }
 
-/// When discovery fails, look for a reftable repository above `start` to say why.
+/// When discovery fails, look above `start` for a repository whose format this build
+/// cannot read (reftable refs, a SHA-256 object format) to say why.
 fn find_reftable(start: &Path) -> Option<RepoError> {
     let start = start.canonicalize().ok()?;
     for dir in start.ancestors() {
@@ -94,6 +105,21 @@ fn find_reftable(start: &Path) -> Option<RepoError> {
                     path: git_dir,
                     format: "reftable".into(),
                 });
+            }
+            let config = std::fs::read_to_string(git_dir.join("config")).unwrap_or_default();
+            for line in config.lines() {
+                let line = line.trim().to_ascii_lowercase();
+                if let Some(v) = line
+                    .strip_prefix("objectformat")
+                    .map(|v| v.trim_start_matches([' ', '=']).trim())
+                    && !v.is_empty()
+                    && v != "sha1"
+                {
+                    return Some(RepoError::ObjectFormat {
+                        path: git_dir,
+                        format: v.to_string(),
+                    });
+                }
             }
         }
     }

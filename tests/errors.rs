@@ -24,7 +24,7 @@ fn outside_a_repository() {
     );
     assert_eq!(
         env.run(&dir, &["-C", "nowhere", "status"]),
-        "--- stderr ---\nerror: cannot change to directory 'nowhere': No such file or directory (os error 2)\n[exit status: 1]\n"
+        "--- stderr ---\nerror: cannot change to directory 'nowhere': No such file or directory (os error 2)\nhint: -C takes a directory inside a git repository\n[exit status: 1]\n"
     );
 }
 
@@ -127,7 +127,7 @@ fn bare_repository_with_linked_worktrees() {
     // A bare repository with no worktree has no workers, and says so.
     assert_eq!(
         env.run(&bare, &["status"]),
-        "no workers (no branch matches recode.branchPattern and the ledger is empty)\n--- stderr ---\n[exit status: 0]\n"
+        "no workers (no branch matches recode.branchPattern, and no ledgered branch exists; `--all` lists those too)\n--- stderr ---\n[exit status: 0]\n"
     );
     assert_eq!(
         env.run(&bare, &["status", "--json"]),
@@ -246,7 +246,7 @@ fn detached_head_worktrees() {
     assert_eq!(
         v["reason"],
         format!(
-            "detached HEAD in {0} holds 1 commits no ref contains; keep them with `git -C {0} branch recode-keep-4 HEAD`",
+            "detached HEAD in {0} holds 1 commit no ref contains; keep them with `git -C {0} branch recode-keep-4 HEAD`",
             wt.display()
         )
     );
@@ -289,4 +289,37 @@ fn reading_never_takes_index_lock() {
         std::fs::metadata(&index).unwrap().modified().unwrap(),
         mtime
     );
+}
+
+#[test]
+fn unsupported_repository_formats_are_refused_by_name() {
+    let env = TestEnv::new();
+    let sha = env.root().join("sha256");
+    env.git(
+        &env.root(),
+        &[
+            "init",
+            "-q",
+            "--object-format=sha256",
+            sha.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        env.run(&sha, &["status"]),
+        "--- stderr ---\nerror: the repository at <root>/sha256/.git uses the 'sha256' object format, which git-recode does not support yet\nhint: git-recode reads SHA-1 repositories for now\n[exit status: 1]\n"
+    );
+    // reftable needs git >= 2.45; skip where the git binary cannot make one.
+    let rt = env.root().join("rt");
+    let made = std::process::Command::new("git")
+        .args(["init", "-q", "--ref-format=reftable", rt.to_str().unwrap()])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap()
+        .success();
+    if made {
+        assert_eq!(
+            env.run(&rt, &["status"]),
+            "--- stderr ---\nerror: the repository at <root>/rt/.git uses the 'reftable' ref storage format, which git-recode does not support yet\nhint: use a clone with the files ref format (`git clone --ref-format=files …`)\n[exit status: 1]\n"
+        );
+    }
 }

@@ -229,6 +229,7 @@ pub fn main() -> i32 {
     for d in &cli.dirs {
         if let Err(e) = std::env::set_current_dir(d) {
             eprintln!("error: cannot change to directory '{}': {e}", d.display());
+            eprintln!("hint: -C takes a directory inside a git repository");
             return EXIT_ERROR;
         }
     }
