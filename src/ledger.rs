@@ -473,7 +473,8 @@ pub fn read_all(repo: &gix::Repository, refs: &[String]) -> Result<Ledgers, Ledg
     let mut out = Ledgers::default();
     for (anchor, lines) in lines_by_anchor {
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        let hint = anchor_task(repo, anchor).unwrap_or_else(|| anchor.to_hex().to_string());
+        let hint = anchor_task(repo, anchor)
+            .unwrap_or_else(|| format!("(a note on {}, not a task anchor)", anchor.to_hex()));
         let mut entries = parse_note(&text, &hint, &mut out.warnings);
         let task = entries
             .first()
