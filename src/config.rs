@@ -200,28 +200,26 @@ pub fn command_line_settings() -> Vec<(String, String)> {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if c == '\'' {
-            {
-                let mut w = String::new();
-                while let Some(c) = chars.next() {
-                    if c == '\'' {
-                        if chars.peek() == Some(&'\\') {
-                            // `'\''`: close, an escaped quote, reopen.
-                            chars.next();
-                            chars.next();
-                            chars.next();
-                            w.push('\'');
-                            continue;
-                        }
-                        break;
+            let mut w = String::new();
+            while let Some(c) = chars.next() {
+                if c == '\'' {
+                    if chars.peek() == Some(&'\\') {
+                        // `'\''`: close, an escaped quote, reopen.
+                        chars.next();
+                        chars.next();
+                        chars.next();
+                        w.push('\'');
+                        continue;
                     }
-                    w.push(c);
+                    break;
                 }
-                let eq = chars.peek() == Some(&'=');
-                if eq {
-                    chars.next();
-                }
-                words.push((w, eq));
+                w.push(c);
             }
+            let eq = chars.peek() == Some(&'=');
+            if eq {
+                chars.next();
+            }
+            words.push((w, eq));
         }
     }
     let mut out = Vec::new();

@@ -12,7 +12,7 @@
 //! deletions are exactly what `git add` makes of them, and the index matches the commit.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
@@ -457,6 +457,37 @@ fn wip_commit(r: &Run, w: &Worker) -> Result<Step, Error> {
         return Ok(failed(w, "no worktree to snapshot", false));
     };
     let dir = Path::new(&f.path);
+    // An index.lock that has stood for seconds was left by a killed agent: git add would
+    // refuse; say which file, rather than relay git's complaint.
+    let lock = PathBuf::from(
+        String::from_utf8_lossy(&gitbin::read(
+            dir,
+            &[
+                "rev-parse",
+                "--path-format=absolute",
+                "--git-path",
+                "index.lock",
+            ],
+        )?)
+        .trim(),
+    );
+    if let Some(age) = std::fs::metadata(&lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        && age.as_secs() >= 3
+    {
+        return Ok(failed(
+            w,
+            format!(
+                "{} was left by a killed process; if no git runs in {}, remove it (rm '{}') and recover again",
+                lock.display(),
+                f.path,
+                lock.display()
+            ),
+            false,
+        ));
+    }
     classified(r, &now_w)?;
     failpoint("wip-add");
     gitbin::run(dir, &["add", "-A", "--", "."])?;

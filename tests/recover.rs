@@ -806,3 +806,45 @@ fn two_recovers_at_once_never_both_act() {
         "acted on once"
     );
 }
+
+#[test]
+fn a_stale_index_lock_names_the_file_and_changes_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = add_worker(&env, &repo, 20, "issue-20");
+    std::fs::write(wt.join("work.txt"), "w\n").unwrap();
+    let lock = std::path::PathBuf::from(env.git(
+        &wt,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-path",
+            "index.lock",
+        ],
+    ));
+    std::fs::write(&lock, "").unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let before = env.work(&repo);
+    let (code, doc, _) = recover(&env, &repo, &["issue-20"]);
+    assert_eq!(code, 0);
+    assert_eq!(results(&doc), vec![("issue-20", "wip-commit", "failed")]);
+    assert_eq!(
+        doc.results[0].reason,
+        format!(
+            "{0} was left by a killed process; if no git runs in {1}, remove it (rm '{0}') and recover again",
+            lock.display(),
+            wt.display()
+        )
+    );
+    env.assert_nothing_lost(&repo, &before);
+    std::fs::remove_file(&lock).unwrap();
+    let (_, doc, _) = recover(&env, &repo, &["issue-20"]);
+    assert_eq!(results(&doc), vec![("issue-20", "wip-commit", "held")]);
+    assert_eq!(env.git(&wt, &["show", "HEAD:work.txt"]), "w");
+}
