@@ -391,3 +391,45 @@ fn dirty_counts_match_git_status() {
     assert_eq!(expected, [3, 2, 2, 0]);
     assert_eq!(ours(&env), expected);
 }
+
+#[test]
+fn the_demo_command_builds_and_explains() {
+    let env = TestEnv::new();
+    let dir = env.root().join("demo-cmd");
+    let out = env
+        .cmd(&env.root())
+        .env_remove("RECODE_NOW")
+        .args(["demo", "--dir", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(&format!(
+            "A demo repository with dead workers is in {}/repo\n",
+            dir.display()
+        )),
+        "{text}"
+    );
+    for line in [
+        "What `git recode recover --all` would do:",
+        "issue-1-empty                delete",
+        "issue-5-rebase               escalate",
+        "issue-7-running              wait",
+    ] {
+        assert!(text.contains(line), "{line} in\n{text}");
+    }
+    // A directory that is not empty is refused, and left alone.
+    let again = env
+        .cmd(&env.root())
+        .args(["demo", "--dir", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(dir.join("repo/.git").is_dir());
+}
