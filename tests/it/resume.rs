@@ -1,15 +1,13 @@
 //! `resume`: the prompt's facts match git exactly; session or fresh; the cap; the fence;
 //! `--result-json` on the agents' documented shapes.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::TestEnv;
+use crate::common::TestEnv;
 
 const T1: &str = "2029-12-31T00:00:00Z";
 const T2: &str = "2029-12-31T01:00:00Z";
-const LATER: &str = common::LATER;
+const LATER: &str = crate::common::LATER;
 
 fn at(env: &TestEnv, dir: &Path, when: &str, args: &[&str]) -> std::process::Output {
     env.cmd(dir)

@@ -1,9 +1,7 @@
 //! The ledger in git notes: plain git sees the same thing, gc keeps it, concurrent
 //! writers never lose an event, a bad line is reported once and skipped.
 
-mod common;
-
-use common::TestEnv;
+use crate::common::TestEnv;
 
 #[test]
 fn plain_git_notes_show_prints_the_ledger() {

@@ -1,11 +1,9 @@
 //! `recover`: the never-lose suite, kill tests, and the cases from the field.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{LATER, LATER_EPOCH, TestEnv};
+use crate::common::{LATER, LATER_EPOCH, TestEnv};
 use serde::Deserialize;
 
 #[derive(Deserialize, Debug)]

@@ -1,11 +1,9 @@
 //! The ledger through a shared remote: three clones writing concurrently, plain fetch after
 //! `--setup`, and remotes that fail.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::TestEnv;
+use crate::common::TestEnv;
 
 fn clones(env: &TestEnv, n: usize) -> (PathBuf, Vec<PathBuf>) {
     let origin = env.root().join("origin.git");

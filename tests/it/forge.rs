@@ -8,16 +8,11 @@
 //! `RECODE_GITHUB_API=<fake>` and `RECODE_FORGE_MAX_WAIT=1`; every run is checked for the
 //! token in its output.
 
-mod common;
-// The fixture is shared and not ours to edit; newer clippy flags its `sort_by`.
-#[path = "../fixtures/fake_github.rs"]
-mod fake_github;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{NOW_EPOCH, TestEnv};
-use fake_github::FakeGitHub;
+use crate::common::{NOW_EPOCH, TestEnv};
+use crate::fake_github::FakeGitHub;
 use serde_json::{Value, json};
 
 const TOKEN: &str = "test-token";

@@ -1,8 +1,6 @@
 //! Bad input: a clear message and the right exit code, never a panic.
 
-mod common;
-
-use common::TestEnv;
+use crate::common::TestEnv;
 
 #[test]
 fn outside_a_repository() {

@@ -1,9 +1,7 @@
 //! `status`, `classify` and `--porcelain` on the shared demo scenario: every state and
 //! liveness, with exact values.
 
-mod common;
-
-use common::TestEnv;
+use crate::common::TestEnv;
 use serde::Deserialize;
 
 // Test-side declaration of the wire format, kept apart from the crate's own types so a

@@ -1,13 +1,11 @@
 //! git-recode as a git subcommand: help (snapshotted), install through git's PATH
 //! lookup, man page, completions, colour rules, broken pipes, the JSON contract.
 
-mod common;
-
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::TestEnv;
+use crate::common::TestEnv;
 use serde::Deserialize;
 
 const SUBCOMMANDS: &[&[&str]] = &[
@@ -459,11 +457,11 @@ fn kind_fields(kind: &str) -> &'static [&'static str] {
 #[test]
 fn json_contract() {
     let env = TestEnv::new();
-    let repo = env.demo_at(common::LATER_EPOCH);
+    let repo = env.demo_at(crate::common::LATER_EPOCH);
     let later = |args: &[&str]| {
         let out = env
             .cmd(&repo)
-            .env("RECODE_NOW", common::LATER)
+            .env("RECODE_NOW", crate::common::LATER)
             .args(args)
             .output()
             .unwrap();
@@ -530,7 +528,7 @@ fn git_dash_c_reaches_the_subcommand() {
             .current_dir(&repo)
             .env("PATH", &path)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("RECODE_NOW", common::NOW)
+            .env("RECODE_NOW", crate::common::NOW)
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).to_string()

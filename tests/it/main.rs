@@ -1,0 +1,21 @@
+//! The one integration-test binary (as jj does): every suite is a module here, sharing
+//! the test environment in [`common`]. Real git, the real `git-recode` binary, temp dirs,
+//! never the network.
+
+mod common;
+// The fake GitHub is shared with `examples/fake-github.rs` and the smoke harness.
+#[path = "../../fixtures/fake_github.rs"]
+mod fake_github;
+mod hookenv;
+
+mod cli;
+mod errors;
+mod forge;
+mod hook;
+mod ledger;
+mod recover;
+mod resume;
+mod smoke;
+mod status;
+mod sync;
+mod sync_many;
