@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::classify::{Pr, PrState};
+use crate::model::{Pr, PrState};
 
 /// Environment variable overriding the API base URL (tests point it at a loopback server).
 pub const API_ENV: &str = "RECODE_GITHUB_API";
@@ -75,6 +75,9 @@ pub struct Head {
     /// The branch name.
     #[serde(rename = "ref")]
     pub ref_name: String,
+    /// The commit the head points at.
+    #[serde(default)]
+    pub sha: Option<String>,
 }
 
 impl PullRequest {
@@ -91,6 +94,10 @@ impl PullRequest {
             number: self.number,
             state,
             url: self.html_url.clone(),
+            head: self.head.sha.clone(),
+            checks: None,
+            review: None,
+            feedback: Default::default(),
         }
     }
 }
@@ -564,17 +571,8 @@ mod tests {
     }
 }
 
-/// What the forge said in this run, for every branch at once (one listing per run).
-#[derive(Clone, Debug, Default)]
-pub enum View {
-    /// Not asked (`--offline`, no token, no remote): nothing is decided on a guess.
-    #[default]
-    Unknown,
-    /// Asked, and it failed: unknown, and deletes wait.
-    Failed,
-    /// The pull request per branch.
-    Known(std::collections::BTreeMap<String, Pr>),
-}
+/// What the forge said in this run (the one view type, kept in [`crate::model`]).
+pub use crate::model::ForgeView as View;
 
 /// The raw URL of remote `name` (`remote.<name>.url`), if configured.
 pub fn remote_url(repo: &gix::Repository, name: &str) -> Option<String> {

@@ -22,6 +22,7 @@ pub mod gitbin;
 pub mod hook;
 pub mod ledger;
 pub mod lock;
+pub mod model;
 pub mod outcome;
 pub mod process;
 pub mod progress;

@@ -18,11 +18,12 @@ use gix::ObjectId;
 use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
 use serde::Serialize;
 
-use crate::classify::{self, Action, PrState, State, Worker};
+use crate::classify;
 use crate::config::{self, Config};
 use crate::error::Error;
 use crate::forge::{self, GitHub};
 use crate::ledger::{self, Body, Event, GateBy};
+use crate::model::{Action, PrState, Snapshot, State, Worker};
 use crate::snapshot::{self, Options};
 use crate::{gitbin, render, repo};
 
@@ -115,7 +116,7 @@ impl Run<'_> {
     }
 
     /// Re-gather and re-classify one worker now (the moment of acting).
-    fn recheck(&self, branch: &str) -> Result<Option<(Worker, classify::Snapshot)>, Error> {
+    fn recheck(&self, branch: &str) -> Result<Option<(Worker, Snapshot)>, Error> {
         let (snap, _) = snapshot::gather_one(
             self.repo,
             self.cfg,
@@ -283,7 +284,7 @@ fn classified(r: &Run, w: &Worker) -> Result<(), Error> {
 }
 
 fn escalate(r: &Run, w: &Worker) -> Result<Step, Error> {
-    let standing = classify::replay(&r.events(&w.task)?).escalated;
+    let standing = ledger::replay(&r.events(&w.task)?).escalated;
     if let Some(reason) = standing {
         return Ok(step(
             w,

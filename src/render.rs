@@ -4,8 +4,8 @@ use std::io::{self, Write};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::classify::{Action, State, Worker};
 use crate::clock;
+use crate::model::{Action, State, Worker};
 
 static COLOR: AtomicBool = AtomicBool::new(false);
 

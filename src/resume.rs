@@ -10,10 +10,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::classify::{self, Snapshot, Worker};
 use crate::config::Config;
 use crate::error::Error;
+use crate::ledger;
 use crate::ledger::Body;
+use crate::model::{self, Snapshot, Worker};
 use crate::{gitbin, hook, repo};
 
 /// The fence lines around untrusted output. Every line of the output inside is prefixed
@@ -131,9 +132,9 @@ pub fn facts(
     let gate = w
         .head
         .as_deref()
-        .and_then(|h| classify::gate_on(&snap.events, h))
+        .and_then(|h| ledger::gate_on(&snap.events, h))
         .map(|p| if p { "passed" } else { "failed" }.to_string());
-    let r = classify::replay(&snap.events);
+    let r = ledger::replay(&snap.events);
     let (last_rc, last_message) = match r.last_exit.map(|i| &snap.events[i].body) {
         Some(Body::Exit { rc, message, .. }) => (Some(*rc), message.clone()),
         _ => (None, None),
@@ -339,7 +340,7 @@ pub fn launch(
     prompt_file: &str,
     default_cwd: &str,
 ) -> Launch {
-    let r = classify::replay(&snap.events);
+    let r = ledger::replay(&snap.events);
     let recorded_cwd = snap.events.iter().rev().find_map(|e| match &e.body {
         Body::Spawn { cwd, .. } => Some(cwd.clone()),
         _ => None,
@@ -408,10 +409,10 @@ pub fn launch(
 /// Whether this worker may be resumed: `Err(reason)` when it must not (running, or
 /// needing a human: capped, auth, an operation in progress).
 pub fn refusal(w: &Worker) -> Option<String> {
-    if w.liveness == classify::Liveness::Running {
+    if w.liveness == model::Liveness::Running {
         return Some(format!("{} is running: {}", w.branch, w.reason));
     }
-    if w.state == classify::State::NeedsHuman {
+    if w.state == model::State::NeedsHuman {
         return Some(format!("{} needs a human: {}", w.branch, w.reason));
     }
     None

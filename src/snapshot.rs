@@ -10,9 +10,9 @@ use std::path::Path;
 use gix::ObjectId;
 use jiff::Timestamp;
 
-use crate::classify::{self, Forge, Snapshot, WorktreeFacts};
 use crate::config::{self, Config};
 use crate::ledger::{self, Body, Ledger, LedgerError};
+use crate::model::{Snapshot, WorktreeFacts};
 use crate::process;
 use crate::repo::{self, RepoError};
 use crate::worktree::{self, Worktree};
@@ -225,7 +225,7 @@ pub fn gather(
                 status_jobs.push((snapshots.len(), w.path.clone(), candidate));
             }
         }
-        let replayed = classify::replay(&events);
+        let replayed = ledger::replay(&events);
         let transcript_mtime = replayed
             .session_id
             .as_deref()
@@ -255,11 +255,7 @@ pub fn gather(
             events,
             pid_alive,
             transcript_mtime,
-            forge: match &opts.forge {
-                crate::forge::View::Known(map) => Forge::Known(map.get(branch).cloned()),
-                _ => Forge::Unknown,
-            },
-            forge_failed: matches!(opts.forge, crate::forge::View::Failed),
+            forge: opts.forge.for_branch(branch),
             blocker_closed: false,
             now,
             stall_after_secs: cfg.stall_after_secs,
@@ -301,7 +297,7 @@ pub fn gather(
     if matches!(opts.forge, crate::forge::View::Known(_)) {
         let github = crate::forge::for_repo(repo, &cfg.remote).ok().flatten();
         for s in snapshots.iter_mut() {
-            let blocker = classify::replay(&s.events).blocked;
+            let blocker = ledger::replay(&s.events).blocked;
             if let (Some(gh), Some(n)) = (
                 &github,
                 blocker.as_deref().and_then(crate::forge::blocker_issue),

@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::classify::{Dirty, Worker};
 use crate::clock;
+use crate::model::{Dirty, Worker};
 
 /// Version of every JSON document git-recode prints.
 pub const SCHEMA: u32 = 1;

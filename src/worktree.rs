@@ -9,7 +9,7 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use jiff::Timestamp;
 
-use crate::classify::{Dirty, Operation};
+use crate::model::{Dirty, Operation};
 use crate::repo::{RepoError, git};
 
 /// One registered worktree.

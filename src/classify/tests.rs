@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::ledger::GateBy;
+use jiff::Timestamp;
 
 /// The fixed clock of every snapshot (2026-11-17T22:13:20Z).
 const NOW: i64 = 1_795_040_000;
@@ -33,6 +34,10 @@ fn pr(state: PrState) -> Pr {
         number: 42,
         state,
         url: "https://github.com/o/r/pull/42".into(),
+        head: None,
+        checks: None,
+        review: None,
+        feedback: Feedback::default(),
     }
 }
 
@@ -55,7 +60,6 @@ fn snap() -> T {
         pid_alive: None,
         transcript_mtime: None,
         forge: Forge::Unknown,
-        forge_failed: false,
         blocker_closed: false,
         now: at(0),
         stall_after_secs: 1800,
@@ -1108,7 +1112,7 @@ fn a_task_whose_branch_exists_nowhere_is_empty_with_no_action() {
         .with(|s| {
             s.branch_local = false;
             s.head = None;
-            s.forge_failed = true;
+            s.forge = Forge::Failed;
         })
         .failed_attempt(7200)
         .run();
@@ -1515,7 +1519,7 @@ fn a_missing_worktree_reason_says_missing_when_published_open() {
 fn a_missing_worktree_is_not_deleted_even_when_the_forge_failed() {
     let w = missing()
         .failed_attempt(7200)
-        .with(|s| s.forge_failed = true)
+        .with(|s| s.forge = Forge::Failed)
         .run();
     lsa(&w, Liveness::Exited, State::Empty, Action::None);
 }
@@ -1557,7 +1561,7 @@ fn a_delete_waits_when_the_forge_failed() {
     let w = snap()
         .wt()
         .failed_attempt(7200)
-        .with(|s| s.forge_failed = true)
+        .with(|s| s.forge = Forge::Failed)
         .run();
     lsa(&w, Liveness::Exited, State::Empty, Action::Wait);
     assert!(w.reason.contains("forge"), "{}", w.reason);
@@ -1567,7 +1571,7 @@ fn a_delete_waits_when_the_forge_failed() {
         .ahead(1)
         .failed_attempt(7200)
         .gate(7000, HEAD, true, GateBy::Record)
-        .with(|s| s.forge_failed = true)
+        .with(|s| s.forge = Forge::Failed)
         .run();
     lsa(&w, Liveness::Exited, State::Publishable, Action::Wait);
     // Other actions are not held back.
@@ -1575,7 +1579,7 @@ fn a_delete_waits_when_the_forge_failed() {
         .wt()
         .ahead(1)
         .failed_attempt(7200)
-        .with(|s| s.forge_failed = true)
+        .with(|s| s.forge = Forge::Failed)
         .run();
     lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
 }

@@ -163,11 +163,7 @@ impl Ctx {
     ///
     /// Errors: [`Error::UnknownBranch`] when the branch is nowhere (no local or remote
     /// branch, no worktree, no ledger); gathering errors.
-    pub fn one_worker(
-        &self,
-        branch: &str,
-        offline: bool,
-    ) -> Result<crate::classify::Snapshot, Error> {
+    pub fn one_worker(&self, branch: &str, offline: bool) -> Result<crate::model::Snapshot, Error> {
         self.not_base(branch)?;
         let (forge, warning) = crate::forge::view(&self.repo, &self.cfg.remote, offline);
         warn_all(&warning.into_iter().collect::<Vec<_>>());

@@ -226,7 +226,7 @@ pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
             let session = result
                 .as_ref()
                 .and_then(|r| r.session_id.clone())
-                .or_else(|| crate::classify::replay(&events).session_id);
+                .or_else(|| crate::ledger::replay(&events).session_id);
             let transcript_error = session
                 .as_deref()
                 .and_then(agent::transcript)

@@ -63,8 +63,8 @@ pub fn run(args: ResumeArgs) -> Result<i32, Error> {
     let snap = ctx.one_worker(&args.branch, false)?;
     let w = classify::classify(&snap);
     if let Some(why) = resume::refusal(&w) {
-        let r = classify::replay(&snap.events);
-        if !args.dry_run && w.state == classify::State::NeedsHuman && r.escalated.is_none() {
+        let r = crate::ledger::replay(&snap.events);
+        if !args.dry_run && w.state == crate::model::State::NeedsHuman && r.escalated.is_none() {
             let e = Event::new(
                 ctx.now,
                 &w.task,
@@ -78,14 +78,14 @@ pub fn run(args: ResumeArgs) -> Result<i32, Error> {
         }
         return Err(Error::Refused {
             message: why,
-            hint: if w.liveness == classify::Liveness::Running {
+            hint: if w.liveness == crate::model::Liveness::Running {
                 "wait for it to exit (or stall), then resume".into()
             } else {
                 "a human must look: fix the cause, then `git recode record clear <branch>`".into()
             },
         });
     }
-    if let (Some(t), Some(classify::Liveness::Exited)) = (w.retry_after, Some(w.liveness))
+    if let (Some(t), Some(crate::model::Liveness::Exited)) = (w.retry_after, Some(w.liveness))
         && t > ctx.now
     {
         eprintln!(

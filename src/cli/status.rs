@@ -2,9 +2,10 @@
 
 use std::io::Write;
 
-use crate::classify::{self, Worker};
+use crate::classify;
 use crate::cli::{Ctx, out_err, warn_all};
 use crate::error::{EXIT_OK, Error};
+use crate::model::Worker;
 use crate::snapshot::{self, Options};
 use crate::{render, wire};
 

@@ -1,6 +1,5 @@
 //! `git recode verify <branch>`.
 
-use crate::classify;
 use crate::cli::Ctx;
 use crate::error::{EXIT_OK, Error};
 use crate::ledger::{self, Body, Event};
@@ -33,7 +32,7 @@ pub fn run(args: VerifyArgs) -> Result<i32, Error> {
     let (ledger, warnings) = ledger::read_task(&ctx.repo, &refs, &task)?;
     crate::cli::warn_all(&warnings);
     let events: Vec<Event> = ledger.events().cloned().collect();
-    let replay = classify::replay(&events);
+    let replay = crate::ledger::replay(&events);
     let mut pr_json = serde_json::Value::Null;
     let verdict = match forge::for_repo(&ctx.repo, &ctx.cfg.remote) {
         Ok(Some(gh)) => match gh.find_pull(&args.branch) {

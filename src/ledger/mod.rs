@@ -17,6 +17,9 @@ use gix::refs::transaction::PreviousValue;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+mod replay;
+pub use replay::{Replay, gate_on, phantom_since_last_exit, replay, standing_escalation};
+
 use crate::clock;
 use crate::config::ANCHORS_REF;
 use crate::outcome::Outcome;

@@ -1,0 +1,156 @@
+//! Replaying a task's ledger into the facts every command asks of it: counted attempts,
+//! the last outcome, a standing escalation, "phantom since the last exit", the gate on a
+//! head. Every "only once" rule reads these, so `recover`, `verify` and `resume` agree
+//! (SPEC "attempt", `cleared`, `escalated`, `phantom`).
+
+use jiff::Timestamp;
+
+use super::{Body, Event};
+use crate::clock;
+use crate::outcome::Outcome;
+
+/// What replaying a ledger yields (SPEC: state is derived by replaying events).
+#[derive(Clone, Debug, Default)]
+pub struct Replay {
+    /// Counted attempts after the last `cleared`.
+    pub attempts: u32,
+    /// Index (into the events) of the newest attempt (`spawn`, `resume`, or an exit with no attempt open).
+    pub last_attempt: Option<usize>,
+    /// The newest attempt has an exit after it.
+    pub last_attempt_exited: bool,
+    /// The newest exit after the last `cleared`.
+    pub last_exit: Option<usize>,
+    /// Its outcome.
+    pub last_outcome: Option<Outcome>,
+    /// Its `retry_after` when transient.
+    pub retry_after: Option<Timestamp>,
+    /// A standing escalation's reason (an `escalated` after the last `cleared`).
+    pub escalated: Option<String>,
+    /// A `blocked` outcome with no `unblocked` after it.
+    pub blocked: Option<String>,
+    /// Newest milestone phase.
+    pub phase: Option<String>,
+    /// Newest session id.
+    pub session_id: Option<String>,
+    /// Newest worker signal (spawn, resume, exit, milestone, recorded gate).
+    pub last_worker_event: Option<Timestamp>,
+    /// Newest event git-recode itself wrote.
+    pub last_own_action: Option<Timestamp>,
+}
+
+fn ts_of(e: &Event) -> Option<Timestamp> {
+    clock::parse(&e.ts).ok()
+}
+
+/// Replay `events` (in ledger order).
+pub fn replay(events: &[Event]) -> Replay {
+    let mut r = Replay::default();
+    let cleared = events
+        .iter()
+        .rposition(|e| matches!(e.body, Body::Cleared { .. }));
+    let mut open_attempt = false;
+    let mut counted_open: Option<bool> = None; // current attempt after cleared, outcome not yet known
+    for (i, e) in events.iter().enumerate() {
+        let after_clear = cleared.is_none_or(|c| i > c);
+        let ts = ts_of(e);
+        if e.body.is_worker_activity() {
+            r.last_worker_event = r.last_worker_event.max(ts);
+        }
+        if e.body.is_own_action() {
+            r.last_own_action = r.last_own_action.max(ts);
+        }
+        match &e.body {
+            Body::Spawn { session_id, .. } | Body::Resume { session_id, .. } => {
+                if let Some(true) = counted_open.take() {
+                    r.attempts += 1;
+                }
+                r.last_attempt = Some(i);
+                r.last_attempt_exited = false;
+                open_attempt = true;
+                if after_clear {
+                    counted_open = Some(true);
+                }
+                if session_id.is_some() {
+                    r.session_id = session_id.clone();
+                }
+            }
+            Body::Exit {
+                outcome,
+                retry_after,
+                blocker,
+                session_id,
+                ..
+            } => {
+                if !open_attempt {
+                    // An exit with no attempt open: the loop never recorded the spawn.
+                    r.last_attempt = Some(i);
+                    if after_clear {
+                        counted_open = Some(true);
+                    }
+                }
+                open_attempt = false;
+                r.last_attempt_exited = true;
+                if session_id.is_some() {
+                    r.session_id = session_id.clone();
+                }
+                if after_clear {
+                    if counted_open.take().is_some()
+                        && !matches!(outcome, Outcome::Transient | Outcome::Blocked)
+                    {
+                        r.attempts += 1;
+                    }
+                    r.last_exit = Some(i);
+                    r.last_outcome = Some(*outcome);
+                    r.retry_after = if *outcome == Outcome::Transient {
+                        retry_after.as_deref().and_then(|t| clock::parse(t).ok())
+                    } else {
+                        None
+                    };
+                    r.blocked = (*outcome == Outcome::Blocked)
+                        .then(|| blocker.clone().unwrap_or_else(|| "a blocker".into()));
+                }
+            }
+            Body::Unblocked => r.blocked = None,
+            Body::Escalated { reason } if after_clear => r.escalated = Some(reason.clone()),
+            Body::Milestone { phase, .. } => r.phase = Some(phase.clone()),
+            _ => {}
+        }
+    }
+    if let Some(true) = counted_open {
+        r.attempts += 1; // an attempt with no exit (killed, stalled) counts
+    }
+    r
+}
+
+/// The newest gate verdict for exactly `head`: a `gate` event or a `tests-green`
+/// milestone on it is a pass; a later failed gate on the same head cancels it.
+pub fn gate_on(events: &[Event], head: &str) -> Option<bool> {
+    events
+        .iter()
+        .filter(|e| e.head.as_deref() == Some(head))
+        .filter_map(|e| match &e.body {
+            Body::Gate { passed, .. } => Some(*passed),
+            Body::Milestone { phase, .. } if phase == "tests-green" => Some(true),
+            _ => None,
+        })
+        .next_back()
+}
+
+/// A `phantom` event stands since the last `exit` (SPEC: phantom is recorded once per
+/// claimed success). `recover` and `verify` both ask this before writing one.
+pub fn phantom_since_last_exit(events: &[Event]) -> bool {
+    let last_exit = events
+        .iter()
+        .rposition(|e| matches!(e.body, Body::Exit { .. }));
+    events
+        .iter()
+        .enumerate()
+        .any(|(i, e)| matches!(e.body, Body::Phantom { .. }) && last_exit.is_none_or(|x| i > x))
+}
+
+/// The reason of the escalation that stands (an `escalated` after the last `cleared`):
+/// `recover` and `resume` write `escalated` only when this is `None` (SPEC: once per
+/// escalation).
+pub fn standing_escalation(events: &[Event]) -> Option<String> {
+    replay(events).escalated
+}

@@ -1,0 +1,407 @@
+//! The types every layer shares: what a worker is (liveness, state, action, operation,
+//! dirt, pull request), what was gathered about it ([`Snapshot`]) and what was decided
+//! ([`Worker`]). Serialized names are exactly the SPEC's ("Classification", "The worker
+//! object"). This module depends on nothing else in the crate but [`crate::ledger`]'s
+//! event type and [`crate::outcome::Outcome`], so every layer can import it.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::ledger::Event;
+use crate::outcome::Outcome;
+
+/// Whether an agent is at work (SPEC `liveness`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Liveness {
+    /// Last attempt has no exit, and a live pid or recent activity.
+    Running,
+    /// Last attempt has no exit, no live pid and no activity for `recode.stallAfter`.
+    Stalled,
+    /// Last attempt has an exit after it.
+    Exited,
+    /// No attempt in the ledger.
+    Unknown,
+}
+
+/// What the debris is (SPEC `state`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    /// A human must look.
+    NeedsHuman,
+    /// A pull request is open or merged and the worktree is clean.
+    Published,
+    /// A branch with no worktree and no ledger: never deleted.
+    Orphaned,
+    /// No commits ahead and a clean (or no) worktree.
+    Empty,
+    /// Commits ahead, clean, with a passing gate on the head.
+    Publishable,
+    /// Anything else.
+    HalfDone,
+}
+
+/// What a loop should do (SPEC `action`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    /// Hand to a human.
+    Escalate,
+    /// Nothing to do.
+    None,
+    /// Remove the worktree and the branch.
+    Delete,
+    /// Gate, push and open a pull request.
+    Publish,
+    /// Commit everything as a WIP snapshot.
+    WipCommit,
+    /// Start a successor attempt.
+    Resume,
+    /// Leave it alone for now.
+    Wait,
+}
+
+/// An in-progress git operation in a worktree (SPEC `operation`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Operation {
+    /// `git rebase`.
+    Rebase,
+    /// `git am` (applying a mailbox; `rebase-apply/applying` marks it).
+    Am,
+    /// `git merge`.
+    Merge,
+    /// `git cherry-pick`.
+    CherryPick,
+    /// `git revert`.
+    Revert,
+    /// `git bisect`.
+    Bisect,
+}
+
+macro_rules! spec_names {
+    ($($t:ident { $($v:ident => $s:literal),* $(,)? })*) => {$(
+        impl $t {
+            /// The SPEC's name for this value.
+            pub fn as_str(self) -> &'static str {
+                match self { $($t::$v => $s),* }
+            }
+        }
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+spec_names! {
+    Liveness { Running => "running", Stalled => "stalled", Exited => "exited", Unknown => "unknown" }
+    State {
+        NeedsHuman => "needs-human", Published => "published", Orphaned => "orphaned",
+        Empty => "empty", Publishable => "publishable", HalfDone => "half-done",
+    }
+    Action {
+        Escalate => "escalate", None => "none", Delete => "delete", Publish => "publish",
+        WipCommit => "wip-commit", Resume => "resume", Wait => "wait",
+    }
+    Operation {
+        Rebase => "rebase", Am => "am", Merge => "merge", CherryPick => "cherry-pick", Revert => "revert",
+        Bisect => "bisect",
+    }
+}
+
+/// Dirty counts of a worktree, in files.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dirty {
+    /// Files whose index entry differs from HEAD.
+    pub staged: u32,
+    /// Tracked files whose worktree content differs from the index.
+    pub unstaged: u32,
+    /// Files neither tracked nor ignored.
+    pub untracked: u32,
+    /// Unmerged paths.
+    pub conflicted: u32,
+}
+
+impl Dirty {
+    /// No staged, unstaged, untracked or conflicted file.
+    pub fn is_clean(&self) -> bool {
+        self.staged == 0 && self.unstaged == 0 && self.untracked == 0 && self.conflicted == 0
+    }
+    /// Total files in all four counts.
+    pub fn total(&self) -> u32 {
+        self.staged + self.unstaged + self.untracked + self.conflicted
+    }
+}
+
+/// A pull request's state on the forge.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PrState {
+    /// Open.
+    Open,
+    /// Closed without merging.
+    Closed,
+    /// Merged.
+    Merged,
+}
+
+/// A pull request for the worker's branch.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Pr {
+    /// Its number.
+    pub number: u64,
+    /// Open, closed or merged.
+    pub state: PrState,
+    /// Its page (GitHub's `html_url`).
+    pub url: String,
+    /// The commit the pull request's head pointed at when the forge answered (`head.sha`);
+    /// commits on the branch beyond it are new work (SPEC `published` row).
+    #[serde(skip)]
+    pub head: Option<String>,
+    /// The verdict of the head's checks (SPEC "Pull request feedback"); `None`: no checks,
+    /// or not asked (not open).
+    pub checks: Option<Checks>,
+    /// The reviewers' verdict; `None`: no review decides.
+    pub review: Option<Review>,
+    /// The evidence behind a failing `checks` or `changes_requested` `review`, for the
+    /// resume prompt (untrusted text).
+    #[serde(skip)]
+    pub feedback: Feedback,
+}
+
+/// The checks on a pull request's head (SPEC `pr.checks`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Checks {
+    /// No check failed and none is pending.
+    Passing,
+    /// A check run concluded `failure`, `timed_out`, `cancelled` or `action_required`, or
+    /// the combined status is `failure` or `error`.
+    Failing,
+    /// None failed and some are queued or in progress.
+    Pending,
+}
+
+/// The reviewers' verdict on a pull request (SPEC `pr.review`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Review {
+    /// The latest reviews approve and none requests changes.
+    Approved,
+    /// Some reviewer's latest review requests changes.
+    ChangesRequested,
+}
+
+/// What the forge said against a pull request: failing checks and requested changes,
+/// all of it untrusted text for the resume prompt.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Feedback {
+    /// Failing check runs and statuses.
+    pub failing_checks: Vec<FailingCheck>,
+    /// Reviews requesting changes (the latest per reviewer), with their inline comments.
+    pub changes: Vec<ChangeRequest>,
+}
+
+/// One failing check run or commit status.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FailingCheck {
+    /// Its name (check run `name`, status `context`).
+    pub name: String,
+    /// Its conclusion (`failure`, `timed_out`, …) or status state (`failure`, `error`).
+    pub conclusion: String,
+    /// Its page (`html_url`, `details_url` or `target_url`).
+    pub url: Option<String>,
+    /// `output.title` (check runs).
+    pub title: Option<String>,
+    /// `output.summary` (check runs), or a status's `description`.
+    pub summary: Option<String>,
+}
+
+/// One review that requests changes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChangeRequest {
+    /// The reviewer's login.
+    pub reviewer: String,
+    /// The review body.
+    pub body: String,
+    /// Inline comments: path, line (when GitHub gives one), body.
+    pub comments: Vec<(String, Option<u64>, String)>,
+}
+
+/// What the forge said in this run, for every branch at once (one listing per run).
+/// The only forge type the classifier sees (SPEC "Forge": unknown means nothing is
+/// decided on a guess).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ForgeView {
+    /// Not asked (`--offline`, no token, no remote, not GitHub).
+    #[default]
+    Unknown,
+    /// Asked, and it failed: unknown, and deletes and publishes wait.
+    Failed,
+    /// The pull request per branch (branches without one are absent).
+    Known(BTreeMap<String, Pr>),
+}
+
+impl ForgeView {
+    /// What the forge said about one branch: `None` when it was not asked or failed,
+    /// `Some(None)` when it answered and the branch has no pull request.
+    pub fn pr_of(&self, branch: &str) -> Option<Option<&Pr>> {
+        match self {
+            ForgeView::Known(map) => Some(map.get(branch)),
+            _ => None,
+        }
+    }
+}
+
+/// What the forge said about one worker's branch in this run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Forge {
+    /// Not asked (`--offline`, no token, not GitHub): nothing is decided on a guess.
+    Unknown,
+    /// Asked in this run, and it failed: unknown, and a delete or publish waits.
+    Failed,
+    /// It answered: the branch's pull request, if any.
+    Known(Option<Pr>),
+}
+
+impl ForgeView {
+    /// The view narrowed to one branch.
+    pub fn for_branch(&self, branch: &str) -> Forge {
+        match self {
+            ForgeView::Unknown => Forge::Unknown,
+            ForgeView::Failed => Forge::Failed,
+            ForgeView::Known(map) => Forge::Known(map.get(branch).cloned()),
+        }
+    }
+}
+
+/// What is known about a worker's worktree.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorktreeFacts {
+    /// Absolute path.
+    pub path: String,
+    /// The registered directory does not exist (maybe an unmounted volume).
+    pub missing: bool,
+    /// Dirty counts; `None` when unreadable or missing.
+    pub dirty: Option<Dirty>,
+    /// In-progress operation.
+    pub operation: Option<Operation>,
+    /// HEAD is detached (not during a rebase, whose branch is known).
+    pub detached: bool,
+    /// Detached HEAD holds commits that no ref contains.
+    pub unreachable_commits: u32,
+    /// Newest mtime of changed and untracked files and of the index.
+    pub newest_mtime: Option<Timestamp>,
+    /// Ignored files matching `recode.secrets` (only looked for when a delete is planned).
+    pub secrets: Vec<String>,
+    /// Every ignored file or directory that would go with the worktree (same condition).
+    pub ignored: Vec<String>,
+    /// It is the main worktree (the user's own checkout): never removed nor WIP-committed.
+    pub is_main: bool,
+    /// `git worktree lock` reason (empty when locked without one).
+    pub locked: Option<String>,
+    /// It holds initialized submodules, which `git worktree remove` refuses to remove.
+    pub has_submodules: bool,
+}
+
+/// Everything the classifier needs about one worker. Gathered by [`crate::snapshot`].
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// Task key.
+    pub task: String,
+    /// Branch name (short).
+    pub branch: String,
+    /// Base branch name.
+    pub base: String,
+    /// The commit the worker is at: worktree HEAD, else local tip, else remote-tracking tip.
+    pub head: Option<String>,
+    /// The branch exists locally.
+    pub branch_local: bool,
+    /// The branch's remote-tracking ref exists.
+    pub branch_remote: bool,
+    /// Commits on `head` in neither the local base nor its remote-tracking branch.
+    pub ahead: u32,
+    /// Commits on the base not in `head`.
+    pub behind: u32,
+    /// Commits on the remote-tracking branch not in the base; `None` without one.
+    pub remote_ahead: Option<u32>,
+    /// The worker's worktree, if any.
+    pub worktree: Option<WorktreeFacts>,
+    /// Newest committer time of commits ahead that are not git-recode WIP commits.
+    pub newest_commit: Option<Timestamp>,
+    /// The task's ledger, in ledger order.
+    pub events: Vec<Event>,
+    /// Result of probing the last attempt's pid on this host (`None`: not probeable).
+    pub pid_alive: Option<bool>,
+    /// The agent transcript's mtime, where one is known.
+    pub transcript_mtime: Option<Timestamp>,
+    /// What the forge said about the branch.
+    pub forge: Forge,
+    /// The forge reports the issue a `blocked` outcome names as closed.
+    pub blocker_closed: bool,
+    /// The clock.
+    pub now: Timestamp,
+    /// `recode.stallAfter`, in seconds.
+    pub stall_after_secs: i64,
+    /// `recode.maxAttempts`.
+    pub max_attempts: u32,
+}
+
+/// The decision for one worker: the SPEC's worker object plus the evidence behind it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Worker {
+    /// Task key.
+    pub task: String,
+    /// Branch.
+    pub branch: String,
+    /// Worktree path.
+    pub worktree: Option<String>,
+    /// Commit id.
+    pub head: Option<String>,
+    /// Base branch.
+    pub base: String,
+    /// Commits ahead of the base.
+    pub ahead: u32,
+    /// Commits behind the base.
+    pub behind: u32,
+    /// Commits on the remote-tracking branch not in the base.
+    pub remote_ahead: Option<u32>,
+    /// Dirty counts.
+    pub dirty: Option<Dirty>,
+    /// In-progress operation.
+    pub operation: Option<Operation>,
+    /// Liveness.
+    pub liveness: Liveness,
+    /// State.
+    pub state: State,
+    /// Action.
+    pub action: Action,
+    /// One sentence of evidence for the action.
+    pub reason: String,
+    /// Counted attempts.
+    pub attempts: u32,
+    /// `recode.maxAttempts`.
+    pub max_attempts: u32,
+    /// Last outcome after the last `cleared`.
+    pub last_outcome: Option<Outcome>,
+    /// Newest milestone phase.
+    pub phase: Option<String>,
+    /// Newest agent session id.
+    pub session_id: Option<String>,
+    /// Newest activity.
+    pub last_activity: Option<Timestamp>,
+    /// Seconds since `last_activity` (never negative).
+    pub idle_seconds: Option<i64>,
+    /// When a transient limit resets.
+    pub retry_after: Option<Timestamp>,
+    /// The branch's pull request.
+    pub pr: Option<Pr>,
+    /// The last success claim has no pull request.
+    pub phantom: bool,
+    /// Every fact the decision used, one sentence each (for `classify`).
+    pub evidence: Vec<String>,
+}
