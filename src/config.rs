@@ -45,6 +45,13 @@ pub const DEFAULT_SECRETS: &[&str] = &[
     "*.p12",
     "credentials*.json",
 ];
+/// The longest a push, fetch or forge call may take (SPEC safety rule 0).
+pub const NETWORK_TIMEOUT: &str = "recode.networkTimeout";
+/// Default of [`NETWORK_TIMEOUT`], in seconds.
+pub const DEFAULT_NETWORK_TIMEOUT_SECS: i64 = 60;
+/// Where `resume` adds a worktree for a worker that has none (default
+/// `<main worktree>/../<repo>.worktrees`).
+pub const WORKTREE_DIR: &str = "recode.worktreeDir";
 /// The ref that keeps task anchors reachable (SPEC "Where state lives").
 pub const ANCHORS_REF: &str = "refs/recode/anchors";
 
@@ -88,6 +95,10 @@ pub struct Config {
     pub push_wip: bool,
     /// `recode.secrets` (all values; the defaults when unset).
     pub secrets: Vec<String>,
+    /// `recode.networkTimeout`, in seconds.
+    pub network_timeout_secs: u64,
+    /// `recode.worktreeDir`, if set (relative paths are taken from the main worktree).
+    pub worktree_dir: Option<String>,
 }
 
 impl Config {
@@ -128,6 +139,15 @@ impl Config {
             })?,
             None => true,
         };
+        let network_timeout_secs = match get(NETWORK_TIMEOUT) {
+            Some(v) => clock::parse_duration(&v).map_err(|e| ConfigError::Invalid {
+                key: NETWORK_TIMEOUT,
+                value: v.clone(),
+                why: e.to_string(),
+            })?,
+            None => DEFAULT_NETWORK_TIMEOUT_SECS,
+        }
+        .max(1) as u64;
         let mut notes_ref = get(NOTES_REF).unwrap_or_else(|| DEFAULT_NOTES_REF.into());
         if !notes_ref.starts_with("refs/") {
             notes_ref = format!("refs/notes/{notes_ref}");
@@ -169,6 +189,8 @@ impl Config {
             agent_configured: get(AGENT).is_some(),
             push_wip,
             secrets,
+            network_timeout_secs,
+            worktree_dir: get(WORKTREE_DIR),
         })
     }
 

@@ -4,10 +4,12 @@
 
 use crate::clock::ClockError;
 use crate::config::ConfigError;
-use crate::gitbin::GitError;
+use crate::git::GitError;
 use crate::ledger::LedgerError;
+use crate::recover::RecoverError;
 use crate::repo::RepoError;
 use crate::snapshot::GatherError;
+use crate::sync::SyncError;
 
 /// Exit code: done.
 pub const EXIT_OK: i32 = 0;
@@ -62,9 +64,24 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// Something failed with a message of its own.
+    /// `recover` stopped.
+    #[error(transparent)]
+    Recover(#[from] RecoverError),
+    /// `sync` failed.
+    #[error(transparent)]
+    Sync(#[from] SyncError),
+    /// A program git-recode runs (bash for the demo, its own executable) failed.
+    #[error("{what}: {why}")]
+    Program {
+        /// What was being run.
+        what: &'static str,
+        /// Why it failed.
+        why: String,
+    },
+    /// Some of the work failed after what could be done safely was done (`recover`: a
+    /// rejected push, a forge error); the report says which (exit 1).
     #[error("{0}")]
-    Other(String),
+    Partial(String),
     /// Refused for safety, or capped (exit 3), with what to do next.
     #[error("{message}")]
     Refused {
@@ -119,6 +136,21 @@ impl Error {
             Error::Refused { hint, .. } => hint.clone(),
             Error::Ledger(LedgerError::StaleLock { path }) => {
                 format!("if no git process is running in this repository, remove it: rm '{path}'")
+            }
+            Error::Recover(RecoverError::Lock(_)) => {
+                "another git recode recover is running; wait for it, or run again".into()
+            }
+            Error::Recover(RecoverError::UnknownBranch { .. }) => {
+                "`git recode status --all` lists every worker; check the branch name".into()
+            }
+            Error::Recover(RecoverError::Gather(GatherError::Ledger(LedgerError::StaleLock {
+                path,
+            })))
+            | Error::Recover(RecoverError::Ledger(LedgerError::StaleLock { path })) => {
+                format!("if no git process is running in this repository, remove it: rm '{path}'")
+            }
+            Error::Git(crate::git::GitError::TooOld { .. }) => {
+                "install a newer git (https://git-scm.com/downloads) and put it first on PATH".into()
             }
             Error::Ledger(LedgerError::Contended { .. }) => {
                 "many writers are appending at once; run the command again".into()

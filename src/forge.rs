@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+/// What the forge said in this run (the one view type, kept in [`crate::model`]).
+pub use crate::model::ForgeView as View;
 use crate::model::{Pr, PrState};
 
 /// Environment variable overriding the API base URL (tests point it at a loopback server).
@@ -570,9 +572,6 @@ mod tests {
         assert_eq!(prs[0].head.ref_name, "feat/issue-107-bake-path");
     }
 }
-
-/// What the forge said in this run (the one view type, kept in [`crate::model`]).
-pub use crate::model::ForgeView as View;
 
 /// The raw URL of remote `name` (`remote.<name>.url`), if configured.
 pub fn remote_url(repo: &gix::Repository, name: &str) -> Option<String> {

@@ -18,7 +18,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod forge;
-pub mod gitbin;
+pub mod git;
 pub mod hook;
 pub mod ledger;
 pub mod lock;

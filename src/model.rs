@@ -304,6 +304,9 @@ pub struct WorktreeFacts {
     pub is_main: bool,
     /// `git worktree lock` reason (empty when locked without one).
     pub locked: Option<String>,
+    /// Why the worktree could not be read (status, or its ignored files): what cannot be
+    /// read is not clean, so it is never deleted, published or WIP-committed on this reading.
+    pub unreadable: Option<String>,
     /// It holds initialized submodules, which `git worktree remove` refuses to remove.
     pub has_submodules: bool,
 }

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::ledger;
 use crate::ledger::Body;
 use crate::model::{self, Snapshot, Worker};
-use crate::{gitbin, hook, repo};
+use crate::{git, hook, repo};
 
 /// The fence lines around untrusted output. Every line of the output inside is prefixed
 /// with `| `, so no text in it can close the fence.
@@ -113,14 +113,14 @@ pub fn facts(
     let diffstat = match (head, base_tips.first()) {
         (Some(h), Some(b)) if !commits.is_empty() => {
             let range = format!("{b}...{h}");
-            String::from_utf8_lossy(&gitbin::read(repo.git_dir(), &["diff", "--stat", &range])?)
+            String::from_utf8_lossy(&git::read(repo.git_dir(), &["diff", "--stat", &range])?)
                 .trim_end()
                 .to_string()
         }
         _ => String::new(),
     };
     let uncommitted = match snap.worktree.as_ref().filter(|f| !f.missing) {
-        Some(f) => String::from_utf8_lossy(&gitbin::read(
+        Some(f) => String::from_utf8_lossy(&git::read(
             Path::new(&f.path),
             &["status", "--short", "--untracked-files=all"],
         )?)

@@ -207,6 +207,7 @@ pub fn gather(
             ignored: Vec::new(),
             is_main: w.is_main,
             locked: w.locked.clone(),
+            unreadable: None,
             has_submodules: w.git_dir.join("modules").is_dir()
                 || w.path.join(".gitmodules").is_file(),
         });
@@ -221,7 +222,14 @@ pub fn gather(
             if !w.missing {
                 // Ignored files matter only where a delete could be planned (nothing ahead);
                 // they are listed in the same thread, after the status, when it is clean.
-                let candidate = ahead_commits.is_empty() && remote_ahead.unwrap_or(0) == 0;
+                // A merged pull request may be a squash or rebase merge, whose commits the
+                // base never contains: its worktree is a delete candidate too.
+                let merged = matches!(
+                    opts.forge.pr_of(branch),
+                    Some(Some(p)) if p.state == crate::model::PrState::Merged
+                );
+                let candidate =
+                    merged || (ahead_commits.is_empty() && remote_ahead.unwrap_or(0) == 0);
                 status_jobs.push((snapshots.len(), w.path.clone(), candidate));
             }
         }
@@ -280,16 +288,29 @@ pub fn gather(
             Ok((st, ignored)) => {
                 f.dirty = Some(st.dirty);
                 f.newest_mtime = st.newest_mtime;
-                if let Some(all) = ignored {
-                    f.secrets = all
-                        .iter()
-                        .filter(|p| config::matches_secret(&cfg.secrets, p))
-                        .cloned()
-                        .collect();
-                    f.ignored = summarize(&all);
+                match ignored {
+                    Some(Ok(all)) => {
+                        f.secrets = all
+                            .iter()
+                            .filter(|p| config::matches_secret(&cfg.secrets, p))
+                            .cloned()
+                            .collect();
+                        f.ignored = summarize(&all);
+                    }
+                    Some(Err(e)) => {
+                        f.unreadable = Some(format!("its ignored files cannot be listed: {e}"));
+                        warnings.push(format!(
+                            "cannot list the ignored files of {}: {e}",
+                            path.display()
+                        ));
+                    }
+                    None => {}
                 }
             }
-            Err(e) => warnings.push(format!("cannot read the worktree {}: {e}", path.display())),
+            Err(e) => {
+                f.unreadable = Some(format!("its status cannot be read: {e}"));
+                warnings.push(format!("cannot read the worktree {}: {e}", path.display()));
+            }
         }
     }
 
@@ -322,7 +343,13 @@ pub fn gather(
 }
 
 /// What one worktree's job found: its status, and its ignored paths when asked and clean.
-type JobResult = Result<(worktree::Status, Option<Vec<String>>), RepoError>;
+type JobResult = Result<
+    (
+        worktree::Status,
+        Option<Result<Vec<String>, crate::git::GitError>>,
+    ),
+    RepoError,
+>;
 
 /// Run the worktree jobs on every core, each thread taking the next job as it frees up
 /// (worktrees differ in cost); results come back in job order.
@@ -424,8 +451,11 @@ pub fn gather_one(
 /// Every ignored file in the worktree at `path` (what `git worktree remove` deletes
 /// without a word), read-only: `git --no-optional-locks ls-files --others --ignored
 /// --exclude-standard` (which honours `info/exclude` and `core.excludesFile` as git does).
-pub fn ignored_paths(path: &Path) -> Vec<String> {
-    let out = crate::gitbin::read(
+///
+/// Errors: [`crate::git::GitError`] when the listing fails: what cannot be read is not
+/// clean (SPEC special cases), so the caller never deletes on that reading.
+pub fn ignored_paths(path: &Path) -> Result<Vec<String>, crate::git::GitError> {
+    let out = crate::git::read(
         path,
         &[
             "ls-files",
@@ -434,12 +464,12 @@ pub fn ignored_paths(path: &Path) -> Vec<String> {
             "--ignored",
             "--exclude-standard",
         ],
-    )
-    .unwrap_or_default();
-    out.split(|b| *b == 0)
+    )?;
+    Ok(out
+        .split(|b| *b == 0)
         .filter(|p| !p.is_empty())
         .map(|p| String::from_utf8_lossy(p).to_string())
-        .collect()
+        .collect())
 }
 
 /// Ignored paths summarized by their first component (`target/`, `.env`), for messages.

@@ -10,8 +10,8 @@ use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
 use crate::config::{ANCHORS_REF, Config};
-use crate::error::Error;
-use crate::gitbin;
+
+use crate::git;
 
 /// Lost races retried before giving up.
 const TRIES: u32 = 20;
@@ -51,8 +51,33 @@ fn tip(repo: &gix::Repository, name: &str) -> Option<ObjectId> {
     crate::repo::tip(repo, name)
 }
 
-fn other(e: impl std::fmt::Display) -> Error {
-    Error::Other(e.to_string())
+fn other(e: impl std::fmt::Display) -> SyncError {
+    SyncError::Objects(e.to_string())
+}
+
+/// Errors of `sync`.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// fetch, push or ls-remote failed for another reason than a lost race.
+    #[error(transparent)]
+    Git(#[from] git::GitError),
+    /// Reading or writing the notes objects failed.
+    #[error("cannot merge the ledgers: {0}")]
+    Objects(String),
+    /// Reading the repository failed.
+    #[error(transparent)]
+    Repo(#[from] crate::repo::RepoError),
+    /// Reading the ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] crate::ledger::LedgerError),
+    /// Every try lost a race against other pushers.
+    #[error("gave up after {tries} lost races pushing the ledger to {remote}")]
+    LostRaces {
+        /// Tries made.
+        tries: u32,
+        /// The remote.
+        remote: String,
+    },
 }
 
 /// The remote's value of each of `refs` (`git ls-remote`).
@@ -60,10 +85,13 @@ fn ls_remote(
     dir: &std::path::Path,
     remote: &str,
     refs: &[&str],
-) -> Result<BTreeMap<String, ObjectId>, Error> {
-    let mut args = vec!["ls-remote", remote];
-    args.extend_from_slice(refs);
-    let out = gitbin::run(dir, &args)?;
+    timeout_secs: u64,
+) -> Result<BTreeMap<String, ObjectId>, SyncError> {
+    let out = git::Git::new(dir)
+        .args(["ls-remote", remote])
+        .args(refs)
+        .network(timeout_secs)
+        .output()?;
     Ok(String::from_utf8_lossy(&out)
         .lines()
         .filter_map(|l| {
@@ -73,7 +101,11 @@ fn ls_remote(
         .collect())
 }
 
-fn is_ancestor(repo: &gix::Repository, ancestor: ObjectId, of: ObjectId) -> Result<bool, Error> {
+fn is_ancestor(
+    repo: &gix::Repository,
+    ancestor: ObjectId,
+    of: ObjectId,
+) -> Result<bool, SyncError> {
     if ancestor == of {
         return Ok(true);
     }
@@ -84,7 +116,7 @@ fn is_ancestor(repo: &gix::Repository, ancestor: ObjectId, of: ObjectId) -> Resu
 fn notes_of(
     repo: &gix::Repository,
     commit: ObjectId,
-) -> Result<BTreeMap<ObjectId, ObjectId>, Error> {
+) -> Result<BTreeMap<ObjectId, ObjectId>, SyncError> {
     let tree = repo
         .find_commit(commit)
         .map_err(other)?
@@ -97,7 +129,7 @@ fn notes_of(
 }
 
 /// Sorted union of the lines of two notes (`cat_sort_uniq`).
-fn union_lines(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Vec<u8>, Error> {
+fn union_lines(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Vec<u8>, SyncError> {
     let mut lines = BTreeSet::new();
     for id in [a, b] {
         let blob = repo.find_blob(id).map_err(other)?;
@@ -124,7 +156,7 @@ fn merge(
     theirs: Option<ObjectId>,
     notes: bool,
     now: jiff::Timestamp,
-) -> Result<(Option<ObjectId>, usize), Error> {
+) -> Result<(Option<ObjectId>, usize), SyncError> {
     let (ours, theirs) = match (ours, theirs) {
         (o, None) => return Ok((o, 0)),
         (None, t) => return Ok((t, 0)),
@@ -201,13 +233,13 @@ fn merge(
 /// Fetch, merge and push the ledger (`recode.notesRef`) and anchors with `remote`.
 ///
 /// Errors: [`Error::Git`] when fetch or push fail for another reason than a lost race;
-/// [`Error::Other`] after [`TRIES`] lost races.
+/// [`SyncError::LostRaces`] after [`TRIES`] lost races.
 pub fn sync(
     repo: &gix::Repository,
     cfg: &Config,
     remote: &str,
     now: jiff::Timestamp,
-) -> Result<Report, Error> {
+) -> Result<Report, SyncError> {
     // Run git where the user is, as plain git would (relative remote URLs resolve from there).
     let dir = std::path::PathBuf::from(".");
     let pairs = [
@@ -216,7 +248,7 @@ pub fn sync(
     ];
     for attempt in 1..=TRIES {
         let names: Vec<&str> = pairs.iter().map(|(l, _, _)| l.as_str()).collect();
-        let remote_values = ls_remote(&dir, remote, &names)?;
+        let remote_values = ls_remote(&dir, remote, &names, cfg.network_timeout_secs)?;
         // Fetch what the remote has into the tracking refs (never over the local ones).
         let specs: Vec<String> = pairs
             .iter()
@@ -226,14 +258,17 @@ pub fn sync(
         if !specs.is_empty() {
             let mut args = vec!["fetch", "--quiet", "--no-write-fetch-head", remote];
             args.extend(specs.iter().map(String::as_str));
-            let (ok, stdout, stderr) = gitbin::run_capture(&dir, &args)?;
+            let git::Captured { ok, stdout, stderr } = git::Git::new(&dir)
+                .args(&args)
+                .network(cfg.network_timeout_secs)
+                .capture()?;
             if !ok {
                 // Another sync in this clone updating the same tracking ref: a lost race.
                 if attempt < TRIES && stderr.contains("cannot lock ref") {
                     backoff(attempt);
                     continue;
                 }
-                return Err(Error::Git(gitbin::GitError::Failed {
+                return Err(SyncError::Git(git::GitError::Failed {
                     args: args.join(" "),
                     stderr: format!("{stdout}{stderr}").trim().to_string(),
                 }));
@@ -298,7 +333,10 @@ pub fn sync(
         args.extend(push_specs.iter().map(|(lease, _, _, _)| lease.as_str()));
         args.push(remote);
         args.extend(push_specs.iter().map(|(_, spec, _, _)| spec.as_str()));
-        let (ok, stdout, stderr) = gitbin::run_capture(&dir, &args)?;
+        let git::Captured { ok, stdout, stderr } = git::Git::new(&dir)
+            .args(&args)
+            .network(cfg.network_timeout_secs)
+            .capture()?;
         if ok {
             for (_, _, tracking, merged) in &push_specs {
                 let _ = repo.reference(
@@ -323,7 +361,7 @@ pub fn sync(
         .iter()
         .any(|k| verdict.contains(k));
         if !lost_race || attempt == TRIES {
-            return Err(Error::Git(gitbin::GitError::Failed {
+            return Err(SyncError::Git(git::GitError::Failed {
                 args: args.join(" "),
                 stderr: verdict.trim().to_string(),
             }));
@@ -331,19 +369,20 @@ pub fn sync(
         tracing::debug!(attempt, "sync push lost a race; retrying");
         backoff(attempt);
     }
-    Err(Error::Other(format!(
-        "gave up after {TRIES} lost races pushing the ledger to {remote}"
-    )))
+    Err(SyncError::LostRaces {
+        tries: TRIES,
+        remote: remote.to_string(),
+    })
 }
 
 /// `sync --setup`: make plain `git fetch` bring the remote's ledger into its tracking
 /// refs (never over the local ones) and plain `git push` carry the local ledger.
 ///
 /// Errors: [`Error::Git`] when `git config` fails.
-pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, Error> {
+pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, SyncError> {
     let dir = std::path::PathBuf::from(".");
     let existing = |key: &str| -> Vec<String> {
-        gitbin::read(&dir, &["config", "--get-all", key])
+        git::read(&dir, &["config", "--get-all", key])
             .map(|o| {
                 String::from_utf8_lossy(&o)
                     .lines()
@@ -363,7 +402,7 @@ pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, Error> {
         format!("+{ANCHORS_REF}*:{}*", tracking_anchors(remote)),
     ] {
         if !fetches.contains(&spec) {
-            gitbin::run(&dir, &["config", "--add", &fetch_key, &spec])?;
+            git::run(&dir, &["config", "--add", &fetch_key, &spec])?;
             added.push(format!("{fetch_key} {spec}"));
         }
     }
@@ -377,7 +416,7 @@ pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, Error> {
     wanted.push(format!("{ANCHORS_REF}*:{ANCHORS_REF}*"));
     for spec in wanted {
         if !pushes.contains(&spec) {
-            gitbin::run(&dir, &["config", "--add", &push_key, &spec])?;
+            git::run(&dir, &["config", "--add", &push_key, &spec])?;
             added.push(format!("{push_key} {spec}"));
         }
     }

@@ -225,6 +225,7 @@ impl T {
                 state: "half-done".into(),
                 action: "resume".into(),
                 reason: "r".into(),
+                error: None,
             },
         )
     }
@@ -559,6 +560,7 @@ fn git_recode_own_events_are_not_activity() {
                 state: "half-done".into(),
                 action: "resume".into(),
                 reason: "r".into(),
+                error: None,
             },
             None,
         ),
@@ -567,6 +569,7 @@ fn git_recode_own_events_are_not_activity() {
                 files: 2,
                 pushed: false,
                 held: None,
+                left_out: Vec::new(),
             },
             Some(HEAD),
         ),
@@ -653,6 +656,7 @@ fn file_mtimes_no_newer_than_the_last_own_action_are_not_activity() {
                 files: 1,
                 pushed: true,
                 held: None,
+                left_out: Vec::new(),
             },
         )
         .run();

@@ -26,10 +26,12 @@ pub struct DemoArgs {
 
 /// Run the scenario script into `dir` with this binary as `git-recode`.
 ///
-/// Errors: [`Error::Other`] when bash or git fails.
+/// Errors: [`Error::Program`] when bash or git fails.
 pub fn build(dir: &std::path::Path) -> Result<(), Error> {
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::Other(format!("cannot find this program: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| Error::Program {
+        what: "cannot find this program",
+        why: e.to_string(),
+    })?;
     let out = Command::new("bash")
         .arg("-c")
         .arg(DEMO_SCRIPT)
@@ -38,12 +40,15 @@ pub fn build(dir: &std::path::Path) -> Result<(), Error> {
         .env("RECODE_BIN", exe)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| Error::Other(format!("cannot run bash for the demo script: {e}")))?;
+        .map_err(|e| Error::Program {
+            what: "cannot run bash for the demo script",
+            why: e.to_string(),
+        })?;
     if !out.status.success() {
-        return Err(Error::Other(format!(
-            "the demo script failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(Error::Program {
+            what: "the demo script failed",
+            why: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use crate::cli::Ctx;
 use crate::error::{EXIT_OK, EXIT_REFUSED, Error};
 use crate::hook::{self, Installed};
 use crate::ledger::{self, Body, Event};
-use crate::{gitbin, snapshot};
+use crate::{git, snapshot};
 
 /// The post-commit milestone hook
 #[derive(clap::Subcommand, Debug)]
@@ -33,7 +33,7 @@ pub enum HookCommand {
 
 /// The hooks directory git uses (`git rev-parse --git-path hooks` is the reference).
 fn hooks_dir() -> Result<PathBuf, Error> {
-    let out = gitbin::read(
+    let out = git::read(
         Path::new("."),
         &["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
     )?;

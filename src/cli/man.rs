@@ -81,8 +81,10 @@ pub fn run(args: ManArgs) -> Result<i32, Error> {
         }
         Some(dir) => {
             let root = if dir.is_empty() {
-                let exe = std::env::current_exe()
-                    .map_err(|e| Error::Other(format!("cannot find this program: {e}")))?;
+                let exe = std::env::current_exe().map_err(|e| Error::Program {
+                    what: "cannot find this program",
+                    why: e.to_string(),
+                })?;
                 exe.parent()
                     .and_then(|bin| bin.parent())
                     .map(|prefix| prefix.join("share").join("man"))

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::cli::{Ctx, out_err};
-use crate::error::{EXIT_ERROR, EXIT_OK, Error};
+use crate::error::{EXIT_OK, Error};
 use crate::recover::{self, Request};
 use crate::wire;
 
@@ -46,6 +46,7 @@ pub fn run(args: RecoverArgs) -> Result<i32, Error> {
             progress: !args.json,
         },
     )?;
+    crate::cli::warn_all(&report.warnings);
     let steps = &report.steps;
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -71,9 +72,15 @@ pub fn run(args: RecoverArgs) -> Result<i32, Error> {
             .map_err(out_err)?;
         }
     }
-    Ok(if steps.iter().any(|s| s.error) {
-        EXIT_ERROR
-    } else {
-        EXIT_OK
-    })
+    if let Some(e) = &report.forge_error {
+        return Err(Error::Partial(e.clone()));
+    }
+    let failed = steps.iter().filter(|s| s.error).count();
+    if failed > 0 {
+        return Err(Error::Partial(format!(
+            "{} failed (a rejected push or a forge error); the rest was done",
+            crate::render::plural(failed as u64, "step")
+        )));
+    }
+    Ok(EXIT_OK)
 }

@@ -18,7 +18,9 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 mod replay;
-pub use replay::{Replay, gate_on, phantom_since_last_exit, replay, standing_escalation};
+pub use replay::{
+    Replay, failure_streak, gate_on, phantom_since_last_exit, replay, standing_escalation,
+};
 
 use crate::clock;
 use crate::config::ANCHORS_REF;
@@ -165,6 +167,9 @@ pub enum Body {
         state: String,
         action: String,
         reason: String,
+        /// The step failed with this error (additive; three in a row on one head escalate).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     /// `recover` made a WIP commit.
     Wip {
@@ -172,6 +177,9 @@ pub enum Body {
         pushed: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         held: Option<String>,
+        /// Nested repositories left out of the commit (SPEC special cases).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        left_out: Vec<String>,
     },
     /// `recover` opened (or found) a pull request.
     Published { pr: u64, url: String },

@@ -154,3 +154,33 @@ pub fn phantom_since_last_exit(events: &[Event]) -> bool {
 pub fn standing_escalation(events: &[Event]) -> Option<String> {
     replay(events).escalated
 }
+
+/// How many `recover` runs in a row failed `action` on `head`, counting back from the
+/// newest event: `classified` events carrying an `error` for that action and head; a
+/// failure of another step or head, or any `wip`, `published`, `deleted`, `escalated` or
+/// `cleared` event, ends the streak (SPEC safety rule 0: three in a row escalate).
+pub fn failure_streak(events: &[Event], action: &str, head: Option<&str>) -> u32 {
+    let mut n = 0;
+    for e in events.iter().rev() {
+        match &e.body {
+            Body::Classified {
+                action: a,
+                error: Some(_),
+                ..
+            } => {
+                if a == action && e.head.as_deref() == head {
+                    n += 1;
+                } else {
+                    break;
+                }
+            }
+            Body::Wip { .. }
+            | Body::Published { .. }
+            | Body::Deleted { .. }
+            | Body::Escalated { .. }
+            | Body::Cleared { .. } => break,
+            _ => {}
+        }
+    }
+    n
+}

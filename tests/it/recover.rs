@@ -753,7 +753,7 @@ fn a_second_recover_is_refused_while_the_first_holds_the_lock() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         format!(
-            "error: another `git recode recover` (pid 4242 on box, since 2029-12-31T23:59:00.000Z) holds {}\n",
+            "error: another `git recode recover` (pid 4242 on box, since 2029-12-31T23:59:00.000Z) holds {}\nhint: another git recode recover is running; wait for it, or run again\n",
             path.display()
         )
     );

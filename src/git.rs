@@ -1,0 +1,349 @@
+//! The git layer: every run of the `git` binary goes through [`Git`], which applies
+//! SPEC safety rule 0 in one place, so no call site can forget it:
+//! - the caller's repository-locating environment (`GIT_DIR`, `GIT_WORK_TREE`,
+//!   `GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY`, `GIT_COMMON_DIR` and the rest of
+//!   `git rev-parse --local-env-vars`) is removed: a run acts on the directory it names;
+//! - no automatic maintenance (`-c gc.auto=0 -c maintenance.auto=false`): `gc --auto`
+//!   would prune worktrees whose directory is only temporarily missing;
+//! - no prompts (`GIT_TERMINAL_PROMPT=0`, ssh in batch mode, `GCM_INTERACTIVE=never`,
+//!   stdin is null) and, for network steps, a timeout (`recode.networkTimeout`);
+//! - arguments are a list, never a shell; `LC_ALL=C` so messages can be read.
+//!
+//! git is used only for what gix cannot do (push, fetch, ls-remote, `worktree
+//! remove`/`add`, the WIP `add`+`commit` so filters and modes are exactly git's) and a few
+//! reads. The minimum version is [`MIN_VERSION`], checked once per process.
+
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
+
+/// The oldest git this tool runs: 2.31 added `rev-parse --path-format=absolute`, which
+/// locates a linked worktree's own files.
+pub const MIN_VERSION: (u32, u32) = (2, 31);
+
+/// Variables that point git at a repository, index or object store other than the one a
+/// run names (git's own `rev-parse --local-env-vars`, plus the kin that matter here). The
+/// `-c` settings of a calling `git -c k=v recode` (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`)
+/// are configuration, not location, and are kept.
+pub const LOCATION_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_QUARANTINE_PATH",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG",
+];
+
+/// Errors running git.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// git could not be started.
+    #[error("cannot run git (is it installed and on PATH?): {0}")]
+    Spawn(#[source] std::io::Error),
+    /// git exited non-zero.
+    #[error("git {args} failed: {stderr}")]
+    Failed {
+        /// The arguments, joined for display.
+        args: String,
+        /// git's stderr, trimmed.
+        stderr: String,
+    },
+    /// A network step ran past `recode.networkTimeout` and was killed.
+    #[error("git {args} did not finish within {secs} s (recode.networkTimeout): stopped")]
+    Timeout {
+        /// The arguments, joined for display.
+        args: String,
+        /// The limit, in seconds.
+        secs: u64,
+    },
+    /// The installed git is older than [`MIN_VERSION`].
+    #[error("git {found} is too old: git-recode needs git {}.{} or newer (for `rev-parse --path-format=absolute`)", MIN_VERSION.0, MIN_VERSION.1)]
+    TooOld {
+        /// What `git version` printed.
+        found: String,
+    },
+}
+
+/// What a run printed, for callers that read git's verdict even on failure
+/// (`push --porcelain`).
+#[derive(Debug, Clone)]
+pub struct Captured {
+    /// git exited 0.
+    pub ok: bool,
+    /// stdout, lossily decoded.
+    pub stdout: String,
+    /// stderr, lossily decoded.
+    pub stderr: String,
+}
+
+/// One run of git, built up and then carried out with [`Git::output`] or
+/// [`Git::capture`].
+#[derive(Debug, Clone)]
+pub struct Git {
+    dir: PathBuf,
+    args: Vec<OsString>,
+    envs: Vec<(OsString, OsString)>,
+    timeout: Option<Duration>,
+}
+
+impl Git {
+    /// A run in `dir` (the worktree or git dir it acts on).
+    pub fn new(dir: impl AsRef<Path>) -> Git {
+        Git {
+            dir: dir.as_ref().to_path_buf(),
+            args: Vec::new(),
+            envs: Vec::new(),
+            timeout: None,
+        }
+    }
+
+    /// A read-only run in `dir`: `--no-optional-locks`, so it never takes `index.lock`
+    /// (SPEC safety rule 2).
+    pub fn read(dir: impl AsRef<Path>) -> Git {
+        Git::new(dir).arg("--no-optional-locks")
+    }
+
+    /// Add one argument.
+    pub fn arg(mut self, a: impl AsRef<OsStr>) -> Git {
+        self.args.push(a.as_ref().to_os_string());
+        self
+    }
+
+    /// Add arguments.
+    pub fn args<I, S>(mut self, args: I) -> Git
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+        self
+    }
+
+    /// Set an environment variable for this run (after the scrub).
+    pub fn env(mut self, k: impl AsRef<OsStr>, v: impl AsRef<OsStr>) -> Git {
+        self.envs
+            .push((k.as_ref().to_os_string(), v.as_ref().to_os_string()));
+        self
+    }
+
+    /// Mark this run as a network step: it is killed after `timeout_secs` seconds
+    /// (`recode.networkTimeout`).
+    pub fn network(mut self, timeout_secs: u64) -> Git {
+        self.timeout = Some(Duration::from_secs(timeout_secs.max(1)));
+        self
+    }
+
+    fn display_args(&self) -> String {
+        self.args
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Run it; stdout when git exits 0.
+    ///
+    /// Errors: [`GitError::Failed`] (non-zero exit, with stderr), [`GitError::Timeout`],
+    /// [`GitError::Spawn`], [`GitError::TooOld`].
+    pub fn output(self) -> Result<Vec<u8>, GitError> {
+        let args = self.display_args();
+        let (ok, stdout, stderr) = self.run_raw()?;
+        if ok {
+            Ok(stdout)
+        } else {
+            Err(GitError::Failed {
+                args,
+                stderr: String::from_utf8_lossy(&stderr).trim().to_string(),
+            })
+        }
+    }
+
+    /// Run it; whatever git printed, whether or not it succeeded.
+    ///
+    /// Errors: [`GitError::Spawn`], [`GitError::Timeout`], [`GitError::TooOld`].
+    pub fn capture(self) -> Result<Captured, GitError> {
+        let (ok, stdout, stderr) = self.run_raw()?;
+        Ok(Captured {
+            ok,
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        })
+    }
+
+    fn run_raw(self) -> Result<(bool, Vec<u8>, Vec<u8>), GitError> {
+        check_version()?;
+        let args = self.display_args();
+        let mut cmd = Command::new("git");
+        scrub(&mut cmd);
+        cmd.args(["-c", "gc.auto=0", "-c", "maintenance.auto=false"])
+            .args(&self.args)
+            .current_dir(&self.dir)
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        tracing::debug!(dir = %self.dir.display(), %args, "git");
+        let mut child = cmd.spawn().map_err(GitError::Spawn)?;
+        // Drain both pipes on threads so a chatty git never blocks on a full pipe.
+        let drain = |p: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut p) = p {
+                    let _ = p.read_to_end(&mut buf);
+                }
+                buf
+            })
+        };
+        let out = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let err = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let status = match self.timeout {
+            None => child.wait().map_err(GitError::Spawn)?,
+            Some(limit) => match child.wait_timeout(limit).map_err(GitError::Spawn)? {
+                Some(s) => s,
+                None => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(GitError::Timeout {
+                        args,
+                        secs: limit.as_secs(),
+                    });
+                }
+            },
+        };
+        let stdout = out.join().unwrap_or_default();
+        let stderr = err.join().unwrap_or_default();
+        Ok((status.success(), stdout, stderr))
+    }
+}
+
+/// `git --no-optional-locks <args>` in `dir`: stdout (a read; see [`Git::read`]).
+///
+/// Errors: as [`Git::output`].
+pub fn read(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    Git::read(dir).args(args).output()
+}
+
+/// `git <args>` in `dir`: stdout.
+///
+/// Errors: as [`Git::output`].
+pub fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    Git::new(dir).args(args).output()
+}
+
+/// Apply safety rule 0's environment to a command git-recode starts (git itself, or the
+/// gate): remove [`LOCATION_ENV`], forbid prompts, `LC_ALL=C`.
+pub fn scrub(cmd: &mut Command) {
+    for k in LOCATION_ENV {
+        cmd.env_remove(k);
+    }
+    cmd.env("LC_ALL", "C")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GCM_INTERACTIVE", "never")
+        .env("SSH_ASKPASS_REQUIRE", "never");
+    if std::env::var_os("GIT_SSH_COMMAND").is_none() && std::env::var_os("GIT_SSH").is_none() {
+        // Batch mode: ssh fails instead of asking for a passphrase or a host key.
+        cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
+    }
+}
+
+/// Check once per process that git is at least [`MIN_VERSION`].
+///
+/// Errors: [`GitError::TooOld`], [`GitError::Spawn`].
+pub fn check_version() -> Result<(), GitError> {
+    static CHECKED: OnceLock<Result<(), String>> = OnceLock::new();
+    let r = CHECKED.get_or_init(|| {
+        let out = Command::new("git")
+            .arg("version")
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("spawn:{e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        match parse_version(&text) {
+            Some(v) if v >= MIN_VERSION => Ok(()),
+            Some(_) => Err(text),
+            // An unreadable version (a wrapper, a vendor build) is given the benefit of the doubt.
+            None => Ok(()),
+        }
+    });
+    match r {
+        Ok(()) => Ok(()),
+        Err(e) if e.starts_with("spawn:") => Err(GitError::Spawn(std::io::Error::other(
+            e.trim_start_matches("spawn:").to_string(),
+        ))),
+        Err(found) => Err(GitError::TooOld {
+            found: found.clone(),
+        }),
+    }
+}
+
+/// `git version 2.47.3` (or `2.39.5 (Apple Git-154)`) → `(2, 47)`.
+pub fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let v = text.strip_prefix("git version ")?;
+    let mut parts = v.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse() {
+        assert_eq!(parse_version("git version 2.47.3"), Some((2, 47)));
+        assert_eq!(
+            parse_version("git version 2.39.5 (Apple Git-154)"),
+            Some((2, 39))
+        );
+        assert_eq!(parse_version("git version 2.30.0.windows.1"), Some((2, 30)));
+        assert_eq!(parse_version("hub version 2"), None);
+        assert!(parse_version("git version 2.30.0").unwrap() < MIN_VERSION);
+    }
+
+    #[test]
+    fn the_callers_git_dir_never_reaches_a_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = Git::new(tmp.path())
+            .args(["config", "--get", "gc.auto"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out).trim(), "0");
+        let mut cmd = Command::new("env");
+        scrub(&mut cmd);
+        let envs: Vec<_> = cmd.get_envs().collect();
+        for k in LOCATION_ENV {
+            assert!(
+                envs.iter().any(|(n, v)| n == k && v.is_none()),
+                "{k} is removed"
+            );
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! The one guard every action passes: re-gather and re-classify the worker at the moment
+//! of acting, and go on only when the action is still the one planned (SPEC safety rule
+//! 1: "a delete re-checks emptiness at the moment of deletion"; rule 3: never touch a
+//! worker that is now running or has an operation in progress).
+
+use super::{Outcome, RecoverError, Run, Step, failed, step};
+use crate::model::{Action, Snapshot, Worker};
+
+/// The worker as it is now, when its action is still `expected`; else the step to
+/// report instead (skipped with the new verdict, or failed when it vanished).
+///
+/// Errors: [`RecoverError`] when the repository or the ledger cannot be read.
+pub(super) fn recheck(
+    r: &Run,
+    w: &Worker,
+    expected: Action,
+) -> Result<Result<(Worker, Snapshot), Step>, RecoverError> {
+    let Some((now_w, snap)) = r.recheck(&w.branch)? else {
+        return Ok(Err(failed(
+            w,
+            format!("the worker vanished before the {expected}"),
+            false,
+        )));
+    };
+    if now_w.action != expected {
+        return Ok(Err(step(
+            w,
+            Outcome::Skipped,
+            format!(
+                "re-checked: now {} / {}: {}",
+                now_w.state, now_w.action, now_w.reason
+            ),
+        )));
+    }
+    Ok(Ok((now_w, snap)))
+}

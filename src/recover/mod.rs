@@ -1,0 +1,365 @@
+//! `recover`: carry out the mechanical actions — `delete`, `wip-commit`, `publish`,
+//! `escalate` — ledgering every step (SPEC "Commands", "Safety rules").
+//!
+//! Layout: this file plans the run and dispatches; [`guard`] re-checks a worker at the
+//! moment of acting (one guard for every action); one file per action ([`delete`],
+//! [`wip`], [`publish`]); [`push`] holds what a push must never carry.
+//!
+//! Safety, in order: nothing reachable or uncommitted is lost (a delete re-checks the
+//! worker at the moment of acting, removes a worktree the way `git worktree remove` does
+//! without force, and deletes the branch with its expected old tip); a running worker or
+//! a worktree with an operation in progress is never touched; only the named worktree is
+//! acted on (no `git worktree prune`); a step that fails on three consecutive runs for
+//! the same head escalates (SPEC safety rule 0).
+//!
+//! Library code never prints: warnings come back in [`Report::warnings`].
+
+mod delete;
+mod guard;
+mod publish;
+mod push;
+mod wip;
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::forge::{self, GitHub};
+use crate::ledger::{self, Body, Event};
+use crate::model::{Action, ForgeView, Snapshot, Worker};
+use crate::snapshot::{self, Options};
+use crate::{classify, render};
+
+/// Test-only failpoint: `RECODE_FAILPOINT=<step>` kills the process with SIGKILL when
+/// the step is reached (steps: `delete-worktree`, `delete-branch`, `wip-add`,
+/// `wip-commit`, `wip-push`, `publish-push`, `publish-pr`). Compiled in only with the
+/// `failpoints` feature, which the test suite turns on; release binaries have none.
+pub const FAILPOINT_ENV: &str = "RECODE_FAILPOINT";
+
+#[cfg(feature = "failpoints")]
+fn failpoint(step: &str) {
+    if std::env::var(FAILPOINT_ENV).ok().as_deref() == Some(step) {
+        let pid = std::process::id().to_string();
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status();
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        std::process::abort();
+    }
+}
+
+#[cfg(not(feature = "failpoints"))]
+fn failpoint(_step: &str) {}
+
+/// Errors that stop a whole `recover` run (a failure on one worker is a `failed` step).
+#[derive(Debug, thiserror::Error)]
+pub enum RecoverError {
+    /// Another `recover` holds the lock.
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
+    /// Reading the repository or the ledger failed.
+    #[error(transparent)]
+    Gather(#[from] snapshot::GatherError),
+    /// Writing the ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] ledger::LedgerError),
+    /// The clock could not be read.
+    #[error(transparent)]
+    Clock(#[from] crate::clock::ClockError),
+    /// A branch named on the command line is not a worker.
+    #[error("no worker or branch named '{branch}'")]
+    UnknownBranch {
+        /// The name given.
+        branch: String,
+    },
+}
+
+/// The result of one worker (SPEC: `done`, `held`, `skipped`, `failed`).
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Carried out.
+    Done,
+    /// Partly done and held back, with the reason (e.g. a WIP commit made but its push held).
+    Held,
+    /// Not something recover carries out (`wait`, `resume`, `none`), or a dry run.
+    Skipped,
+    /// Could not be done.
+    Failed,
+}
+
+/// One worker's line in the report.
+#[derive(Serialize, Clone, Debug)]
+pub struct Step {
+    /// Task key.
+    pub task: String,
+    /// Branch.
+    pub branch: String,
+    /// The action.
+    pub action: String,
+    /// What became of it.
+    pub result: Outcome,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// This failure is an error for the exit code (a rejected push, a forge error).
+    #[serde(skip)]
+    pub error: bool,
+}
+
+/// What to recover.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Branches named; empty with `all`.
+    pub branches: Vec<String>,
+    /// Every worker.
+    pub all: bool,
+    /// Print the plan, change nothing.
+    pub dry_run: bool,
+    /// Show progress on stderr (not in `--json`).
+    pub progress: bool,
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub struct Report {
+    /// One step per worker considered.
+    pub steps: Vec<Step>,
+    /// The forge was asked and failed (the exit code is then 1).
+    pub forge_error: Option<String>,
+    /// Lines for stderr (unreadable worktrees, bad ledger lines, a forge that is not GitHub).
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// Whether the run ends in an error (a rejected push, a forge error).
+    pub fn is_error(&self) -> bool {
+        self.forge_error.is_some() || self.steps.iter().any(|s| s.error)
+    }
+}
+
+/// What every action needs: the repository, its configuration, the clock and the forge.
+struct Run<'a> {
+    repo: &'a gix::Repository,
+    cfg: &'a Config,
+    now: jiff::Timestamp,
+    github: Option<GitHub>,
+    forge_view: ForgeView,
+}
+
+impl Run<'_> {
+    fn append(&self, w: &Worker, head: Option<String>, body: Body) -> Result<(), RecoverError> {
+        // Stamped when written, after the step it records: files the step touched (the
+        // index after a WIP commit) are then no newer than it, so not taken for activity.
+        let ts = crate::clock::now()?.max(self.now);
+        let e = Event::new(ts, &w.task, Some(&w.branch), body).with_head(head);
+        ledger::append(self.repo, &self.cfg.notes_ref, e)?;
+        Ok(())
+    }
+
+    fn events(&self, task: &str) -> Result<Vec<Event>, RecoverError> {
+        let refs = snapshot::notes_refs(self.repo, self.cfg);
+        Ok(ledger::read_task(self.repo, &refs, task)?
+            .0
+            .events()
+            .cloned()
+            .collect())
+    }
+
+    /// Re-gather and re-classify one worker now (the moment of acting).
+    fn recheck(&self, branch: &str) -> Result<Option<(Worker, Snapshot)>, RecoverError> {
+        let (snap, _) = snapshot::gather_one(
+            self.repo,
+            self.cfg,
+            self.now,
+            branch,
+            self.forge_view.clone(),
+        )?;
+        Ok(snap.map(|s| (classify::classify(&s), s)))
+    }
+
+    /// Ledger the classification a step acts on.
+    fn classified(&self, w: &Worker) -> Result<(), RecoverError> {
+        self.append(
+            w,
+            w.head.clone(),
+            Body::Classified {
+                state: w.state.as_str().into(),
+                action: w.action.as_str().into(),
+                reason: w.reason.clone(),
+                error: None,
+            },
+        )
+    }
+
+    /// A mechanical step failed: ledger the error; the third failure in a row of the same
+    /// step on the same head escalates the worker with it (SPEC safety rule 0).
+    fn step_failed(&self, w: &Worker, error: String, is_error: bool) -> Result<Step, RecoverError> {
+        self.append(
+            w,
+            w.head.clone(),
+            Body::Classified {
+                state: w.state.as_str().into(),
+                action: w.action.as_str().into(),
+                reason: w.reason.clone(),
+                error: Some(error.clone()),
+            },
+        )?;
+        let events = self.events(&w.task)?;
+        let streak = ledger::failure_streak(&events, w.action.as_str(), w.head.as_deref());
+        if streak >= ESCALATE_AFTER && ledger::standing_escalation(&events).is_none() {
+            let reason = format!(
+                "{} failed on {streak} consecutive runs on the same head: {error}",
+                w.action
+            );
+            self.append(w, w.head.clone(), Body::Escalated { reason })?;
+            return Ok(failed(
+                w,
+                format!("{error}; failed {streak} times in a row on this head: escalated"),
+                is_error,
+            ));
+        }
+        Ok(failed(w, error, is_error))
+    }
+}
+
+/// Consecutive failures of one step on one head that escalate (SPEC safety rule 0).
+pub const ESCALATE_AFTER: u32 = 3;
+
+fn step(w: &Worker, result: Outcome, reason: impl Into<String>) -> Step {
+    Step {
+        task: w.task.clone(),
+        branch: w.branch.clone(),
+        action: w.action.as_str().to_string(),
+        result,
+        reason: reason.into(),
+        error: false,
+    }
+}
+
+fn failed(w: &Worker, reason: impl Into<String>, error: bool) -> Step {
+    Step {
+        error,
+        ..step(w, Outcome::Failed, reason)
+    }
+}
+
+/// Plan or carry out recovery; returns one step per worker considered.
+///
+/// Errors: [`RecoverError`] for lock, repository or ledger failures, which stop the run;
+/// a failure on one worker is a `failed` step, and the run goes on.
+pub fn run(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: jiff::Timestamp,
+    req: &Request,
+) -> Result<Report, RecoverError> {
+    let _lock = if req.dry_run {
+        None
+    } else {
+        Some(crate::lock::acquire(repo.common_dir(), now)?)
+    };
+    let (forge_view, warning) = forge::view(repo, &cfg.remote, false);
+    let forge_failed = matches!(forge_view, ForgeView::Failed);
+    let mut warnings: Vec<String> = warning.iter().cloned().collect();
+    let github = forge::for_repo(repo, &cfg.remote).ok().flatten();
+    let r = Run {
+        repo,
+        cfg,
+        now,
+        github,
+        forge_view: forge_view.clone(),
+    };
+    let census = snapshot::gather(
+        repo,
+        cfg,
+        now,
+        &Options {
+            all: false,
+            only_branch: None,
+            forge: forge_view,
+            progress: req.progress,
+        },
+    )?;
+    warnings.extend(census.warnings.iter().cloned());
+    let mut workers: Vec<Worker> = census.snapshots.iter().map(classify::classify).collect();
+    if !req.all {
+        if let Some(b) = req
+            .branches
+            .iter()
+            .find(|b| !workers.iter().any(|w| &w.branch == *b))
+        {
+            return Err(RecoverError::UnknownBranch { branch: b.clone() });
+        }
+        workers.retain(|w| req.branches.contains(&w.branch));
+    }
+    let progress = crate::progress::Progress::new(
+        workers.len() as u64,
+        "recovering",
+        req.progress && !req.dry_run,
+    );
+    let mut steps = Vec::new();
+    for w in &workers {
+        progress.inc();
+        steps.push(if req.dry_run {
+            step(
+                w,
+                Outcome::Skipped,
+                format!("dry run: would {}", render::explain(w)),
+            )
+        } else {
+            act(&r, w).unwrap_or_else(|e| failed(w, e.to_string(), true))
+        });
+    }
+    progress.finish();
+    Ok(Report {
+        steps,
+        // SPEC: a forge error is an error, after what could be done safely was done.
+        forge_error: warning.filter(|_| forge_failed && !req.dry_run),
+        warnings,
+    })
+}
+
+fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
+    // A success claim the forge cannot back is ledgered once as `phantom`.
+    if w.phantom && !ledger::phantom_since_last_exit(&r.events(&w.task)?) {
+        r.append(
+            w,
+            w.head.clone(),
+            Body::Phantom {
+                reason:
+                    "the last exit claimed success but the forge has no pull request for the branch"
+                        .into(),
+            },
+        )?;
+    }
+    match w.action {
+        Action::Wait | Action::Resume | Action::None => {
+            Ok(step(w, Outcome::Skipped, w.reason.clone()))
+        }
+        Action::Escalate => escalate(r, w),
+        Action::Delete => delete::run(r, w),
+        Action::WipCommit => wip::run(r, w),
+        Action::Publish => publish::run(r, w),
+    }
+}
+
+fn escalate(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
+    if let Some(reason) = ledger::standing_escalation(&r.events(&w.task)?) {
+        return Ok(step(
+            w,
+            Outcome::Done,
+            format!("escalated earlier: {reason}"),
+        ));
+    }
+    r.append(
+        w,
+        w.head.clone(),
+        Body::Escalated {
+            reason: w.reason.clone(),
+        },
+    )?;
+    Ok(step(w, Outcome::Done, format!("escalated: {}", w.reason)))
+}
+
+fn short(id: &str) -> &str {
+    &id[..12.min(id.len())]
+}

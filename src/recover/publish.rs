@@ -1,0 +1,134 @@
+//! `publish`: re-run the gate (when `recode.gate` is set), push the branch and open its
+//! pull request (or find the one that exists). A worker is never published from a
+//! detached worktree, with a held secret, or when the forge failed in this run (the
+//! classifier's overrides; the guard re-checks them at the moment of acting).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::{Outcome, RecoverError, Run, Step, failed, failpoint, guard, push, step};
+use crate::ledger::{Body, GateBy};
+use crate::model::{Action, Worker};
+use crate::{forge, git};
+
+/// Carry out one `publish`.
+///
+/// Errors: [`RecoverError`] when the ledger cannot be written; a failed gate is a
+/// `failed` step (a result, not an error); a rejected push or a forge error is a
+/// `failed` step that makes the exit code 1.
+pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
+    let (now_w, snap) = match guard::recheck(r, w, Action::Publish)? {
+        Ok(v) => v,
+        Err(s) => return Ok(s),
+    };
+    r.classified(&now_w)?;
+    let dir = snap.worktree.as_ref().map(|f| PathBuf::from(&f.path));
+    if let (Some(gate), Some(dir)) = (&r.cfg.gate, &dir) {
+        let head = now_w.head.clone().unwrap_or_default();
+        let passed = match run_gate(gate, dir, w, &head) {
+            Ok(p) => p,
+            Err(e) => return r.step_failed(&now_w, format!("cannot run recode.gate: {e}"), false),
+        };
+        r.append(
+            w,
+            Some(head),
+            Body::Gate {
+                passed,
+                command: Some(gate.clone()),
+                by: GateBy::Recover,
+            },
+        )?;
+        if !passed {
+            return Ok(failed(
+                w,
+                "recode.gate failed: the worker is half-done (resume)",
+                false,
+            ));
+        }
+    }
+    if forge::remote_url(r.repo, &r.cfg.remote).is_none() {
+        return Ok(step(
+            w,
+            Outcome::Held,
+            format!("no remote '{}' to push to", r.cfg.remote),
+        ));
+    }
+    let cwd = dir.unwrap_or_else(|| r.repo.common_dir().to_path_buf());
+    if snap.branch_local {
+        match push::secrets_hold(r, w, &cwd) {
+            Ok(Some(why)) => return Ok(step(w, Outcome::Held, format!("push held: {why}"))),
+            Ok(None) => {}
+            Err(e) => return r.step_failed(&now_w, e.to_string(), false),
+        }
+        failpoint("publish-push");
+        if let Err(e) = push::push(r, &cwd, &w.branch) {
+            return r.step_failed(&now_w, format!("push rejected: {e}"), true);
+        }
+    }
+    let Some(gh) = &r.github else {
+        return Ok(step(
+            w,
+            Outcome::Held,
+            format!(
+                "pushed {}; {}: open the pull request by hand",
+                w.branch,
+                if forge::token().is_none() {
+                    "no GH_TOKEN/GITHUB_TOKEN".to_string()
+                } else {
+                    format!("the remote '{}' is not on GitHub", r.cfg.remote)
+                }
+            ),
+        ));
+    };
+    failpoint("publish-pr");
+    let title = format!("Task {}: {}", w.task, w.branch);
+    let body = match w.task.parse::<u64>() {
+        Ok(n) => format!("Closes #{n}\n\nPublished by git-recode after its gate passed."),
+        Err(_) => "Published by git-recode after its gate passed.".to_string(),
+    };
+    match gh.create_pull(&w.branch, &w.base, &title, &body) {
+        Ok(pr) => {
+            r.append(
+                w,
+                now_w.head.clone(),
+                Body::Published {
+                    pr: pr.number,
+                    url: pr.html_url.clone(),
+                },
+            )?;
+            Ok(step(
+                w,
+                Outcome::Done,
+                format!(
+                    "pushed and opened pull request #{} {}",
+                    pr.number, pr.html_url
+                ),
+            ))
+        }
+        Err(e) => Ok(failed(
+            w,
+            format!("pushed {}; the forge failed: {e}", w.branch),
+            true,
+        )),
+    }
+}
+
+/// Run `recode.gate` like a git alias with `!` (through `sh -c`), in the worktree, with
+/// the task in `RECODE_TASK`, `RECODE_BRANCH`, `RECODE_HEAD` and the caller's git
+/// location variables removed (safety rule 0). `true` when it exits 0.
+///
+/// Errors: the gate could not be started.
+fn run_gate(gate: &str, dir: &Path, w: &Worker, head: &str) -> std::io::Result<bool> {
+    let mut cmd = Command::new("sh");
+    git::scrub(&mut cmd);
+    cmd.arg("-c")
+        .arg(gate)
+        .current_dir(dir)
+        .env("RECODE_TASK", &w.task)
+        .env("RECODE_BRANCH", &w.branch)
+        .env("RECODE_HEAD", head)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    Ok(cmd.status()?.success())
+}

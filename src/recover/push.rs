@@ -1,0 +1,97 @@
+//! What a push must never carry, and the push itself (SPEC `recover`: never onto a branch
+//! with an open pull request, never a commit that adds a file matching
+//! `recode.secrets`; `recode.networkTimeout` bounds it).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use gix::ObjectId;
+
+use super::Run;
+use crate::git::{self, GitError};
+use crate::model::{ForgeView, PrState, Worker};
+use crate::{config, forge, repo};
+
+/// Why a WIP push must not happen (`None`: push it).
+///
+/// Errors: [`GitError`] when the commits to push cannot be read.
+pub(super) fn wip_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>, GitError> {
+    if !r.cfg.push_wip {
+        return Ok(Some("recode.pushWip is false".into()));
+    }
+    if forge::remote_url(r.repo, &r.cfg.remote).is_none() {
+        return Ok(Some(format!("no remote '{}'", r.cfg.remote)));
+    }
+    let remote_tip = repo::tip(r.repo, &repo::remote_tracking(r.repo, r.cfg, &w.branch));
+    match (&r.forge_view, &w.pr) {
+        (ForgeView::Known(_), Some(pr)) if pr.state == PrState::Open => {
+            return Ok(Some(format!(
+                "pull request #{} is open on {}",
+                pr.number, w.branch
+            )));
+        }
+        (ForgeView::Known(_), _) => {}
+        _ if remote_tip.is_some() => {
+            return Ok(Some(format!(
+                "{} exists on the remote and the forge is unknown: it may have an open pull request",
+                w.branch
+            )));
+        }
+        _ => {}
+    }
+    secrets_hold(r, w, dir)
+}
+
+/// Why pushing `w.branch` must not happen because of secrets: a path matching
+/// `recode.secrets` that any commit the push would send brings in — added, renamed or
+/// copied into place, or brought by a merge from either side (each commit is diffed
+/// against every parent, renames off, so a rename or copy shows as the path it creates).
+/// The commits are those reachable from the branch and not from its remote-tracking
+/// branch or, when there is none, the base. Applies to WIP and publish pushes alike.
+///
+/// Errors: [`GitError`] when the log cannot be read.
+pub(super) fn secrets_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>, GitError> {
+    let remote_tip = repo::tip(r.repo, &repo::remote_tracking(r.repo, r.cfg, &w.branch));
+    let excludes: Vec<ObjectId> = match remote_tip {
+        Some(t) => vec![t],
+        None => repo::base_tips(r.repo, r.cfg, &w.base),
+    };
+    let added = git::Git::read(dir)
+        .args([
+            "log",
+            "--format=",
+            "--name-only",
+            "--no-renames",
+            "--diff-merges=separate",
+            "--diff-filter=A",
+            "-z",
+        ])
+        .arg(format!("refs/heads/{}", w.branch))
+        .args(excludes.iter().map(|t| format!("^{t}")))
+        .arg("--")
+        .output()?;
+    let secrets: BTreeSet<String> = added
+        .split(|b| *b == 0 || *b == b'\n')
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).to_string())
+        .filter(|p| config::matches_secret(&r.cfg.secrets, p))
+        .collect();
+    Ok((!secrets.is_empty()).then(|| {
+        format!(
+            "the push would carry files matching recode.secrets: {}",
+            secrets.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    }))
+}
+
+/// Push `branch` to `recode.remote`, within `recode.networkTimeout`.
+///
+/// Errors: [`GitError`] (rejected, timed out).
+pub(super) fn push(r: &Run, dir: &Path, branch: &str) -> Result<(), GitError> {
+    let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
+    git::Git::new(dir)
+        .args(["push", "--porcelain", "--quiet", &r.cfg.remote, &spec])
+        .network(r.cfg.network_timeout_secs)
+        .output()?;
+    Ok(())
+}

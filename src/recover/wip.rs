@@ -1,0 +1,227 @@
+//! `wip-commit`: commit everything in a dead worker's worktree as a WIP snapshot with
+//! git's own `add -A` and `commit` (hooks skipped), so `.gitattributes` filters, exec
+//! bits, symlinks and deletions are exactly what git makes of them; then push it when
+//! allowed ([`super::push`]).
+//!
+//! SPEC rules kept here: an untracked nested repository is never recorded as a gitlink
+//! (left out, named in `left_out`, the result `held`); a failed `add` or `commit` leaves
+//! the index byte-identical to before (safety rule 0); a stale `index.lock` is named.
+
+use std::path::{Path, PathBuf};
+
+use super::{Outcome, RecoverError, Run, Step, failed, failpoint, guard, push, short, step};
+use crate::git::{self, GitError};
+use crate::ledger::Body;
+use crate::model::{Action, Worker};
+
+/// Carry out one `wip-commit`.
+///
+/// Errors: [`RecoverError`] when the ledger cannot be written; git failures are `failed`
+/// steps (ledgered; three in a row on one head escalate).
+pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
+    let (now_w, snap) = match guard::recheck(r, w, Action::WipCommit)? {
+        Ok(v) => v,
+        Err(s) => return Ok(s),
+    };
+    let Some(f) = snap.worktree.as_ref().filter(|f| !f.missing && !f.is_main) else {
+        return Ok(failed(w, "no worktree to snapshot", false));
+    };
+    let dir = Path::new(&f.path);
+    let index = match git_path(dir, "index") {
+        Ok(p) => p,
+        Err(e) => return r.step_failed(&now_w, e.to_string(), false),
+    };
+    if let Some(why) = stale_lock(dir, &index) {
+        return Ok(failed(w, why, false));
+    }
+    let left_out = match nested_repositories(dir) {
+        Ok(v) => v,
+        Err(e) => return r.step_failed(&now_w, e.to_string(), false),
+    };
+    r.classified(&now_w)?;
+    let saved = Saved::take(&index);
+    failpoint("wip-add");
+    let commit = add_and_commit(r, dir, &left_out, now_w.phase.as_deref());
+    let (head, files) = match commit {
+        Ok(Some(v)) => v,
+        Ok(None) => {
+            saved.restore();
+            return Ok(step(
+                w,
+                Outcome::Held,
+                format!(
+                    "nothing to commit but nested repositories, left out: {}",
+                    left_out.join(", ")
+                ),
+            ));
+        }
+        Err(e) => {
+            // Safety rule 0: a failed WIP commit leaves the index as it was.
+            saved.restore();
+            return r.step_failed(&now_w, format!("WIP commit failed: {e}"), false);
+        }
+    };
+    failpoint("wip-push");
+    let mut held = push::wip_hold(r, &now_w, dir).unwrap_or_else(|e| Some(e.to_string()));
+    let mut pushed = false;
+    let mut push_error = None;
+    if held.is_none() {
+        match push::push(r, dir, &w.branch) {
+            Ok(()) => pushed = true,
+            Err(e) => {
+                held = Some(format!("push rejected: {e}"));
+                push_error = Some(e);
+            }
+        }
+    }
+    if !left_out.is_empty() {
+        let nested = format!(
+            "nested repositories left out (their commits are on no remote): {}",
+            left_out.join(", ")
+        );
+        held = Some(match held {
+            Some(h) => format!("{h}; {nested}"),
+            None => nested,
+        });
+    }
+    r.append(
+        w,
+        Some(head.clone()),
+        Body::Wip {
+            files,
+            pushed,
+            held: held.clone(),
+            left_out: left_out.clone(),
+        },
+    )?;
+    let made = format!("WIP commit {} ({files} files)", short(&head));
+    Ok(match (push_error, held) {
+        (Some(e), _) => r.step_failed(&now_w, format!("{made} made; push rejected: {e}"), true)?,
+        (None, Some(why)) => step(w, Outcome::Held, format!("{made}; push held: {why}")),
+        (None, None) if pushed => step(w, Outcome::Done, format!("{made}, pushed")),
+        (None, None) => step(w, Outcome::Done, made),
+    })
+}
+
+/// `git add -A` (nested repositories excluded) and `git commit`; `None` when nothing but
+/// the excluded paths was there to commit. Returns the new head and the file count.
+fn add_and_commit(
+    r: &Run,
+    dir: &Path,
+    left_out: &[String],
+    phase: Option<&str>,
+) -> Result<Option<(String, u32)>, GitError> {
+    git::Git::new(dir)
+        .args(["add", "-A", "--", "."])
+        .args(left_out.iter().map(|p| format!(":(exclude,literal){p}")))
+        .output()?;
+    let staged = git::read(dir, &["diff", "--cached", "--name-only", "-z"])?;
+    let files = staged.split(|b| *b == 0).filter(|p| !p.is_empty()).count() as u32;
+    if files == 0 {
+        return Ok(None);
+    }
+    let mut message = format!("wip: recode snapshot ({files} files)\n\nRecode-Wip: true\n");
+    if let Some(p) = phase {
+        message.push_str(&format!("Recode-Phase: {p}\n"));
+    }
+    failpoint("wip-commit");
+    let mut commit = git::Git::new(dir).args([
+        "-c",
+        "core.hooksPath=/dev/null",
+        "commit",
+        "-q",
+        "--no-verify",
+        "--allow-empty-message",
+        "-m",
+        &message,
+    ]);
+    if r.repo.committer().and_then(|c| c.ok()).is_none() {
+        for (k, v) in [
+            ("GIT_AUTHOR_NAME", "git-recode"),
+            ("GIT_AUTHOR_EMAIL", "git-recode@localhost"),
+            ("GIT_COMMITTER_NAME", "git-recode"),
+            ("GIT_COMMITTER_EMAIL", "git-recode@localhost"),
+        ] {
+            commit = commit.env(k, v);
+        }
+    }
+    commit.output()?;
+    let head = git::read(dir, &["rev-parse", "HEAD"])?;
+    Ok(Some((
+        String::from_utf8_lossy(&head).trim().to_string(),
+        files,
+    )))
+}
+
+/// The absolute path of `name` in the worktree's own git dir (`--git-path`).
+fn git_path(dir: &Path, name: &str) -> Result<PathBuf, GitError> {
+    let out = git::read(
+        dir,
+        &["rev-parse", "--path-format=absolute", "--git-path", name],
+    )?;
+    Ok(PathBuf::from(String::from_utf8_lossy(&out).trim()))
+}
+
+/// An `index.lock` that has stood for seconds was left by a killed agent: `git add`
+/// would refuse; say which file, rather than relay git's complaint.
+fn stale_lock(dir: &Path, index: &Path) -> Option<String> {
+    let lock = index.with_file_name("index.lock");
+    let age = std::fs::metadata(&lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())?;
+    (age.as_secs() >= 3).then(|| {
+        format!(
+            "{} was left by a killed process; if no git runs in {}, remove it (rm '{}') and recover again",
+            lock.display(),
+            dir.display(),
+            lock.display()
+        )
+    })
+}
+
+/// Untracked directories that hold a repository of their own (a `.git` file or
+/// directory): `git ls-files --others` lists them as `path/`.
+///
+/// Errors: [`GitError`] when the listing fails.
+pub(crate) fn nested_repositories(dir: &Path) -> Result<Vec<String>, GitError> {
+    let out = git::read(dir, &["ls-files", "-z", "--others", "--exclude-standard"])?;
+    Ok(out
+        .split(|b| *b == 0)
+        .filter_map(|p| std::str::from_utf8(p).ok())
+        .filter_map(|p| p.strip_suffix('/'))
+        .filter(|p| dir.join(p).join(".git").exists())
+        .map(str::to_string)
+        .collect())
+}
+
+/// The index's bytes before the WIP step, to put back if it fails.
+struct Saved {
+    path: PathBuf,
+    bytes: Option<Vec<u8>>,
+}
+
+impl Saved {
+    fn take(path: &Path) -> Saved {
+        Saved {
+            path: path.to_path_buf(),
+            bytes: std::fs::read(path).ok(),
+        }
+    }
+
+    /// Put the index back byte for byte (write a sibling, then rename over it), or remove
+    /// it when there was none.
+    fn restore(&self) {
+        match &self.bytes {
+            Some(b) => {
+                let tmp = self.path.with_file_name("index.recode-restore");
+                if std::fs::write(&tmp, b).is_ok() {
+                    let _ = std::fs::rename(&tmp, &self.path);
+                }
+            }
+            None => {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+    }
+}
