@@ -332,6 +332,12 @@ pub struct Snapshot {
     pub behind: u32,
     /// Commits on the remote-tracking branch not in the base; `None` without one.
     pub remote_ahead: Option<u32>,
+    /// Commits of the local branch that neither the base nor the remote-tracking branch
+    /// contains (they would become unreachable if the branch went).
+    pub branch_unique: u32,
+    /// Commits on `head` beyond the pull request's head (new work after it; 0 when
+    /// unknown or none).
+    pub beyond_pr: u32,
     /// The worker's worktree, if any.
     pub worktree: Option<WorktreeFacts>,
     /// Newest committer time of commits ahead that are not git-recode WIP commits.

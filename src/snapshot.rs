@@ -144,14 +144,27 @@ pub fn gather(
         };
     }
 
-    // Detached worktrees belong to the task whose newest attempt ran in them.
+    // Detached worktrees belong to the task whose newest attempt ran in them, else to the
+    // branch their HEAD reflog says they left (SPEC special cases).
     let mut detached_owner: BTreeMap<String, &Worktree> = BTreeMap::new();
+    let mut detached_branch: BTreeMap<String, &Worktree> = BTreeMap::new();
     for wt in worktrees.iter().filter(|w| w.detached) {
         let path = wt.path.to_string_lossy().to_string();
+        let mut owned = false;
         for (task, l) in &ledgers.by_task {
             if ledger_cwd(l).as_deref() == Some(path.as_str()) {
                 detached_owner.insert(task.clone(), wt);
+                owned = true;
             }
+        }
+        if !owned && let Some(b) = worktree::left_branch(&wt.git_dir, &local) {
+            if opts.only_branch.is_none()
+                && b != base
+                && let Some(t) = cfg.task_of(&b)
+            {
+                workers.entry(b.clone()).or_insert(t);
+            }
+            detached_branch.insert(b, wt);
         }
     }
 
@@ -167,15 +180,19 @@ pub fn gather(
         let wt = worktrees
             .iter()
             .find(|w| w.branch.as_deref() == Some(branch.as_str()))
-            .or_else(|| detached_owner.get(task).copied());
+            .or_else(|| detached_owner.get(task).copied())
+            .or_else(|| detached_branch.get(branch).copied());
         let local_tip = local.get(branch).copied();
         let remote_ref = repo::remote_tracking(repo, cfg, branch);
         let remote_tip = repo::tip(repo, &remote_ref);
+        // A detached worker is classified from its branch tip: ahead is never counted
+        // from the detached HEAD (SPEC special cases).
         let head = wt
-            .filter(|w| !w.missing)
+            .filter(|w| !w.missing && !w.detached)
             .and_then(|w| w.head)
             .or(local_tip)
-            .or(remote_tip);
+            .or(remote_tip)
+            .or_else(|| wt.filter(|w| !w.missing).and_then(|w| w.head));
         if head.is_none() && wt.is_none() && !opts.all && opts.only_branch.is_none() {
             continue; // exists nowhere: listed only with --all
         }
@@ -194,6 +211,28 @@ pub fn gather(
         let remote_ahead = match remote_tip {
             Some(r) => Some(repo::count_between(repo, r, &base_tips)?),
             None => None,
+        };
+        let branch_unique = match local_tip {
+            Some(t) => {
+                let mut keep = base_tips.clone();
+                keep.extend(remote_tip);
+                repo::count_between(repo, t, &keep)?
+            }
+            None => 0,
+        };
+        // Commits beyond the pull request's head are new work (SPEC `published` row).
+        let pr_head = match opts.forge.pr_of(branch) {
+            Some(Some(p)) => p
+                .head
+                .as_deref()
+                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()),
+            _ => None,
+        };
+        let beyond_pr = match (head, pr_head) {
+            (Some(h), Some(p)) if h != p && repo.find_object(p).is_ok() => {
+                repo::count_between(repo, h, &[p])?
+            }
+            _ => 0,
         };
         let mut facts = wt.map(|w| WorktreeFacts {
             path: w.path.to_string_lossy().to_string(),
@@ -258,6 +297,8 @@ pub fn gather(
             ahead: ahead_commits.len() as u32,
             behind,
             remote_ahead,
+            branch_unique,
+            beyond_pr,
             worktree: facts,
             newest_commit: repo::newest_worker_commit(repo, &ahead_commits),
             events,

@@ -131,7 +131,10 @@ fn read_one(
 /// The operation in progress in a worktree's own git dir, as git's `wt_status_get_state`.
 pub fn operation(git_dir: &Path) -> Option<Operation> {
     let has = |p: &str| git_dir.join(p).exists();
-    if has("rebase-merge") || has("rebase-apply") {
+    if has("rebase-apply/applying") {
+        // `git am` uses rebase-apply and marks it with `applying` (git's wt-status.c).
+        Some(Operation::Am)
+    } else if has("rebase-merge") || has("rebase-apply") {
         Some(Operation::Rebase)
     } else if has("MERGE_HEAD") {
         Some(Operation::Merge)
@@ -242,4 +245,37 @@ pub fn status(path: &Path) -> Result<Status, RepoError> {
 pub fn mtime(p: &Path) -> Option<Timestamp> {
     let m = std::fs::symlink_metadata(p).ok()?.modified().ok()?;
     Timestamp::try_from(m).ok()
+}
+
+/// The branch a detached worktree left, from its HEAD reflog (SPEC special cases): the
+/// newest `checkout: moving from <branch> to …`, or the branch whose tip HEAD was on
+/// when a rebase started (`rebase (start)` / `rebase -i (start)`: its old id). `tips` are
+/// the local branches and their tips. `None` when the reflog names neither.
+pub fn left_branch(
+    git_dir: &Path,
+    tips: &std::collections::BTreeMap<String, ObjectId>,
+) -> Option<String> {
+    let text = std::fs::read(git_dir.join("logs").join("HEAD")).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    for line in text.lines().rev() {
+        let Some((ids, message)) = line.split_once('\t') else {
+            continue;
+        };
+        if let Some(rest) = message.strip_prefix("checkout: moving from ") {
+            if let Some((from, _)) = rest.split_once(" to ")
+                && tips.contains_key(from)
+            {
+                return Some(from.to_string());
+            }
+        } else if message.starts_with("rebase") && message.contains("(start)") {
+            let old = ids
+                .split(' ')
+                .next()
+                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())?;
+            if let Some((b, _)) = tips.iter().find(|(_, t)| **t == old) {
+                return Some(b.clone());
+            }
+        }
+    }
+    None
 }

@@ -57,6 +57,8 @@ fn snap() -> T {
         worktree: None,
         newest_commit: None,
         events: Vec::new(),
+        branch_unique: 0,
+        beyond_pr: 0,
         pid_alive: None,
         transcript_mtime: None,
         forge: Forge::Unknown,
@@ -695,15 +697,24 @@ fn transcript_mtime_no_newer_than_the_last_own_action_is_not_activity() {
 }
 
 #[test]
-fn idle_seconds_is_never_negative() {
+fn a_future_timestamp_is_not_activity() {
+    // SPEC 1.1: a skewed clock must not keep a dead worker running.
     let w = snap()
         .wt()
         .ahead(1)
         .spawn(7200)
         .with(|s| s.newest_commit = Some(clock::from_secs(NOW + 500)))
         .run();
-    assert_eq!(w.idle_seconds, Some(0));
-    assert_eq!(w.liveness, Liveness::Running);
+    assert_eq!(w.last_activity, Some(at(7200)));
+    assert_eq!(w.idle_seconds, Some(7200));
+    assert_eq!(w.liveness, Liveness::Stalled);
+    assert!(
+        w.evidence
+            .iter()
+            .any(|e| e.starts_with("ignored activity stamped in the future")),
+        "{:?}",
+        w.evidence
+    );
 }
 
 // ======================================================================================
@@ -891,7 +902,8 @@ fn the_cap_counts_attempts_that_never_exited() {
 }
 
 #[test]
-fn a_success_at_the_cap_is_not_needs_human() {
+fn an_unconfirmed_success_at_the_cap_is_needs_human() {
+    // SPEC 1.1: a claimed success that no pull request or gate confirms does not stop the cap.
     let w = snap()
         .wt()
         .ahead(1)
@@ -900,9 +912,23 @@ fn a_success_at_the_cap_is_not_needs_human() {
         .spawn(7000)
         .exit(6900, 0, Outcome::Success)
         .run();
-    lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
+    lsa(&w, Liveness::Exited, State::NeedsHuman, Action::Escalate);
     assert_eq!(w.attempts, 3);
     assert_eq!(w.last_outcome, Some(Outcome::Success));
+}
+
+#[test]
+fn a_success_at_the_cap_with_a_passing_gate_on_the_head_is_publishable() {
+    let w = snap()
+        .wt()
+        .ahead(1)
+        .failed_attempt(9000)
+        .failed_attempt(8000)
+        .spawn(7000)
+        .exit(6900, 0, Outcome::Success)
+        .gate(6800, HEAD, true, GateBy::Record)
+        .run();
+    lsa(&w, Liveness::Exited, State::Publishable, Action::Publish);
 }
 
 #[test]

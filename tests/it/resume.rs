@@ -446,7 +446,7 @@ fn three_counted_failures_cap_ten_transients_do_not() {
         assert_eq!(out.status.code(), Some(3));
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
-            "error: issue-28 needs a human: 3 counted attempts reached recode.maxAttempts (3) without success\n\
+            "error: issue-28 needs a human: 3 counted attempts reached recode.maxAttempts (3) without a passing gate on the head\n\
              hint: a human must look: fix the cause, then `git recode record clear <branch>`\n"
         );
         assert!(out.stdout.is_empty(), "no prompt");

@@ -225,7 +225,7 @@ fn demo_every_state_exact() {
     assert_eq!(by("8").idle_seconds, Some(90_000));
     assert_eq!(
         by("9").reason,
-        "3 counted attempts reached recode.maxAttempts (3) without success"
+        "3 counted attempts reached recode.maxAttempts (3) without a passing gate on the head"
     );
     assert_eq!(by("1").idle_seconds, Some(6000));
 }

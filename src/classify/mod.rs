@@ -4,6 +4,10 @@
 //! Every rule here is a row of the SPEC's "Classification" tables; the unit tests below
 //! walk each row without a repository.
 
+mod overrides;
+
+use overrides::{Decision, Facts, OVERRIDES};
+
 use crate::clock;
 use crate::ledger::{Body, Event, Replay, gate_on, replay};
 use crate::model::*;
@@ -31,7 +35,26 @@ pub fn classify(s: &Snapshot) -> Worker {
         file_activity,
         transcript,
     ];
-    let last_activity = signals.iter().flatten().max().copied();
+    // A timestamp from the future (a skewed clock, a synced ledger) is not activity
+    // (SPEC "Outcomes"): it would keep a dead worker running.
+    let future = signals
+        .iter()
+        .flatten()
+        .filter(|t| **t > s.now)
+        .max()
+        .copied();
+    let last_activity = signals
+        .iter()
+        .flatten()
+        .filter(|t| **t <= s.now)
+        .max()
+        .copied();
+    if let Some(t) = future {
+        ev.push(format!(
+            "ignored activity stamped in the future ({}): a skewed clock",
+            clock::format_secs(t)
+        ));
+    }
     let idle = last_activity.map(|t| (s.now.as_second() - t.as_second()).max(0));
     let fresh_activity = idle.is_some_and(|i| i < s.stall_after_secs);
     if let (Some(t), Some(i)) = (last_activity, idle) {
@@ -118,99 +141,29 @@ pub fn classify(s: &Snapshot) -> Worker {
         ev.push("forge unknown: nothing is published or phantom on a guess".into());
     }
 
-    let (state, mut action, mut reason) = decide(s, &r, wt, dirty, clean, pr.as_ref(), last_exit);
+    let (state, action, reason) = decide(s, &r, wt, dirty, clean, pr.as_ref(), last_exit);
     ev.push(format!("state {state}: {reason}"));
 
-    // --- overrides, in order --------------------------------------------------------
-    if action == Action::Delete
-        && let Some(w) = wt.filter(|w| !w.missing)
-    {
-        let keep = if w.is_main {
-            Some("it is the main worktree: git-recode never removes it".to_string())
-        } else if let Some(r) = &w.locked {
-            Some(if r.is_empty() {
-                "the worktree is locked: never removed".to_string()
-            } else {
-                format!("the worktree is locked ({r}): never removed")
-            })
-        } else if w.has_submodules {
-            Some(
-                "the worktree holds submodules, which git worktree remove refuses: never removed"
-                    .to_string(),
-            )
-        } else {
-            None
-        };
-        if let Some(why) = keep {
-            action = Action::None;
-            reason = format!("{reason}; {why}");
-            ev.push(reason.clone());
+    // --- overrides, in order (one named rule per SPEC sentence; see OVERRIDES) --------
+    let facts = Facts {
+        s,
+        r: &r,
+        liveness,
+        fresh_activity,
+        idle,
+    };
+    let mut d = Decision { action, reason };
+    for (name, rule) in OVERRIDES {
+        if let Some(why) = rule(&facts, &d) {
+            tracing::trace!(rule = name, "override");
+            ev.push(match *name {
+                "running" | "unrecorded-activity" => format!("action wait: {}", why.reason),
+                _ => why.reason.clone(),
+            });
+            d = why;
         }
     }
-    if action == Action::WipCommit && wt.is_some_and(|w| w.is_main) {
-        action = Action::Resume;
-        reason = format!(
-            "{reason}; in the main worktree, which git-recode never commits: resume in place"
-        );
-        ev.push(reason.clone());
-    }
-    if action == Action::Delete {
-        if let Some(w) = wt.filter(|w| w.missing) {
-            action = Action::None;
-            reason = format!(
-                "worktree directory {} is missing (maybe an unmounted volume): never removed",
-                w.path
-            );
-            ev.push(reason.clone());
-        } else if let Some(w) = wt.filter(|w| !w.secrets.is_empty()) {
-            action = Action::None;
-            reason = format!(
-                "worktree holds ignored secret files ({}): never removed",
-                w.secrets.join(", ")
-            );
-            ev.push(reason.clone());
-        } else if matches!(s.forge, Forge::Failed) {
-            action = Action::Wait;
-            reason =
-                "the forge failed in this run: a delete waits for a run in which it answers".into();
-            ev.push(reason.clone());
-        }
-    }
-    if action == Action::Publish && matches!(s.forge, Forge::Failed) {
-        // A pull request a human closed must never be reopened: publishing waits for a
-        // run in which the forge answers.
-        action = Action::Wait;
-        reason =
-            "the forge failed in this run: publishing waits for a run in which it answers".into();
-        ev.push(reason.clone());
-    }
-    if action != Action::Escalate && action != Action::Wait {
-        if let (Some(Outcome::Transient), Some(t)) = (r.last_outcome, r.retry_after)
-            && t > s.now
-        {
-            action = Action::Wait;
-            reason = format!("transient limit: retry after {}", clock::format_secs(t));
-            ev.push(reason.clone());
-        }
-        if let Some(b) = &r.blocked {
-            action = Action::Wait;
-            reason = format!("blocked on {b} until `git recode record unblock`");
-            ev.push(reason.clone());
-        }
-    }
-    if liveness == Liveness::Running {
-        action = Action::Wait;
-        reason = format!("worker is running ({})", ev_liveness_cause(s.pid_alive));
-        ev.push(format!("action wait: {reason}"));
-    } else if liveness == Liveness::Unknown && fresh_activity {
-        action = Action::Wait;
-        reason = format!(
-            "no attempt recorded but activity {} ago: an unrecorded agent may be at work",
-            clock::human_secs(idle.unwrap_or(0))
-        );
-        ev.push(format!("action wait: {reason}"));
-    }
-
+    let Decision { action, mut reason } = d;
     if let Some(w) = wt.filter(|w| w.missing)
         && !reason.contains("missing")
     {
@@ -243,14 +196,6 @@ pub fn classify(s: &Snapshot) -> Worker {
         pr,
         phantom,
         evidence: ev,
-    }
-}
-
-fn ev_liveness_cause(pid_alive: Option<bool>) -> &'static str {
-    if pid_alive == Some(true) {
-        "its pid is alive"
-    } else {
-        "recent activity"
     }
 }
 
@@ -301,8 +246,19 @@ fn decide(
             );
         }
     }
-    // 2. Published: a pull request open or merged, and the worktree clean.
-    if let Some(pr) = pr {
+    // 2. Published: a pull request open or merged, the worktree clean, and no commit
+    // beyond the pull request's head (those are new work: classified as if no PR).
+    if let Some(pr) = pr.filter(|_| s.beyond_pr == 0) {
+        if clean && pr.state == PrState::Merged && merged_nothing_to_remove(s, wt) {
+            return (
+                S::Published,
+                A::None,
+                format!(
+                    "pull request #{} is merged; nothing left to remove: {} kept, {} of its commits in neither {} nor its remote-tracking branch",
+                    pr.number, s.branch, s.branch_unique, s.base
+                ),
+            );
+        }
         if clean && pr.state == PrState::Open {
             return (
                 S::Published,
@@ -319,12 +275,15 @@ fn decide(
         }
     }
     // 3. Needs a human: capped, a needs-human outcome, a standing escalation, a closed PR.
-    if r.attempts >= s.max_attempts && r.last_outcome != Some(Outcome::Success) {
+    // The cap bounds claimed successes too: only a passing gate on the head (or a pull
+    // request, above) confirms one.
+    let gate = s.head.as_deref().and_then(|h| gate_on(&s.events, h));
+    if r.attempts >= s.max_attempts && gate != Some(true) {
         return (
             S::NeedsHuman,
             A::Escalate,
             format!(
-                "{} counted attempts reached recode.maxAttempts ({}) without success",
+                "{} counted attempts reached recode.maxAttempts ({}) without a passing gate on the head",
                 r.attempts, s.max_attempts
             ),
         );
@@ -404,7 +363,6 @@ fn decide(
         );
     }
     // 6. Publishable: ahead, clean, a passing gate on exactly the head.
-    let gate = s.head.as_deref().and_then(|h| gate_on(&s.events, h));
     if (s.ahead > 0 || remote_ahead > 0) && clean && gate == Some(true) {
         return (
             S::Publishable,
@@ -452,6 +410,12 @@ fn decide(
             ),
         )
     }
+}
+
+/// A merged worker with no worktree whose branch must stay (its commits would become
+/// unreachable) or is already gone: nothing for `delete` to do (SPEC `published` row).
+fn merged_nothing_to_remove(s: &Snapshot, wt: Option<&WorktreeFacts>) -> bool {
+    wt.is_none() && (!s.branch_local || s.branch_unique > 0)
 }
 
 fn first_line(m: &str) -> String {
