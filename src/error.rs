@@ -67,6 +67,9 @@ pub enum Error {
     /// `recover` stopped.
     #[error(transparent)]
     Recover(#[from] RecoverError),
+    /// `resume` cannot run the agent where it must.
+    #[error(transparent)]
+    Resume(#[from] crate::resume::ResumeError),
     /// `sync` failed.
     #[error(transparent)]
     Sync(#[from] SyncError),
@@ -149,6 +152,9 @@ impl Error {
             | Error::Recover(RecoverError::Ledger(LedgerError::StaleLock { path })) => {
                 format!("if no git process is running in this repository, remove it: rm '{path}'")
             }
+            Error::Resume(crate::resume::ResumeError::MissingWorktree { path, .. }) => format!(
+                "if the directory moved, run `git worktree repair <new-path>`; if it is on a volume, mount it; then resume again (nothing was ledgered; the old path was {path})"
+            ),
             Error::Git(crate::git::GitError::TooOld { .. }) => {
                 "install a newer git (https://git-scm.com/downloads) and put it first on PATH".into()
             }

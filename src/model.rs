@@ -411,6 +411,8 @@ pub struct Worker {
     pub pr: Option<Pr>,
     /// The last success claim has no pull request.
     pub phantom: bool,
+    /// Ignored files and directories that would go with the worktree on a delete (summarized).
+    pub ignored: Vec<String>,
     /// Every fact the decision used, one sentence each (for `classify`).
     pub evidence: Vec<String>,
 }

@@ -191,6 +191,11 @@ pub fn classify_text(out: &mut impl Write, w: &Worker) -> io::Result<()> {
 pub fn explain(w: &Worker) -> String {
     match w.action {
         Action::Delete => match &w.worktree {
+            Some(p) if !w.ignored.is_empty() => format!(
+                "remove the clean worktree {p} (without force) with its ignored files {} and delete {} with its tip checked first",
+                w.ignored.join(", "),
+                w.branch
+            ),
             Some(p) => format!(
                 "remove the clean worktree {p} (without force) and delete {} with its tip checked first",
                 w.branch

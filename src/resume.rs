@@ -417,3 +417,128 @@ pub fn refusal(w: &Worker) -> Option<String> {
     }
     None
 }
+
+/// Where a resumed agent runs (SPEC `resume`: always an existing directory with the
+/// worker's branch checked out).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// The worker's worktree (or the recorded `cwd` inside it), which exists.
+    Existing(String),
+    /// No worktree: one is (or, on a dry run, would be) added here with `git worktree add`.
+    Added(String),
+}
+
+/// Errors deciding where to resume.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    /// The registered worktree's directory is missing (moved, deleted, or on a volume
+    /// that is not mounted): refused, nothing ledgered.
+    #[error("the worktree of {branch} is registered at {path}, which does not exist")]
+    MissingWorktree {
+        /// The branch.
+        branch: String,
+        /// The registered path.
+        path: String,
+    },
+    /// `git worktree add` failed.
+    #[error("cannot add a worktree for {branch} at {path}: {source}")]
+    Add {
+        /// The branch.
+        branch: String,
+        /// Where.
+        path: String,
+        /// git's error.
+        #[source]
+        source: crate::git::GitError,
+    },
+}
+
+/// Where the worker resumes; adds a worktree under `recode.worktreeDir` when it has none
+/// (not when `dry_run`).
+///
+/// Errors: [`ResumeError::MissingWorktree`] (exit 1, with the `git worktree repair` hint),
+/// [`ResumeError::Add`].
+pub fn place(
+    repo: &gix::Repository,
+    cfg: &crate::config::Config,
+    snap: &Snapshot,
+    dry_run: bool,
+) -> Result<Place, ResumeError> {
+    if let Some(w) = &snap.worktree {
+        if w.missing {
+            return Err(ResumeError::MissingWorktree {
+                branch: snap.branch.clone(),
+                path: w.path.clone(),
+            });
+        }
+        return Ok(Place::Existing(w.path.clone()));
+    }
+    let root = match &cfg.worktree_dir {
+        Some(d) => main_worktree(repo).join(d),
+        None => {
+            let main = main_worktree(repo);
+            let name = main
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_else(|| "repo".into());
+            main.parent()
+                .map(|p| p.join(format!("{name}.worktrees")))
+                .unwrap_or_else(|| main.join(".worktrees"))
+        }
+    };
+    let dir_name: String = snap
+        .branch
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let path = root.join(dir_name).display().to_string();
+    if dry_run {
+        return Ok(Place::Added(path));
+    }
+    let mut add = crate::git::Git::new(repo.common_dir()).args(["worktree", "add", "--quiet"]);
+    add = if snap.branch_local {
+        add.args([path.as_str(), snap.branch.as_str()])
+    } else if snap.branch_remote {
+        let upstream = crate::repo::remote_tracking(repo, cfg, &snap.branch);
+        let upstream = upstream.trim_start_matches("refs/remotes/").to_string();
+        add.args([
+            "--track",
+            "-b",
+            snap.branch.as_str(),
+            path.as_str(),
+            upstream.as_str(),
+        ])
+    } else {
+        add.args([
+            "-b",
+            snap.branch.as_str(),
+            path.as_str(),
+            snap.base.as_str(),
+        ])
+    };
+    add.output().map_err(|source| ResumeError::Add {
+        branch: snap.branch.clone(),
+        path: path.clone(),
+        source,
+    })?;
+    Ok(Place::Added(path))
+}
+
+/// The main worktree's directory (the common dir's parent for a non-bare repository).
+fn main_worktree(repo: &gix::Repository) -> std::path::PathBuf {
+    let common = repo.common_dir();
+    let common = common
+        .canonicalize()
+        .unwrap_or_else(|_| common.to_path_buf());
+    if common.file_name().is_some_and(|n| n == ".git") {
+        common.parent().map(Path::to_path_buf).unwrap_or(common)
+    } else {
+        common
+    }
+}

@@ -195,6 +195,7 @@ pub fn classify(s: &Snapshot) -> Worker {
         retry_after: r.retry_after,
         pr,
         phantom,
+        ignored: wt.map(|w| w.ignored.clone()).unwrap_or_default(),
         evidence: ev,
     }
 }

@@ -93,6 +93,9 @@ pub fn run(args: ResumeArgs) -> Result<i32, Error> {
             crate::clock::format_secs(t)
         );
     }
+    // Always an existing directory on the worker's branch (SPEC `resume`): a missing
+    // registered worktree is refused before anything is ledgered; none gets one added.
+    let place = resume::place(&ctx.repo, &ctx.cfg, &snap, args.dry_run)?;
     let facts = resume::facts(&ctx.repo, &ctx.cfg, &snap, &w)?;
     let prompt = resume::prompt(&facts);
     let prompt_sha = gix::objs::compute_hash(
@@ -117,11 +120,9 @@ pub fn run(args: ResumeArgs) -> Result<i32, Error> {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "<prompt file>".into());
-    let default_cwd = ctx
-        .repo
-        .workdir()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| ctx.repo.git_dir().display().to_string());
+    let default_cwd = match &place {
+        resume::Place::Existing(p) | resume::Place::Added(p) => p.clone(),
+    };
     // recode.agent when set; else the agent the last spawn recorded, when it is one we know.
     let recorded_agent = snap.events.iter().rev().find_map(|e| match &e.body {
         Body::Spawn { agent: Some(a), .. } if a == "claude" || a == "codex" => Some(a.clone()),
