@@ -38,8 +38,7 @@ fn exit_with(
     let log = env.ok(repo, &["log", branch, "--json"]);
     let last = log
         .lines()
-        .filter(|l| l.contains("\"kind\":\"exit\""))
-        .next_back()
+        .rfind(|l| l.contains("\"kind\":\"exit\""))
         .unwrap()
         .to_string();
     (outcome, serde_json::from_str(&last).unwrap())
