@@ -413,4 +413,136 @@ mod tests {
         assert_eq!(classify(127, "", now()).outcome, Outcome::NeedsHuman);
         assert_eq!(classify(126, "", now()).outcome, Outcome::NeedsHuman);
     }
+
+    /// A tiny deterministic xorshift64 generator for the noise test.
+    struct XorShift(u64);
+
+    impl XorShift {
+        fn next(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.0 = x;
+            x
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn json_escape(s: &str) -> String {
+        serde_json::to_string(s).unwrap()
+    }
+
+    /// Each sign's example, wrapped in noise (runner prefixes, JSON-string escaping,
+    /// ANSI codes, trailing log lines, case changes), keeps its kind.
+    #[test]
+    fn every_sign_survives_noise() {
+        let prefixes = [
+            "",
+            "Internal error: ",
+            "[1308][",
+            "Error: ",
+            "ERROR ",
+            "ProviderBusinessError: ",
+            "[2026-11-12T11:47:04.135Z] [INFO] ",
+            "\u{1b}[31m",
+            "⏺ ",
+        ];
+        let trailers = [
+            "",
+            "\n    at detectProviderBusinessError (cli.cjs:1738:9096)",
+            "\u{1b}[0m",
+            "\n\n",
+            "\nexit status 1",
+        ];
+        let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+        for seed_round in 0..12 {
+            for sign in SIGNS {
+                let mut text: String = sign.example.to_string();
+                // Case changes (ASCII letters only).
+                match rng.below(3) {
+                    0 => text = text.to_uppercase(),
+                    1 => {
+                        text = text
+                            .chars()
+                            .map(|c| {
+                                if c.is_ascii_alphabetic() && rng.below(2) == 0 {
+                                    c.to_ascii_uppercase()
+                                } else {
+                                    c
+                                }
+                            })
+                            .collect()
+                    }
+                    _ => {}
+                }
+                let prefix = prefixes[rng.below(prefixes.len())];
+                // Regex rows anchored to a whole line keep their own line.
+                let anchored = sign.regex && sign.pattern.starts_with('^');
+                let mut wrapped = if anchored {
+                    format!("{prefix}\n{text}")
+                } else {
+                    format!("{prefix}{text}")
+                };
+                if rng.below(3) == 0 {
+                    wrapped = format!(r#"{{"type":"error","message":{}}}"#, json_escape(&wrapped));
+                }
+                let lines = rng.below(3);
+                for _ in 0..lines {
+                    wrapped.push_str(trailers[rng.below(trailers.len())]);
+                }
+                let rc = if rng.below(2) == 0 { 0 } else { 1 };
+                let found = find_sign(rc, &wrapped).map(|(k, _)| k);
+                assert_eq!(
+                    found,
+                    Some(sign.kind),
+                    "round {seed_round}, rc {rc}, sign {:?} ({:?}) in {wrapped:?}",
+                    sign.pattern,
+                    sign.agent
+                );
+                let v = classify_in(rc, &wrapped, now(), &jiff::tz::TimeZone::UTC);
+                let want = match sign.kind {
+                    Kind::Transient => Outcome::Transient,
+                    Kind::NeedsHuman => Outcome::NeedsHuman,
+                    Kind::Fresh | Kind::CutShort => Outcome::Failed,
+                };
+                assert_eq!(v.outcome, want, "{wrapped:?}");
+                assert_eq!(v.fresh, sign.kind == Kind::Fresh, "{wrapped:?}");
+            }
+        }
+    }
+
+    /// Success summaries that mention limits, sessions or quotas, and failures whose
+    /// test names contain such words, keep their kind.
+    #[test]
+    fn mentions_of_limits_do_not_change_the_kind() {
+        for m in [
+            "Added a rate limiter to the API; all 58 tests pass.",
+            "Implemented session handling and quota tests; PR #41 opened.",
+            "Fixed the retry loop that hit \"usage limit reached\" errors in the worker; added a regression test.",
+            "Refactored the 429 Too Many Requests handler.\nAll tests pass.",
+            "Done. Handles ECONNRESET, socket hang up and timeouts with retries.",
+            "Implemented the overloaded_error and rate_limit_error mapping; tests green.",
+            "Added docs: 'You've hit your limit · resets 4pm' is shown when users exceed quota. PR #7 opened.",
+        ] {
+            assert_eq!(classify(0, m, now()).outcome, Outcome::Success, "{m}");
+        }
+        for m in [
+            "test api::tests::test_rate_limit ... FAILED\ntest result: FAILED. 10 passed; 1 failed",
+            "FAILED tests/test_quota.py::test_quota_exceeded_returns_429 - AssertionError",
+            "test session::tests::session_limit_reached_is_reported ... FAILED",
+            "error[E0425]: cannot find value `rate_limit_reached` in this scope",
+            "thread 'limits::usage_limit' panicked at src/limits.rs:40:9",
+        ] {
+            let v = classify(1, m, now());
+            assert_eq!((v.outcome, v.fresh), (Outcome::Failed, false), "{m}");
+        }
+        // A limit in the body of a success message does not flip it; in its last line it does.
+        let body = "Implemented the parser.\nEarlier: Claude AI usage limit reached|1764000000\nthen resumed.\n1\n2\n3\n4\nAll tests pass, PR #5 opened.";
+        assert_eq!(classify(0, body, now()).outcome, Outcome::Success);
+        let tail = "Implemented the parser.\n\nClaude AI usage limit reached|1764000000";
+        assert_eq!(classify(0, tail, now()).outcome, Outcome::Transient);
+    }
 }

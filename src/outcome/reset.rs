@@ -389,3 +389,347 @@ fn duration(text: &str, now: Timestamp) -> Option<Timestamp> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (message, now, zone of the machine, expected `retry_after` or "" for none).
+    /// 2026-11-29 is a Sunday.
+    const ROWS: &[(&str, &str, &str, &str)] = &[
+        (
+            "You've hit your limit · resets 4pm",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T16:00:00Z",
+        ),
+        (
+            "You've hit your limit · resets 4pm",
+            "2026-11-29T17:00:00Z",
+            "UTC",
+            "2026-11-30T16:00:00Z",
+        ),
+        (
+            "Your limit will reset at 4:30 PM",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T16:30:00Z",
+        ),
+        (
+            "You've hit your limit · resets at 4 a.m. (Asia/Tokyo)",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T19:00:00Z",
+        ),
+        (
+            "You've hit your limit · resets 4am (Asia/Tokyo)",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T19:00:00Z",
+        ),
+        (
+            "resets 12pm",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T12:00:00Z",
+        ),
+        (
+            "resets 12am",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-30T00:00:00Z",
+        ),
+        (
+            "resets 4 P.M.",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T16:00:00Z",
+        ),
+        (
+            "try again at 16:00",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T16:00:00Z",
+        ),
+        (
+            "try again at 16:00",
+            "2026-11-29T10:00:00Z",
+            "Europe/Berlin",
+            "2026-11-29T15:00:00Z",
+        ),
+        (
+            "Claude usage limit reached. Your limit will reset at 5pm (America/New_York).",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T22:00:00Z",
+        ),
+        (
+            "resets 5pm America/New_York",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T22:00:00Z",
+        ),
+        (
+            "resets 9am (UTC)",
+            "2026-11-29T10:00:00Z",
+            "Asia/Tokyo",
+            "2026-11-30T09:00:00Z",
+        ),
+        (
+            "resets 9am UTC+2",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-30T07:00:00Z",
+        ),
+        (
+            "resets 9am +02:00",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-30T07:00:00Z",
+        ),
+        (
+            "resets 9am UTC-05:30",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T14:30:00Z",
+        ),
+        (
+            "resets 9am PST",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T17:00:00Z",
+        ),
+        (
+            "You've hit your weekly limit · resets Mon 9am (UTC)",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-30T09:00:00Z",
+        ),
+        (
+            "resets Sunday 9am",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-12-06T09:00:00Z",
+        ),
+        (
+            "You have reached your weekly limit · resets Dec 3, 6am (Europe/Berlin)",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-12-03T05:00:00Z",
+        ),
+        (
+            "resets December 3rd at 5pm",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-12-03T17:00:00Z",
+        ),
+        (
+            "resets Dec 3",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-12-03T00:00:00Z",
+        ),
+        (
+            "resets 3 Dec 2026 at 5pm",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-12-03T17:00:00Z",
+        ),
+        (
+            "You've hit your weekly limit · resets Sep 17 at 10pm (Europe/Lisbon)",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2027-09-17T21:00:00Z",
+        ),
+        (
+            "resets Jan 2, 2027, 8:15am",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2027-01-02T08:15:00Z",
+        ),
+        (
+            "You've hit your limit - resets Feb 7, 11am (Asia/Seoul)/login to switch",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2027-02-07T02:00:00Z",
+        ),
+        (
+            "Usage limit reached for 5 hour. Your limit will reset at 2026-12-01 14:29:33",
+            "2026-11-30T10:00:00Z",
+            "UTC",
+            "2026-12-01T14:29:33Z",
+        ),
+        (
+            "Your limit will reset at 2026-12-01 14:29:33",
+            "2026-11-30T10:00:00Z",
+            "Asia/Shanghai",
+            "2026-12-01T06:29:33Z",
+        ),
+        (
+            "limit resets at 2026-12-03T08:00:00Z",
+            "2026-11-29T10:00:00Z",
+            "Asia/Tokyo",
+            "2026-12-03T08:00:00Z",
+        ),
+        (
+            "resets at 2026-12-03T08:00:00+02:00",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-12-03T06:00:00Z",
+        ),
+        (
+            "quota resets on 2026-12-03",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-12-03T00:00:00Z",
+        ),
+        (
+            "You will regain access on 2026-04-01 at 00:00 UTC.",
+            "2026-03-24T10:00:00Z",
+            "Europe/Berlin",
+            "2026-04-01T00:00:00Z",
+        ),
+        (
+            "Your usage limits will reset when your monthly cycle ends on 11/17/2025.",
+            "2025-10-21T10:00:00Z",
+            "UTC",
+            "2025-11-17T00:00:00Z",
+        ),
+        (
+            "Please try again in 2.5s.",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T10:00:03Z",
+        ),
+        (
+            "Retrying after 5s",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T10:00:05Z",
+        ),
+        (
+            "retry in 30 seconds",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T10:00:30Z",
+        ),
+        (
+            "or try again in 4 days 20 hours 9 minutes.",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-12-04T06:09:00Z",
+        ),
+        (
+            "try again in 1h 20m",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T11:20:00Z",
+        ),
+        (
+            "try again in 6m0s",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T10:06:00Z",
+        ),
+        (
+            "Your quota will reset after 2h.",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T12:00:00Z",
+        ),
+        (
+            "resets in 3 hours",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T13:00:00Z",
+        ),
+        (
+            "Please retry in 850ms",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T10:00:01Z",
+        ),
+        (
+            "wait 2 minutes and 30 seconds",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T10:02:30Z",
+        ),
+        (
+            "Claude AI usage limit reached|1764000000",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2025-11-24T16:00:00Z",
+        ),
+        (
+            r#"{"error":{"type":"usage_limit_reached","resets_at":1777599629}}"#,
+            "2026-04-28T10:00:00Z",
+            "UTC",
+            "2026-05-01T01:40:29Z",
+        ),
+        (
+            r#"{"error":{"type":"usage_limit_reached","resets_in_seconds":444287}}"#,
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-12-04T13:24:47Z",
+        ),
+        (
+            "HTTP/1.1 429 Too Many Requests\nRetry-After: 120",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T10:02:00Z",
+        ),
+        (
+            "429\nRetry-After: Wed, 02 Dec 2026 07:28:00 GMT",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-12-02T07:28:00Z",
+        ),
+        (
+            r#"{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"56s"}"#,
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T10:00:56Z",
+        ),
+        (
+            "\u{1b}[31mYou've hit your limit · resets 4pm (Europe/Lisbon)\u{1b}[0m",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T16:00:00Z",
+        ),
+        (
+            r#"{"result":"You\u2019ve hit your limit \u00b7 resets 4pm (UTC)"}"#,
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "2026-11-29T16:00:00Z",
+        ),
+        (
+            "API Error: Rate limit reached",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "",
+        ),
+        (
+            "Error: 429 Too Many Requests",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "",
+        ),
+        ("resets 25pm", "2026-11-29T10:00:00Z", "UTC", ""),
+        ("resets Feb 30", "2026-11-29T10:00:00Z", "UTC", ""),
+        ("try again in 900 days", "2026-11-29T10:00:00Z", "UTC", ""),
+    ];
+
+    #[test]
+    fn reset_times_in_every_common_form() {
+        for (message, now, zone, want) in ROWS {
+            let now: Timestamp = now.parse().unwrap();
+            let tz = TimeZone::get(zone).unwrap();
+            let got = reset_time_in(message, now, &tz)
+                .map(crate::clock::format_secs)
+                .unwrap_or_default();
+            assert_eq!(&got, want, "{message:?} at {now} in {zone}");
+        }
+        assert!(ROWS.len() >= 40, "{} rows", ROWS.len());
+    }
+}
