@@ -369,43 +369,36 @@ mod tests {
         }
     }
 
-    /// Every row of `tests/data/final-messages.tsv` (a copy of `shared/corpus`, plus the
-    /// real messages added since) gets its expected outcome and `fresh` flag.
+    /// Every row of `tests/data/final-messages.tsv` (the rows of `shared/corpus` first,
+    /// then real messages of every agent, each with its public source) gets its
+    /// expected outcome, `fresh` flag and exact `retry_after` (read in UTC).
     #[test]
     fn corpus_of_real_final_messages() {
         let corpus = include_str!("../../tests/data/final-messages.tsv");
         let mut rows = 0;
+        let mut sources = std::collections::BTreeSet::new();
         for line in corpus
             .lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         {
-            let cols: Vec<&str> = line.splitn(4, '\t').collect();
-            assert_eq!(cols.len(), 4, "bad corpus row: {line}");
+            let cols: Vec<&str> = line.splitn(6, '\t').collect();
+            assert_eq!(cols.len(), 6, "bad corpus row: {line}");
             let rc: i32 = cols[0].parse().unwrap();
-            let message = cols[3].replace("\\n", "\n");
-            let v = classify(rc, &message, now());
+            let message = cols[5].replace("\\n", "\n");
+            let v = classify_in(rc, &message, now(), &jiff::tz::TimeZone::UTC);
             assert_eq!(v.outcome.as_str(), cols[1], "rc {rc}: {message}");
             assert_eq!(v.fresh, cols[2] == "true", "fresh for: {message}");
-            // A transient outcome whose text names a reset time carries it.
-            let names_reset = ["resets ", "limit reached|", "try again at ", "reset at "]
-                .iter()
-                .any(|k| message.to_lowercase().contains(k));
-            if v.outcome == Outcome::Transient {
-                assert_eq!(
-                    v.retry_after.is_some(),
-                    names_reset,
-                    "retry_after for: {message}"
-                );
-                if let Some(t) = v.retry_after {
-                    assert!(
-                        t > now() || message.contains('|'),
-                        "reset after now for: {message}"
-                    );
-                }
-            }
+            let got = v
+                .retry_after
+                .map(crate::clock::format_secs)
+                .unwrap_or_default();
+            assert_eq!(got, cols[3], "retry_after for: {message}");
+            assert!(!cols[4].is_empty(), "source of: {message}");
+            sources.insert(cols[4]);
             rows += 1;
         }
-        assert!(rows >= 40, "the corpus has {rows} rows");
+        assert!(rows >= 150, "the corpus has {rows} rows");
+        assert!(sources.len() >= 40, "{} sources", sources.len());
     }
 
     #[test]

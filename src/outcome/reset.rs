@@ -365,6 +365,11 @@ fn duration(text: &str, now: Timestamp) -> Option<Timestamp> {
     let lead = re(&LEAD, r"\b(?:in|after|wait|within)\s+(?:about\s+|~)?");
     let part = re(&PART, r"^\s*,?\s*(?:and\s+)?(\d+(?:\.\d+)?)\s*([a-z]+)");
     for l in lead.find_iter(text) {
+        // "timed out after 600 seconds" says how long it waited, not when to retry.
+        let before = &text[..l.start()];
+        if before.trim_end().ends_with("out") || before.trim_end().ends_with("timeout") {
+            continue;
+        }
         let mut rest = &text[l.end()..];
         let mut total = 0.0f64;
         let mut parts = 0;
@@ -718,6 +723,12 @@ mod tests {
         ("resets 25pm", "2026-11-29T10:00:00Z", "UTC", ""),
         ("resets Feb 30", "2026-11-29T10:00:00Z", "UTC", ""),
         ("try again in 900 days", "2026-11-29T10:00:00Z", "UTC", ""),
+        (
+            "Connection timed out after 600.0 seconds.",
+            "2026-11-29T10:00:00Z",
+            "UTC",
+            "",
+        ),
     ];
 
     #[test]

@@ -838,9 +838,16 @@ pub const SIGNS: &[Sign] = &[
         "https://github.com/orbi-build/orbi/issues/525",
     ),
     re(
-        r"\b(you (have )?exceeded your current quota|quota (has been )?exceeded)\b",
-        "You exceeded your current quota",
+        r"\bquota (has been )?exceeded\b",
+        "Quota exceeded, please retry later",
         Transient,
+        GenericHttp,
+        "https://platform.openai.com/docs/guides/error-codes",
+    ),
+    re(
+        r"\byou (have )?exceeded your current quota\b",
+        "You exceeded your current quota, please check your plan and billing details.",
+        NeedsHuman,
         GenericHttp,
         "https://platform.openai.com/docs/guides/error-codes",
     ),
