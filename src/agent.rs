@@ -1,8 +1,11 @@
 //! Agents' machine output: Claude Code's `--output-format json`/`stream-json` results,
-//! Codex's `exec --json` events, and Claude's session transcripts.
+//! Codex's `exec --json` events, Gemini CLI's `--output-format json`/`stream-json`
+//! output, and Claude's session transcripts.
 //!
-//! An agent's exit code and success flag are not trusted on their own: `is_error`,
-//! `api_error_status`, a `turn.failed` event and the text decide (SPEC `exit`).
+//! An agent's exit code and success flag are not trusted on their own: the JSON fields
+//! (`is_error`, `subtype`, `terminal_reason`, `api_error_status`, the assistant event's
+//! `error`, Codex `turn.failed`/`error` events, Gemini's `error` object) are read first,
+//! then the text (SPEC `exit`, "Outcomes: reading how an attempt ended").
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -10,6 +13,7 @@ use std::sync::OnceLock;
 
 use jiff::Timestamp;
 
+use crate::outcome::signs::Kind;
 use crate::outcome::{self, Outcome, Verdict};
 
 /// What an agent's JSON output said.
@@ -25,6 +29,16 @@ pub struct AgentResult {
     pub api_error_status: Option<u16>,
     /// When a rate limit resets (`rate_limit_event.rate_limit_info.resetsAt`).
     pub resets_at: Option<Timestamp>,
+    /// Claude's result `subtype` (`success`, `error_max_turns`, `error_during_execution`, …).
+    pub subtype: Option<String>,
+    /// Claude's result `terminal_reason` (why the loop stopped, e.g. `api_error`).
+    pub terminal_reason: Option<String>,
+    /// The error's kind as the agent names it: the `error` of Claude's (synthetic)
+    /// assistant event (`rate_limit`, `server_error`, `authentication_failed`, …), or the
+    /// `type` of Gemini CLI's `error` object (`FatalAuthenticationError`, …).
+    pub error_kind: Option<String>,
+    /// A numeric error code from Gemini CLI's `error.code` (HTTP status).
+    pub error_code: Option<u16>,
 }
 
 /// Parse Claude `json` (one object), Claude `stream-json` or Codex `--json` (JSON lines).
@@ -45,11 +59,63 @@ pub fn parse_result(text: &str) -> AgentResult {
             r.session_id = Some(s.to_string());
         }
         match ty {
+            // Gemini CLI `--output-format json`: one object, no `type`.
+            "" if v.get("response").is_some() || v["error"].is_object() => {
+                if let Some(m) = v["response"].as_str().filter(|m| !m.is_empty()) {
+                    r.message = Some(m.to_string());
+                }
+                gemini_error(&mut r, &v["error"]);
+            }
+            "result" if v["status"].is_string() => {
+                // Gemini CLI stream-json's closing event.
+                if v["status"].as_str() == Some("error") {
+                    r.is_error = true;
+                }
+                gemini_error(&mut r, &v["error"]);
+            }
+            "init" => {
+                if let Some(s) = v["session_id"].as_str() {
+                    r.session_id = Some(s.to_string());
+                }
+            }
+            "assistant" => {
+                // Claude stream-json: an API error may be carried only here (a synthetic
+                // assistant message with `error`, like the transcript's).
+                if let Some(e) = v["error"].as_str() {
+                    r.error_kind = Some(e.to_string());
+                    if let Some(status) = v["apiErrorStatus"]
+                        .as_u64()
+                        .and_then(|n| u16::try_from(n).ok())
+                    {
+                        r.api_error_status.get_or_insert(status);
+                    }
+                    if r.message.is_none()
+                        && let Some(t) = v["message"]["content"]
+                            .as_array()
+                            .and_then(|a| a.iter().find_map(|c| c["text"].as_str()))
+                    {
+                        r.message = Some(t.to_string());
+                    }
+                }
+            }
+            "error" => {
+                // Codex: non-fatal errors (reconnects); kept when nothing better comes.
+                if r.message.is_none()
+                    && let Some(m) = v["message"].as_str()
+                {
+                    r.message = Some(m.to_string());
+                }
+            }
             "result" => {
                 r.is_error = v["is_error"].as_bool().unwrap_or(false);
-                r.api_error_status = v["api_error_status"]
+                if let Some(status) = v["api_error_status"]
                     .as_u64()
-                    .and_then(|n| u16::try_from(n).ok());
+                    .and_then(|n| u16::try_from(n).ok())
+                {
+                    r.api_error_status = Some(status);
+                }
+                r.subtype = v["subtype"].as_str().map(str::to_string);
+                r.terminal_reason = v["terminal_reason"].as_str().map(str::to_string);
                 if let Some(m) = v["result"].as_str() {
                     r.message = Some(m.to_string());
                 }
@@ -95,9 +161,78 @@ pub fn parse_result(text: &str) -> AgentResult {
     r
 }
 
+/// Gemini CLI's `error` object (`type`, `message`, `code`), when there is one.
+fn gemini_error(r: &mut AgentResult, e: &serde_json::Value) {
+    if !e.is_object() {
+        return;
+    }
+    r.is_error = true;
+    if let Some(t) = e["type"].as_str() {
+        r.error_kind = Some(t.to_string());
+    }
+    r.error_code = e["code"]
+        .as_u64()
+        .or_else(|| e["code"].as_str().and_then(|c| c.parse().ok()))
+        .and_then(|n| u16::try_from(n).ok());
+    if let Some(m) = e["message"].as_str() {
+        r.message = Some(m.to_string());
+    }
+}
+
+/// What the agent's JSON fields say, before any text is read (SPEC "Outcomes"):
+/// an HTTP status (`api_error_status`, Gemini `error.code`), the named error kind
+/// (Claude's assistant `error`, Gemini's `error.type`), then an error `subtype` or a
+/// `terminal_reason` other than completion (cut short).
+pub fn json_kind(r: &AgentResult) -> Option<Kind> {
+    let by_status = |status: u16| match status {
+        401..=403 => Some(Kind::NeedsHuman),
+        413 => Some(Kind::Fresh),
+        408 | 429 | 500..=599 => Some(Kind::Transient),
+        _ => None,
+    };
+    if let Some(k) = r.api_error_status.or(r.error_code).and_then(by_status) {
+        return Some(k);
+    }
+    if let Some(k) = r.error_kind.as_deref().and_then(error_kind) {
+        return Some(k);
+    }
+    let cut = r.subtype.as_deref().is_some_and(|s| s.starts_with("error"))
+        || r.terminal_reason.as_deref().is_some_and(|t| {
+            !matches!(
+                t,
+                "completed" | "complete" | "end_turn" | "success" | "stop"
+            )
+        });
+    cut.then_some(Kind::CutShort)
+}
+
+/// The kind an agent's own error name means (Claude's `error` field of an API-error
+/// message, transcript or stream; Gemini CLI's `error.type`).
+fn error_kind(name: &str) -> Option<Kind> {
+    let n = name.to_ascii_lowercase();
+    match n.as_str() {
+        "rate_limit" | "server_error" | "overloaded" | "overloaded_error" | "rate_limit_error" => {
+            Some(Kind::Transient)
+        }
+        "authentication_failed" | "billing_error" | "permission_error" | "authentication_error" => {
+            Some(Kind::NeedsHuman)
+        }
+        _ if n.contains("quota") || n.contains("ratelimit") => Some(Kind::Transient),
+        _ if n.contains("authentication") => Some(Kind::NeedsHuman),
+        _ if n.contains("turnlimited") => Some(Kind::CutShort),
+        _ => None,
+    }
+}
+
 /// Decide an exit's outcome from the rc, the final message and (when given) the agent's
-/// JSON result and transcript error. The JSON's `is_error`/`api_error_status` override a
-/// zero rc; a reset time from the JSON wins over one read from the text.
+/// JSON result and transcript error.
+///
+/// The JSON fields come first ([`json_kind`]): a status or error kind that means
+/// transient, needs-human or fresh decides; a cut-short sign makes a run `failed` unless
+/// the text names a sharper kind. Then the text ([`outcome::classify`]), read as a failure
+/// when the JSON says the run failed (`is_error`, `turn.failed`, Gemini `error`). The
+/// transcript's last API error sharpens a plain failure. A reset time from the JSON wins
+/// over one read from the text.
 pub fn decide(
     rc: i32,
     message: &str,
@@ -105,18 +240,34 @@ pub fn decide(
     transcript_error: Option<&str>,
     now: Timestamp,
 ) -> Verdict {
-    let failed_by_json = result.is_some_and(|r| r.is_error || r.api_error_status.is_some());
+    let json = result.and_then(json_kind);
+    let failed_by_json =
+        result.is_some_and(|r| r.is_error || r.api_error_status.is_some()) || json.is_some();
     let rc_for_text = if failed_by_json && rc == 0 { 1 } else { rc };
     let mut v = outcome::classify(rc_for_text, message, now);
-    if let Some(status) = result.and_then(|r| r.api_error_status)
-        && v.outcome == Outcome::Failed
-        && !v.fresh
-    {
-        v.outcome = match status {
-            401..=403 => Outcome::NeedsHuman,
-            408 | 429 | 500..=599 => Outcome::Transient,
-            _ => Outcome::Failed,
-        };
+    let text_sharp = matches!(v.outcome, Outcome::Transient | Outcome::NeedsHuman) || v.fresh;
+    let cannot_start = rc == 126 || rc == 127;
+    match json {
+        Some(Kind::NeedsHuman) if !cannot_start => {
+            v = Verdict {
+                outcome: Outcome::NeedsHuman,
+                fresh: false,
+                retry_after: None,
+            }
+        }
+        Some(Kind::Transient) if !cannot_start => {
+            v.outcome = Outcome::Transient;
+            v.fresh = false;
+            if v.retry_after.is_none() {
+                v.retry_after = outcome::reset_time(message, now);
+            }
+        }
+        Some(Kind::Fresh) if !text_sharp => {
+            v.outcome = Outcome::Failed;
+            v.fresh = true;
+        }
+        Some(Kind::CutShort) if !text_sharp => v.outcome = Outcome::Failed,
+        _ => {}
     }
     // The transcript's last API error sharpens a plain failure.
     if let Some(err) = transcript_error
@@ -124,11 +275,9 @@ pub fn decide(
         && !v.fresh
         && (rc != 0 || failed_by_json || v.outcome == Outcome::Failed)
     {
-        match err {
-            "rate_limit" | "server_error" | "overloaded" => v.outcome = Outcome::Transient,
-            "authentication_failed" | "billing_error" | "permission_error" => {
-                v.outcome = Outcome::NeedsHuman
-            }
+        match error_kind(err) {
+            Some(Kind::Transient) => v.outcome = Outcome::Transient,
+            Some(Kind::NeedsHuman) => v.outcome = Outcome::NeedsHuman,
             _ => {}
         }
     }
@@ -277,5 +426,96 @@ mod tests {
             Outcome::NeedsHuman
         );
         assert_eq!(decide(1, "", None, None, now()).outcome, Outcome::Failed);
+    }
+
+    #[test]
+    fn gemini_json_error_object_is_read_first() {
+        let quota = parse_result(
+            r#"{"session_id":"g-1","response":"","error":{"type":"TerminalQuotaError","message":"You have exhausted your daily quota on this model.","code":429}}"#,
+        );
+        assert_eq!(quota.session_id.as_deref(), Some("g-1"));
+        assert_eq!(quota.error_code, Some(429));
+        assert_eq!(json_kind(&quota), Some(Kind::Transient));
+        let v = decide(
+            0,
+            quota.message.as_deref().unwrap(),
+            Some(&quota),
+            None,
+            now(),
+        );
+        assert_eq!(v.outcome, Outcome::Transient);
+
+        let auth = parse_result(
+            "{\"type\":\"init\",\"session_id\":\"g-2\",\"model\":\"gemini-2.5-pro\"}\n{\"type\":\"result\",\"status\":\"error\",\"error\":{\"type\":\"FatalAuthenticationError\",\"message\":\"Failed to login\"}}",
+        );
+        assert_eq!(auth.session_id.as_deref(), Some("g-2"));
+        assert!(auth.is_error);
+        let v = decide(
+            1,
+            auth.message.as_deref().unwrap(),
+            Some(&auth),
+            None,
+            now(),
+        );
+        assert_eq!(v.outcome, Outcome::NeedsHuman);
+    }
+
+    #[test]
+    fn claude_error_only_in_the_assistant_event() {
+        let text = concat!(
+            r#"{"type":"system","subtype":"init","session_id":"s-9"}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"API Error: Repeated 529 Overloaded errors"}]},"error":"overloaded","session_id":"s-9"}"#,
+        );
+        let r = parse_result(text);
+        assert_eq!(r.error_kind.as_deref(), Some("overloaded"));
+        assert_eq!(
+            r.message.as_deref(),
+            Some("API Error: Repeated 529 Overloaded errors")
+        );
+        let v = decide(0, r.message.as_deref().unwrap(), Some(&r), None, now());
+        assert_eq!(v.outcome, Outcome::Transient);
+    }
+
+    #[test]
+    fn claude_error_subtype_or_terminal_reason_cuts_a_zero_exit_short() {
+        let r = parse_result(
+            r#"{"type":"result","subtype":"error_max_turns","is_error":false,"num_turns":40,"session_id":"s-1"}"#,
+        );
+        assert_eq!(json_kind(&r), Some(Kind::CutShort));
+        assert_eq!(
+            decide(0, "", Some(&r), None, now()).outcome,
+            Outcome::Failed
+        );
+        let r = parse_result(
+            r#"{"type":"result","subtype":"success","is_error":false,"terminal_reason":"aborted","result":"Working on it","session_id":"s-1"}"#,
+        );
+        assert_eq!(
+            decide(0, "Working on it", Some(&r), None, now()).outcome,
+            Outcome::Failed
+        );
+        let ok = parse_result(
+            r#"{"type":"result","subtype":"success","is_error":false,"terminal_reason":"completed","result":"Done: PR #3 opened.","session_id":"s-1"}"#,
+        );
+        assert_eq!(json_kind(&ok), None);
+        assert_eq!(
+            decide(0, "Done: PR #3 opened.", Some(&ok), None, now()).outcome,
+            Outcome::Success
+        );
+    }
+
+    #[test]
+    fn codex_dropped_stream_after_reconnects_is_transient() {
+        let r = parse_result(concat!(
+            r#"{"type":"thread.started","thread_id":"t-4"}"#,
+            "\n",
+            r#"{"type":"error","message":"Reconnecting... 5/5 (stream disconnected before completion: stream closed before response.completed)"}"#,
+            "\n",
+            r#"{"type":"turn.failed","error":{"message":"stream disconnected before completion: stream closed before response.completed"}}"#,
+        ));
+        assert!(r.is_error);
+        let v = decide(1, r.message.as_deref().unwrap(), Some(&r), None, now());
+        assert_eq!(v.outcome, Outcome::Transient);
+        assert_eq!(v.retry_after, None, "the backoff is added by record exit");
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::Ctx;
 use crate::error::{EXIT_OK, Error};
 use crate::ledger::{self, Body, Event, GateBy};
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, backoff};
 use crate::{agent, clock, process, snapshot, worktree};
 
 /// Largest final message kept in an `exit` event, in bytes (its last 4 KiB).
@@ -238,6 +238,28 @@ pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
                 transcript_error.as_deref(),
                 ctx.now,
             );
+            // SPEC "Outcomes": a transient exit that names no reset waits a backoff,
+            // doubled for each consecutive transient exit of the task (after the last
+            // `cleared`), at most 6 hours.
+            let mut verdict = verdict;
+            if verdict.outcome == Outcome::Transient && verdict.retry_after.is_none() {
+                let since_cleared = events
+                    .iter()
+                    .rposition(|e| matches!(e.body, Body::Cleared { .. }))
+                    .map_or(0, |i| i + 1);
+                let previous: Vec<Outcome> = events[since_cleared..]
+                    .iter()
+                    .filter_map(|e| match &e.body {
+                        Body::Exit { outcome, .. } => Some(*outcome),
+                        _ => None,
+                    })
+                    .collect();
+                let wait = backoff::backoff_secs(backoff::transient_streak(&previous));
+                verdict.retry_after = ctx
+                    .now
+                    .checked_add(jiff::SignedDuration::from_secs(wait))
+                    .ok();
+            }
             let outcome = match (&blocker, verdict.outcome) {
                 (Some(_), Outcome::Success | Outcome::Failed) => Outcome::Blocked,
                 (_, o) => o,

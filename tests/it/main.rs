@@ -13,6 +13,7 @@ mod errors;
 mod forge;
 mod hook;
 mod ledger;
+mod outcome;
 mod recover;
 mod resume;
 mod smoke;
