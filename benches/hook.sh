@@ -15,21 +15,35 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME="$root"
 export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@example.invalid GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@example.invalid
 unset RECODE_NOW
 
-# per_commit_ms DIR KIND: median ms of one `git commit` (KIND: plain | milestone).
-per_commit_ms() {
-  local dir=$1 kind=$2
+# one_commit DIR KIND I: microseconds of one `git commit` (KIND: plain | milestone).
+one_commit() {
+  local dir=$1 kind=$2 i=$3
+  echo "$i" >"$dir/f"
+  git -C "$dir" add f
+  s=$(date +%s%N)
+  if [ "$kind" = milestone ]; then
+    git -C "$dir" commit -q -m "step $i" -m "Recode-Phase: implemented"
+  else
+    git -C "$dir" commit -q -m "step $i"
+  fi
+  e=$(date +%s%N)
+  echo $(( (e - s) / 1000 ))
+}
+
+median_ms() { sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'; }
+
+# The three repositories take turns, commit by commit, so a machine whose load changes
+# during the run weighs on all three alike.
+per_kind() {
+  local kind=$1
   for i in $(seq 1 "$n"); do
-    echo "$i" >"$dir/f"
-    git -C "$dir" add f
-    s=$(date +%s%N)
-    if [ "$kind" = milestone ]; then
-      git -C "$dir" commit -q -m "step $i" -m "Recode-Phase: implemented"
-    else
-      git -C "$dir" commit -q -m "step $i"
-    fi
-    e=$(date +%s%N)
-    echo $(( (e - s) / 1000 ))
-  done | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
+    for r in plain hooked shell; do
+      echo "$r $(one_commit "$root/$r" "$kind" "$kind-$i")"
+    done
+  done >"$root/times-$kind"
+  for r in plain hooked shell; do
+    awk -v r="$r" '$1 == r {print $2}' "$root/times-$kind" | median_ms >"$root/median-$kind-$r"
+  done
 }
 
 setup() {
@@ -50,9 +64,10 @@ exit 0
 SH
 chmod +x "$root/shell/.git/hooks/post-commit"
 for kind in plain milestone; do
-  without=$(per_commit_ms "$root/plain" "$kind")
-  with=$(per_commit_ms "$root/hooked" "$kind")
-  shell=$(per_commit_ms "$root/shell" "$kind")
+  per_kind "$kind"
+  without=$(cat "$root/median-$kind-plain")
+  with=$(cat "$root/median-$kind-hooked")
+  shell=$(cat "$root/median-$kind-shell")
   printf '%-9s commit: %6.2f ms without a hook; git-recode hook %6.2f ms (+%.2f); shell+notes hook %6.2f ms (+%.2f)\n' \
     "$kind" "$without" "$with" "$(echo "$with - $without" | bc -l)" "$shell" "$(echo "$shell - $without" | bc -l)"
 done

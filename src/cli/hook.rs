@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::Ctx;
 use crate::error::{EXIT_OK, EXIT_REFUSED, Error};
-use crate::hook::{self, Installed};
+use serde::Serialize;
+
+use crate::hook::{self, Installed, chain};
 use crate::ledger::{self, Body, Event};
-use crate::{git, snapshot};
+use crate::snapshot;
 
 /// The post-commit milestone hook
 #[derive(clap::Subcommand, Debug)]
@@ -15,7 +17,10 @@ pub enum HookCommand {
     /// Install the post-commit hook into the hooks directory git uses (core.hooksPath honoured)
     ///
     /// Refuses (exit 3) where a post-commit hook git-recode did not write exists, unless
-    /// --chain, which keeps that hook and runs it first with the same arguments.
+    /// --chain, which keeps that hook and runs it first with the same arguments. Never
+    /// writes a tracked file nor inside a working tree: where a hook manager (husky,
+    /// lefthook, pre-commit, simple-git-hooks) or a core.hooksPath in the working tree holds
+    /// the hooks, it prints the line or stanza to add to their configuration (exit 3).
     Install {
         /// Keep an existing hook and run it first
         #[arg(long)]
@@ -23,22 +28,24 @@ pub enum HookCommand {
     },
     /// Remove the hook, restoring exactly what was there before
     Uninstall,
-    /// Say whether the hook is installed, and where
-    Status,
+    /// Say, for each worktree, whether a commit there reaches the milestone hook
+    ///
+    /// Follows core.hooksPath (worktree config included) and hook managers' configuration
+    /// in each worktree. The first line answers for this worktree.
+    Status {
+        /// One JSON document: {"schema":1,"worktrees":[...]}
+        #[arg(long)]
+        json: bool,
+    },
     /// Ledger a milestone when HEAD's message has a Recode-Phase: trailer (run by the hook)
     ///
-    /// Never fails a commit: problems are printed on stderr and the exit code is 0.
+    /// Never fails a commit, and never delays one by more than 50 ms: problems are printed
+    /// on one line on stderr and the exit code is 0.
     PostCommit,
 }
 
-/// The hooks directory git uses (`git rev-parse --git-path hooks` is the reference).
-fn hooks_dir() -> Result<PathBuf, Error> {
-    let out = git::read(
-        Path::new("."),
-        &["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
-    )?;
-    Ok(PathBuf::from(String::from_utf8_lossy(&out).trim()))
-}
+/// How long the post-commit hook may take before it gives up on the ledger, from its start.
+const HOOK_BUDGET: std::time::Duration = std::time::Duration::from_millis(45);
 
 fn io(what: &'static str, p: &Path) -> impl FnOnce(std::io::Error) -> Error {
     let path = p.display().to_string();
@@ -51,77 +58,76 @@ fn write_hook(path: &Path, text: &str) -> Result<(), Error> {
         .map_err(io("make executable", path))
 }
 
+/// This worktree's top (the git dir in a bare repository) and the hooks directory git uses here.
+fn here(repo: &gix::Repository) -> (PathBuf, chain::HooksDir) {
+    let wt = chain::normalize(repo.workdir().unwrap_or_else(|| repo.git_dir()));
+    let dir = chain::hooks_dir(repo, &wt, repo.git_dir());
+    (wt, dir)
+}
+
+/// The `hook status --json` document (docs/json.md "hook status").
+#[derive(Serialize)]
+struct StatusJson<'a> {
+    schema: u32,
+    worktrees: Vec<WorktreeJson<'a>>,
+}
+
+/// One worktree in `hook status --json`.
+#[derive(Serialize)]
+struct WorktreeJson<'a> {
+    path: String,
+    hooks_dir: String,
+    manager: Option<hook::Manager>,
+    reaches: bool,
+    via: Option<&'a str>,
+    why: Option<&'a str>,
+    current: bool,
+}
+
 /// Run `hook …`.
 ///
-/// Errors: [`Error::Refused`]-like refusals print a hint and return exit 3; I/O errors.
+/// Errors: refusals print a hint and return exit 3; I/O errors.
 pub fn run(cmd: HookCommand) -> Result<i32, Error> {
     match cmd {
         HookCommand::PostCommit => {
+            let deadline = std::time::Instant::now() + HOOK_BUDGET;
             if hook::certainly_no_phase() {
                 return Ok(EXIT_OK);
             }
-            if let Err(e) = post_commit() {
-                eprint!("git-recode post-commit: {}", e.render());
+            if let Err(e) = post_commit(deadline) {
+                let mut line = format!("git-recode post-commit: error: {e}");
+                if let Some(h) = e.hint() {
+                    line.push_str(&format!("; hint: {h}"));
+                }
+                eprintln!("{}", line.replace('\n', " "));
             }
             Ok(EXIT_OK)
         }
-        HookCommand::Install { chain } => {
-            let _ = Ctx::open()?;
-            let dir = hooks_dir()?;
-            if let Some(manager) = hook::managed_by(&dir) {
-                eprintln!(
-                    "error: the hooks directory {} belongs to {manager}, which regenerates it",
-                    dir.display()
-                );
-                eprintln!(
-                    "hint: add this line to {manager}'s own post-commit hook (e.g. .husky/post-commit):"
-                );
-                crate::say!("git-recode hook post-commit || true");
-                return Ok(EXIT_REFUSED);
-            }
-            let hook_path = dir.join("post-commit");
-            match hook::installed(&dir) {
-                Installed::Ours | Installed::Chained | Installed::Edited => {
-                    crate::say!("already installed in {}", hook_path.display());
-                }
-                Installed::Nothing => {
-                    std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
-                    write_hook(&hook_path, &hook::script(false))?;
-                    crate::say!("installed {}", hook_path.display());
-                }
-                Installed::Foreign if chain => {
-                    let kept = dir.join(format!("post-commit{}", hook::CHAINED_SUFFIX));
-                    if kept.exists() {
-                        return Err(Error::Refused {
-                            message: format!("{} already exists: not overwriting it", kept.display()),
-                            hint: "move it away (it is a hook kept by an earlier --chain install), then install again".into(),
-                        });
-                    }
-                    std::fs::rename(&hook_path, &kept)
-                        .map_err(io("keep the existing hook as", &kept))?;
-                    write_hook(&hook_path, &hook::script(true))?;
-                    crate::say!(
-                        "installed {} (runs the previous hook, kept as {}, first)",
-                        hook_path.display(),
-                        kept.display()
-                    );
-                }
-                Installed::Foreign => {
-                    eprintln!(
-                        "error: {} exists and git-recode did not write it",
-                        hook_path.display()
-                    );
-                    eprintln!("hint: `git recode hook install --chain` keeps it and runs it first");
-                    return Ok(EXIT_REFUSED);
-                }
-            }
-            Ok(EXIT_OK)
-        }
+        HookCommand::Install { chain } => install(chain),
         HookCommand::Uninstall => {
-            let _ = Ctx::open()?;
-            let dir = hooks_dir()?;
+            let ctx = Ctx::open()?;
+            let (_, dir) = here(&ctx.repo);
+            let dir = dir.path;
             let hook_path = dir.join("post-commit");
-            match hook::installed(&dir) {
+            let ours = hook::installed(&dir);
+            if matches!(
+                ours,
+                Installed::Ours | Installed::Chained | Installed::Edited
+            ) && chain::in_a_working_tree(&ctx.repo, &dir)
+            {
+                return Err(Error::Refused {
+                    message: format!(
+                        "{} is inside a working tree: git-recode does not write there",
+                        hook_path.display()
+                    ),
+                    hint: format!(
+                        "remove the lines from {} to {} yourself",
+                        hook::BEGIN,
+                        hook::END
+                    ),
+                });
+            }
+            match ours {
                 Installed::Ours => {
                     std::fs::remove_file(&hook_path).map_err(io("remove", &hook_path))?;
                     crate::say!("removed {}", hook_path.display());
@@ -144,24 +150,127 @@ pub fn run(cmd: HookCommand) -> Result<i32, Error> {
             }
             Ok(EXIT_OK)
         }
-        HookCommand::Status => {
-            let _ = Ctx::open()?;
-            let dir = hooks_dir()?;
-            let what = match hook::installed(&dir) {
-                Installed::Ours | Installed::Edited => "installed",
-                Installed::Chained => "installed (chained after the previous hook)",
-                Installed::Nothing => "not installed",
-                Installed::Foreign => {
-                    "not installed (a post-commit hook git-recode did not write is there)"
+        HookCommand::Status { json } => {
+            let ctx = Ctx::open()?;
+            let all = hook::reach(&ctx.repo);
+            if json {
+                let doc = StatusJson {
+                    schema: 1,
+                    worktrees: all
+                        .iter()
+                        .map(|r| WorktreeJson {
+                            path: r.path.display().to_string(),
+                            hooks_dir: r.hooks_dir.display().to_string(),
+                            manager: r.manager,
+                            reaches: r.reaches,
+                            via: r.via.as_deref(),
+                            why: r.why.as_deref(),
+                            current: r.current,
+                        })
+                        .collect(),
+                };
+                let text = serde_json::to_string(&doc).expect("plain structs serialize");
+                crate::say!("{text}");
+                return Ok(EXIT_OK);
+            }
+            if let Some(r) = all.iter().find(|r| r.current) {
+                match (&r.via, &r.why) {
+                    (Some(via), _) => crate::say!("installed: {via}"),
+                    (None, why) => crate::say!("not installed: {}", why.as_deref().unwrap_or("")),
                 }
-            };
-            crate::say!("{what}: {}", dir.join("post-commit").display());
+            }
+            if all.len() > 1 || all.iter().all(|r| !r.current) {
+                for r in &all {
+                    match (&r.via, &r.why) {
+                        (Some(via), _) => crate::say!("  {}: reached via {via}", r.path.display()),
+                        (None, why) => crate::say!(
+                            "  {}: not reached: {}",
+                            r.path.display(),
+                            why.as_deref().unwrap_or("")
+                        ),
+                    }
+                }
+            }
             Ok(EXIT_OK)
         }
     }
 }
 
-fn post_commit() -> Result<(), Error> {
+/// `hook install`: write the hook where the hooks directory is git's own; elsewhere print
+/// what to add and refuse (exit 3).
+fn install(chain: bool) -> Result<i32, Error> {
+    let ctx = Ctx::open()?;
+    let (wt, dir) = here(&ctx.repo);
+    let hook_path = dir.path.join("post-commit");
+    let kind = hook::installed(&dir.path);
+    if matches!(
+        kind,
+        Installed::Ours | Installed::Chained | Installed::Edited
+    ) {
+        crate::say!("already installed in {}", hook_path.display());
+        return Ok(EXIT_OK);
+    }
+    let (manager, verdict) = chain::reach_one(&wt, &dir);
+    if let Ok(via) = verdict {
+        crate::say!("already installed: {via}");
+        return Ok(EXIT_OK);
+    }
+    if manager.is_some() || chain::in_a_working_tree(&ctx.repo, &dir.path) {
+        let a = chain::advice(manager, &wt, &dir);
+        print!("{}", a.text);
+        let what = if a.text.lines().count() > 1 {
+            "the stanza"
+        } else {
+            "the line"
+        };
+        eprintln!("error: {}", a.reason);
+        eprintln!("hint: add {what} printed above to {}", a.file);
+        if let Some(then) = &a.then {
+            eprintln!("hint: then run `{then}`");
+        }
+        eprintln!(
+            "hint: `git recode hook status` will then report: {}",
+            a.status
+        );
+        return Ok(EXIT_REFUSED);
+    }
+    let dir = dir.path;
+    match kind {
+        Installed::Ours | Installed::Chained | Installed::Edited => {}
+        Installed::Nothing => {
+            std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
+            write_hook(&hook_path, &hook::script(false))?;
+            crate::say!("installed {}", hook_path.display());
+        }
+        Installed::Foreign if chain => {
+            let kept = dir.join(format!("post-commit{}", hook::CHAINED_SUFFIX));
+            if kept.exists() {
+                return Err(Error::Refused {
+                    message: format!("{} already exists: not overwriting it", kept.display()),
+                    hint: "move it away (it is a hook kept by an earlier --chain install), then install again".into(),
+                });
+            }
+            std::fs::rename(&hook_path, &kept).map_err(io("keep the existing hook as", &kept))?;
+            write_hook(&hook_path, &hook::script(true))?;
+            crate::say!(
+                "installed {} (runs the previous hook, kept as {}, first)",
+                hook_path.display(),
+                kept.display()
+            );
+        }
+        Installed::Foreign => {
+            eprintln!(
+                "error: {} exists and git-recode did not write it",
+                hook_path.display()
+            );
+            eprintln!("hint: `git recode hook install --chain` keeps it and runs it first");
+            return Ok(EXIT_REFUSED);
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+fn post_commit(deadline: std::time::Instant) -> Result<(), Error> {
     let ctx = Ctx::open()?;
     let Some((head, message)) = hook::head_commit(&ctx.repo) else {
         return Ok(());
@@ -206,9 +315,20 @@ fn post_commit() -> Result<(), Error> {
         ctx.now,
         &task,
         Some(&branch),
-        Body::Milestone { phase, session_id },
+        Body::Milestone {
+            phase: phase.clone(),
+            session_id,
+        },
     )
-    .with_head(Some(head_hex));
-    ledger::append(&ctx.repo, &ctx.cfg.notes_ref, event)?;
-    Ok(())
+    .with_head(Some(head_hex.clone()));
+    match ledger::append_with_deadline(&ctx.repo, &ctx.cfg.notes_ref, event, deadline) {
+        Ok(_) => Ok(()),
+        Err(ledger::LedgerError::Contended { notes_ref, .. }) => Err(Error::Partial(format!(
+            "gave up after {} ms: {notes_ref} is locked or busy; milestone '{phase}' of {} is not ledgered yet (it stays in the commit's {} trailer)",
+            HOOK_BUDGET.as_millis(),
+            &head_hex[..12],
+            hook::PHASE_TRAILER
+        ))),
+        Err(e) => Err(e.into()),
+    }
 }

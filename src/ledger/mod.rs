@@ -800,6 +800,181 @@ pub fn append(
     })
 }
 
+/// [`cas_ref`] that never waits on a ref lock (a held lock is a lost race, at once) and
+/// writes the reflog as `sig` (no local time-zone lookup): for [`append_with_deadline`].
+fn cas_ref_now(
+    repo: &gix::Repository,
+    name: &str,
+    expected: Option<ObjectId>,
+    new: ObjectId,
+    log: &str,
+    sig: &gix::actor::Signature,
+) -> Result<bool, LedgerError> {
+    use gix::refs::transaction::RefEdit;
+    let previous = match expected {
+        Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
+        None => PreviousValue::MustNotExist,
+    };
+    let full: gix::refs::FullName =
+        name.try_into()
+            .map_err(|e: gix::validate::reference::name::Error| {
+                git_err("name the ref", name)(Box::new(e))
+            })?;
+    let fail = gix::lock::acquire::Fail::Immediately;
+    let mut time = gix::date::parse::TimeBuf::default();
+    let result = repo
+        .refs
+        .transaction()
+        .prepare([RefEdit::update(full, new, previous, log)], fail, fail)
+        .and_then(|t| t.commit(Some(sig.to_ref(&mut time))));
+    match result {
+        Ok(_) => Ok(true),
+        Err(e) => {
+            let lock = repo.common_dir().join(format!("{name}.lock"));
+            let age = std::fs::metadata(&lock)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok());
+            if age.is_some_and(|a| a.as_secs() >= STALE_LOCK_SECS) {
+                return Err(LedgerError::StaleLock {
+                    path: lock.display().to_string(),
+                });
+            }
+            tracing::debug!(ref_name = name, error = %e, "compare-and-swap lost; retrying");
+            Ok(false)
+        }
+    }
+}
+
+/// One try at making task `key`'s anchor reachable from `refs/recode/anchors`, for
+/// [`append_with_deadline`]. `Ok(false)`: lost the race.
+fn anchor_now(
+    repo: &gix::Repository,
+    key: &str,
+    now: Timestamp,
+    sig: &gix::actor::Signature,
+) -> Result<bool, LedgerError> {
+    let anchor = repo
+        .write_blob(anchor_content(key))
+        .map_err(|e| git_err("write the anchor", ANCHORS_REF)(Box::new(e)))?
+        .detach();
+    let hex = anchor.to_hex().to_string();
+    let tip = ref_tip(repo, ANCHORS_REF)?;
+    let mut entries: Vec<gix::objs::tree::Entry> = Vec::new();
+    if let Some(tip) = tip {
+        let tree = tree_of(repo, tip, ANCHORS_REF)?;
+        let t = repo
+            .find_tree(tree)
+            .map_err(|e| git_err("read the anchors tree", ANCHORS_REF)(Box::new(e)))?;
+        let decoded = t
+            .decode()
+            .map_err(|e| git_err("decode the anchors tree", ANCHORS_REF)(Box::new(e)))?;
+        if decoded.entries.iter().any(|e| e.filename == hex.as_bytes()) {
+            return Ok(true);
+        }
+        entries = decoded.entries.iter().map(|e| (*e).into()).collect();
+    }
+    entries.push(gix::objs::tree::Entry {
+        mode: gix::objs::tree::EntryKind::Blob.into(),
+        filename: hex.as_str().into(),
+        oid: anchor,
+    });
+    entries.sort();
+    let tree = repo
+        .write_object(&gix::objs::Tree { entries })
+        .map_err(|e| git_err("write the anchors tree", ANCHORS_REF)(Box::new(e)))?
+        .detach();
+    let msg = format!("recode: anchor task {key}");
+    let commit = write_commit(repo, tree, tip, &msg, now, ANCHORS_REF)?;
+    cas_ref_now(repo, ANCHORS_REF, tip, commit, "recode: anchor", sig)
+}
+
+/// [`append`] for the post-commit hook, which must never delay a commit: the same
+/// compare-and-swap append (the anchor made reachable first for a task's first note,
+/// `seq` recomputed on every try), but it never waits on a ref lock and gives up once
+/// `deadline` has passed. The reflog is written with the ledger commit's own signature
+/// (UTC), which spares the local time-zone lookup. Returns the event as stored.
+///
+/// Errors: [`LedgerError::Contended`] when the deadline passed before a compare-and-swap
+/// won (a held or contended ref lock, an unwritable ref); [`LedgerError::StaleLock`];
+/// [`LedgerError::Git`].
+pub fn append_with_deadline(
+    repo: &gix::Repository,
+    notes_ref: &str,
+    mut event: Event,
+    deadline: std::time::Instant,
+) -> Result<Event, LedgerError> {
+    let now = clock::parse(&event.ts).unwrap_or_else(|_| Timestamp::now());
+    let sig = signature(repo, now);
+    let anchor = anchor_id(&event.task);
+    let task = event.task.clone();
+    let mut anchored = false;
+    let mut tries = 0u32;
+    loop {
+        tries += 1;
+        let tip = ref_tip(repo, notes_ref)?;
+        let root = match tip {
+            Some(tip) => tree_of(repo, tip, notes_ref)?,
+            None => ObjectId::empty_tree(gix::hash::Kind::Sha1),
+        };
+        let mut state = gix::note::plumbing::State::new(root, &repo.objects)
+            .map_err(|e| git_err("open the notes tree", notes_ref)(e.into()))?;
+        let mut text = match state
+            .get(&anchor, &repo.objects)
+            .map_err(|e| git_err("look up a note", notes_ref)(e.into()))?
+        {
+            Some(blob) => {
+                let blob = repo
+                    .find_blob(blob)
+                    .map_err(|e| git_err("read a note", notes_ref)(Box::new(e)))?;
+                String::from_utf8_lossy(&blob.data).into_owned()
+            }
+            None => String::new(),
+        };
+        let mut won = true;
+        if text.is_empty() && !anchored {
+            anchored = anchor_now(repo, &task, now, &sig)?;
+            won = anchored;
+        }
+        if won {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            event.seq = text.lines().filter(|l| !l.trim().is_empty()).count() as u64 + 1;
+            text.push_str(&event.canonical());
+            text.push('\n');
+            let blob = repo
+                .write_blob(text.as_bytes())
+                .map_err(|e| git_err("write a note", notes_ref)(Box::new(e)))?
+                .detach();
+            let edit = state
+                .replace(anchor, blob, &repo.objects)
+                .map_err(|e| git_err("write the notes tree", notes_ref)(e.into()))?;
+            let msg = format!(
+                "Notes added by 'git recode' ({} {})",
+                event.body.kind(),
+                task
+            );
+            let commit = write_commit(repo, edit.tree, tip, &msg, now, notes_ref)?;
+            if cas_ref_now(repo, notes_ref, tip, commit, "notes: recode append", &sig)? {
+                return Ok(event);
+            }
+        }
+        // A short, jittered pause; never past the deadline.
+        let pause = std::time::Duration::from_millis(
+            1 + (std::process::id() as u64 * 7919 + tries as u64 * 104_729) % 3,
+        );
+        if std::time::Instant::now() + pause >= deadline {
+            return Err(LedgerError::Contended {
+                task,
+                notes_ref: notes_ref.to_string(),
+                tries,
+            });
+        }
+        std::thread::sleep(pause);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,7 +30,7 @@ fn install_into_an_empty_hooks_dir_and_back() {
 
     assert_eq!(
         env.run(&repo, &["hook", "status"]),
-        "not installed: <root>/r/.git/hooks/post-commit\n--- stderr ---\n[exit status: 0]\n"
+        "not installed: no post-commit hook in <root>/r/.git/hooks\n--- stderr ---\n[exit status: 0]\n"
     );
     assert_eq!(
         env.ok(&repo, &["hook", "install"]),
@@ -64,7 +64,10 @@ fn install_into_an_empty_hooks_dir_and_back() {
     assert!(names(&hooks).is_empty(), "left behind: {:?}", names(&hooks));
     assert_eq!(
         env.ok(&repo, &["hook", "status"]),
-        format!("not installed: {p}\n")
+        format!(
+            "not installed: no post-commit hook in {}\n",
+            hooks.display()
+        )
     );
     assert_eq!(
         env.ok(&repo, &["hook", "uninstall"]),
@@ -127,7 +130,7 @@ fn foreign_hook_is_refused_then_chained_then_restored_byte_identical() {
     assert_eq!(names(&hooks), samples);
     assert_eq!(
         env.run(&repo, &["hook", "status"]),
-        "not installed (a post-commit hook git-recode did not write is there): <root>/r/.git/hooks/post-commit\n--- stderr ---\n[exit status: 0]\n"
+        "not installed: <root>/r/.git/hooks/post-commit was not written by git-recode and does not call git-recode hook post-commit\n--- stderr ---\n[exit status: 0]\n"
     );
     // Uninstall leaves a hook it did not write alone.
     env.ok(&repo, &["hook", "uninstall"]);
@@ -145,7 +148,7 @@ fn foreign_hook_is_refused_then_chained_then_restored_byte_identical() {
     );
     assert_eq!(
         env.run(&repo, &["hook", "status"]),
-        "installed (chained after the previous hook): <root>/r/.git/hooks/post-commit\n--- stderr ---\n[exit status: 0]\n"
+        "installed: <root>/r/.git/hooks/post-commit (chained after the previous hook)\n--- stderr ---\n[exit status: 0]\n"
     );
     // Idempotent.
     let chained = snapshot(&hook);
@@ -215,7 +218,7 @@ fn foreign_hook_is_refused_then_chained_then_restored_byte_identical() {
     assert_eq!(
         env.ok(&repo, &["hook", "status"]),
         format!(
-            "not installed (a post-commit hook git-recode did not write is there): {}\n",
+            "not installed: {} was not written by git-recode and does not call git-recode hook post-commit\n",
             hook.display()
         )
     );
@@ -266,30 +269,41 @@ fn chain_refusal_hint_is_about_the_hook() {
 }
 
 #[test]
-fn relative_core_hooks_path_is_honoured_from_a_subdirectory() {
+fn relative_core_hooks_path_in_the_working_tree_is_refused_with_the_line() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     hgit(&env, &repo, &["checkout", "-q", "-b", "issue-6"]);
     env.git(&repo, &["config", "core.hooksPath", "githooks"]);
     std::fs::create_dir_all(repo.join("src/deep")).unwrap();
     let sub = repo.join("src/deep");
-    let hook = repo.join("githooks/post-commit");
     assert_eq!(
-        env.ok(&sub, &["hook", "status"]),
-        format!("not installed: {}\n", hook.display())
+        env.run(&sub, &["hook", "status"]),
+        "not installed: core.hooksPath githooks does not exist in this worktree (<root>/r/githooks): git runs no hooks here, so milestones are lost\n--- stderr ---\n[exit status: 0]\n"
     );
     assert_eq!(
-        env.ok(&sub, &["hook", "install"]),
-        format!("installed {}\n", hook.display())
+        env.run(&sub, &["hook", "install"]),
+        "git-recode hook post-commit || true\n--- stderr ---\n\
+         error: the hooks directory <root>/r/githooks (core.hooksPath githooks) is inside a working tree: git-recode never writes there\n\
+         hint: add the line printed above to <root>/r/githooks/post-commit (create it with a #!/bin/sh first line and make it executable; if it is tracked, commit it, so every worktree has it)\n\
+         hint: `git recode hook status` will then report: installed: <root>/r/githooks/post-commit (which calls git-recode hook post-commit)\n\
+         [exit status: 3]\n"
     );
-    assert_eq!(std::fs::read_to_string(&hook).unwrap(), PLAIN_SCRIPT);
+    assert!(!repo.join("githooks").exists());
     assert!(!repo.join(".git/hooks/post-commit").exists());
-    assert!(!sub.join("githooks").exists());
+    assert_eq!(env.git(&repo, &["status", "--porcelain"]), "");
+    // The user adds the line: status follows it, and git runs it.
+    let hook = repo.join("githooks/post-commit");
+    std::fs::create_dir_all(repo.join("githooks")).unwrap();
+    std::fs::write(&hook, "#!/bin/sh\ngit-recode hook post-commit || true\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(
-        env.ok(&repo, &["hook", "status"]),
-        format!("installed: {}\n", hook.display())
+        env.run(&sub, &["hook", "status"]),
+        "installed: <root>/r/githooks/post-commit (which calls git-recode hook post-commit)\n--- stderr ---\n[exit status: 0]\n"
     );
-    // git runs it from there.
+    assert_eq!(
+        env.run(&sub, &["hook", "install"]),
+        "already installed: <root>/r/githooks/post-commit (which calls git-recode hook post-commit)\n--- stderr ---\n[exit status: 0]\n"
+    );
     let head = commit(
         &env,
         &repo,
@@ -302,11 +316,10 @@ fn relative_core_hooks_path_is_honoured_from_a_subdirectory() {
         ledger(&env, &repo, "6"),
         milestone(1, "6", "issue-6", &head, "implemented", None)
     );
-    assert_eq!(
-        env.ok(&sub, &["hook", "uninstall"]),
-        format!("removed {}\n", hook.display())
-    );
-    assert!(!hook.exists());
+    // Uninstall leaves the user's file alone.
+    let before = snapshot(&hook);
+    env.ok(&sub, &["hook", "uninstall"]);
+    assert_eq!(snapshot(&hook), before);
 }
 
 #[test]
@@ -356,14 +369,12 @@ fn from_a_linked_worktree_the_hook_goes_to_the_common_hooks_dir() {
         env.ok(&wt, &["hook", "install"]),
         format!("installed {}\n", hook.display())
     );
-    assert_eq!(
-        env.ok(&wt, &["hook", "status"]),
-        format!("installed: {}\n", hook.display())
-    );
-    assert_eq!(
-        env.ok(&repo, &["hook", "status"]),
-        format!("installed: {}\n", hook.display())
-    );
+    let both = "installed: <root>/r/.git/hooks/post-commit\n  \
+                <root>/r: reached via <root>/r/.git/hooks/post-commit\n  \
+                <root>/wt: reached via <root>/r/.git/hooks/post-commit\n\
+                --- stderr ---\n[exit status: 0]\n";
+    assert_eq!(env.run(&wt, &["hook", "status"]), both);
+    assert_eq!(env.run(&repo, &["hook", "status"]), both);
     assert!(!repo.join(".git/worktrees/wt/hooks").exists());
 
     let head = commit(
@@ -426,7 +437,8 @@ fn husky_hooks_path_is_refused_with_the_line_to_add() {
         "git-recode hook post-commit || true\n\
          --- stderr ---\n\
          error: the hooks directory <root>/r/.husky/_ belongs to husky, which regenerates it\n\
-         hint: add this line to husky's own post-commit hook (e.g. .husky/post-commit):\n\
+         hint: add the line printed above to .husky/post-commit (tracked: commit it, so every worktree has it)\n\
+         hint: `git recode hook status` will then report: installed: husky (.husky/_/post-commit runs .husky/post-commit)\n\
          [exit status: 3]\n"
     );
     assert_eq!(names(&repo.join(".husky/_")), vec!["h"]);
@@ -751,4 +763,580 @@ fn the_hook_never_fails_a_commit() {
     // Outside a repository: exit 0 too.
     let out = env.output(&env.root(), &["hook", "post-commit"]);
     assert_eq!(out.status.code(), Some(0));
+}
+
+// ---------------------------------------------------------------------------------------
+// hook managers, per worktree
+// ---------------------------------------------------------------------------------------
+
+/// Commit `files` (path, content, mode) on the current branch of `dir` without hooks.
+fn commit_files(env: &TestEnv, dir: &Path, files: &[(&str, &str, u32)], msg: &str) {
+    for (path, content, mode) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(*mode)).unwrap();
+        env.git(dir, &["add", path]);
+    }
+    env.git(dir, &["commit", "-q", "--no-verify", "-m", msg]);
+}
+
+/// Add a linked worktree `<root>/<name>` on a new branch.
+fn add_worktree(env: &TestEnv, repo: &Path, name: &str, branch: &str) -> PathBuf {
+    let wt = env.root().join(name);
+    env.git(
+        repo,
+        &["worktree", "add", "-q", "-b", branch, wt.to_str().unwrap()],
+    );
+    wt
+}
+
+/// Every file of a worktree (tracked or not, `.git` aside) with its bytes and mode.
+fn tree_bytes(dir: &Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name().unwrap() == ".git" {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let (b, m) = snapshot(&p);
+                out.push((p, b, m));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `hook install` in each of `dirs` is refused (exit 3) with `expected` (rendered run), and
+/// changes no file in any of them: `git status --porcelain` stays empty, bytes unchanged.
+fn assert_refused_untouched(env: &TestEnv, dirs: &[&Path], hooks: &Path, expected: &[String]) {
+    for (dir, want) in dirs.iter().zip(expected) {
+        let files: Vec<_> = dirs.iter().map(|d| tree_bytes(d)).collect();
+        let hook_files = if hooks.is_dir() {
+            tree_bytes(hooks)
+        } else {
+            Vec::new()
+        };
+        for chain in [false, true] {
+            let args: &[&str] = if chain {
+                &["hook", "install", "--chain"]
+            } else {
+                &["hook", "install"]
+            };
+            assert_eq!(
+                &env.run(dir, args),
+                want,
+                "install {args:?} in {}",
+                dir.display()
+            );
+            let now: Vec<_> = dirs.iter().map(|d| tree_bytes(d)).collect();
+            assert_eq!(now, files, "a working tree changed");
+            let now_hooks = if hooks.is_dir() {
+                tree_bytes(hooks)
+            } else {
+                Vec::new()
+            };
+            assert_eq!(now_hooks, hook_files, "the hooks directory changed");
+            for d in dirs {
+                assert_eq!(env.git(d, &["status", "--porcelain"]), "");
+            }
+        }
+    }
+}
+
+const HUSKY8_HOOK: &str = "#!/usr/bin/env sh\n. \"$(dirname -- \"$0\")/_/husky.sh\"\n\necho lint\n";
+
+/// What `husky install` (v6-8) generates in a worktree: `.husky/_/husky.sh`, ignored.
+fn husky8_generate(wt: &Path) {
+    std::fs::create_dir_all(wt.join(".husky/_")).unwrap();
+    std::fs::write(wt.join(".husky/_/husky.sh"), "#!/usr/bin/env sh\n").unwrap();
+    std::fs::write(wt.join(".husky/_/.gitignore"), "*\n").unwrap();
+}
+
+#[test]
+fn husky8_tracked_hooks_are_never_written_and_status_follows_each_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    commit_files(
+        &env,
+        &repo,
+        &[(".husky/post-commit", HUSKY8_HOOK, 0o755)],
+        "husky",
+    );
+    env.git(&repo, &["config", "core.hooksPath", ".husky"]);
+    husky8_generate(&repo);
+    let wt = add_worktree(&env, &repo, "wt16", "issue-16");
+    husky8_generate(&wt);
+    let wt_bare = add_worktree(&env, &repo, "wt17", "issue-17"); // husky never installed there
+
+    let refusal = |top: &str| {
+        format!(
+            "git-recode hook post-commit || true\n--- stderr ---\n\
+             error: the hooks directory {top}/.husky is husky's, tracked in the repository: git-recode never writes a tracked file\n\
+             hint: add the line printed above to .husky/post-commit (tracked: commit it, so every worktree has it)\n\
+             hint: `git recode hook status` will then report: installed: husky (.husky/post-commit)\n\
+             [exit status: 3]\n"
+        )
+    };
+    assert_refused_untouched(
+        &env,
+        &[&repo, &wt],
+        &repo.join(".git/hooks"),
+        &[refusal("<root>/r"), refusal("<root>/wt16")],
+    );
+
+    // The agent's branch gets the line (a tracked change the user makes and commits).
+    commit_files(
+        &env,
+        &wt,
+        &[(
+            ".husky/post-commit",
+            &format!("{HUSKY8_HOOK}git-recode hook post-commit || true\n"),
+            0o755,
+        )],
+        "call git-recode",
+    );
+    let add_line = "add the line `git-recode hook post-commit || true` to it";
+    assert_eq!(
+        env.run(&wt, &["hook", "status"]),
+        format!(
+            "installed: husky (.husky/post-commit)\n  \
+             <root>/r: not reached: husky's .husky/post-commit does not call git-recode hook post-commit: {add_line}\n  \
+             <root>/wt16: reached via husky (.husky/post-commit)\n  \
+             <root>/wt17: not reached: husky's .husky/post-commit does not call git-recode hook post-commit: {add_line}\n\
+             --- stderr ---\n[exit status: 0]\n"
+        )
+    );
+    // wt17 has the line too, but husky.sh was never generated there: the hook stops.
+    hgit(&env, &wt_bare, &["merge", "-q", "--ff-only", "issue-16"]);
+    let out = env.run(&wt_bare, &["hook", "status"]);
+    assert_eq!(
+        out.lines().next().unwrap(),
+        "not installed: husky's .husky/post-commit sources .husky/_/husky.sh, which is missing in this worktree (run `npx husky install` here): the hook stops before it calls git-recode, so milestones are lost"
+    );
+
+    let head = commit(
+        &env,
+        &wt,
+        "x.txt",
+        "x\n",
+        "implement x\n\nRecode-Phase: implemented\n",
+        &[],
+    );
+    assert_eq!(
+        ledger(&env, &repo, "16"),
+        milestone(1, "16", "issue-16", &head, "implemented", None)
+    );
+}
+
+/// What `npx husky` (v9) generates in a worktree: `.husky/_` with `h` and the hook stubs.
+fn husky9_generate(wt: &Path) {
+    let d = wt.join(".husky/_");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join(".gitignore"), "*\n").unwrap();
+    std::fs::write(
+        d.join("h"),
+        "#!/usr/bin/env sh\nn=$(basename \"$0\")\ns=$(dirname \"$(dirname \"$0\")\")/$n\n[ ! -f \"$s\" ] && exit 0\nsh -e \"$s\" \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("post-commit"),
+        "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        d.join("post-commit"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+}
+
+#[test]
+fn husky9_refuses_then_status_follows_h_per_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    commit_files(
+        &env,
+        &repo,
+        &[(".husky/pre-commit", "echo lint\n", 0o644)],
+        "husky",
+    );
+    husky9_generate(&repo);
+    env.git(&repo, &["config", "core.hooksPath", ".husky/_"]);
+    assert_refused_untouched(
+        &env,
+        &[&repo],
+        &repo.join(".git/hooks"),
+        &["git-recode hook post-commit || true\n--- stderr ---\n\
+           error: the hooks directory <root>/r/.husky/_ belongs to husky, which regenerates it\n\
+           hint: add the line printed above to .husky/post-commit (tracked: commit it, so every worktree has it)\n\
+           hint: `git recode hook status` will then report: installed: husky (.husky/_/post-commit runs .husky/post-commit)\n\
+           [exit status: 3]\n"
+            .to_string()],
+    );
+    assert_eq!(
+        env.ok(&repo, &["hook", "status"]),
+        "not installed: husky runs .husky/post-commit, which does not exist here: add the line `git-recode hook post-commit || true` to it\n"
+    );
+    commit_files(
+        &env,
+        &repo,
+        &[(
+            ".husky/post-commit",
+            "git-recode hook post-commit || true\n",
+            0o644,
+        )],
+        "husky post-commit calls git-recode",
+    );
+    let wt17 = add_worktree(&env, &repo, "wt17", "issue-17");
+    let wt18 = add_worktree(&env, &repo, "wt18", "issue-18");
+    husky9_generate(&wt18);
+    let via = "husky (.husky/_/post-commit runs .husky/post-commit)";
+    let lost = "core.hooksPath .husky/_ does not exist in this worktree (husky generates it: run `npx husky` here): git runs no hooks here, so milestones are lost";
+    let list = format!(
+        "  <root>/r: reached via {via}\n  <root>/wt17: not reached: {lost}\n  <root>/wt18: reached via {via}\n--- stderr ---\n[exit status: 0]\n"
+    );
+    assert_eq!(
+        env.run(&wt18, &["hook", "status"]),
+        format!("installed: {via}\n{list}")
+    );
+    assert_eq!(
+        env.run(&wt17, &["hook", "status"]),
+        format!("not installed: {lost}\n{list}")
+    );
+    assert_eq!(
+        env.run(&wt18, &["hook", "install"]),
+        format!("already installed: {via}\n--- stderr ---\n[exit status: 0]\n")
+    );
+    // The JSON document.
+    let v: serde_json::Value =
+        serde_json::from_str(&env.ok(&wt17, &["hook", "status", "--json"])).unwrap();
+    let root = env.root().display().to_string();
+    assert_eq!(
+        v,
+        serde_json::json!({"schema": 1, "worktrees": [
+            {"path": format!("{root}/r"), "hooks_dir": format!("{root}/r/.husky/_"), "manager": "husky9",
+             "reaches": true, "via": via, "why": null, "current": false},
+            {"path": format!("{root}/wt17"), "hooks_dir": format!("{root}/wt17/.husky/_"), "manager": "husky9",
+             "reaches": false, "via": null, "why": lost, "current": true},
+            {"path": format!("{root}/wt18"), "hooks_dir": format!("{root}/wt18/.husky/_"), "manager": "husky9",
+             "reaches": true, "via": via, "why": null, "current": false},
+        ]})
+    );
+    // The library answer is the same.
+    let lib = git_recode::hook::reach(&gix::open(&wt17).unwrap());
+    assert_eq!(
+        lib.iter().map(|r| r.reaches).collect::<Vec<_>>(),
+        vec![true, false, true]
+    );
+    // Commits: reached in wt18, lost in wt17.
+    let h18 = commit(
+        &env,
+        &wt18,
+        "y",
+        "y\n",
+        "tests pass\n\nRecode-Phase: tests-green\n",
+        &[],
+    );
+    commit(
+        &env,
+        &wt17,
+        "y",
+        "y\n",
+        "tests pass\n\nRecode-Phase: tests-green\n",
+        &[],
+    );
+    assert_eq!(
+        ledger(&env, &repo, "18"),
+        milestone(1, "18", "issue-18", &h18, "tests-green", None)
+    );
+    assert_eq!(ledger(&env, &repo, "17"), "");
+    assert_eq!(env.git(&repo, &["status", "--porcelain"]), "");
+}
+
+const LEFTHOOK_HOOK: &str = "#!/bin/sh\n\nif [ \"$LEFTHOOK_VERBOSE\" = \"1\" -o \"$LEFTHOOK_VERBOSE\" = \"true\" ]; then\n  set -x\nfi\n\nif [ \"$LEFTHOOK\" = \"0\" ]; then\n  exit 0\nfi\n\ncall_lefthook()\n{\n  lefthook \"$@\"\n}\n\ncall_lefthook run \"post-commit\" \"$@\"\n";
+
+#[test]
+fn lefthook_gets_the_yaml_stanza_and_status_reads_each_worktrees_config() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let yml = "pre-commit:\n  commands:\n    lint:\n      run: echo lint\n";
+    commit_files(&env, &repo, &[("lefthook.yml", yml, 0o644)], "lefthook");
+    let hooks = repo.join(".git/hooks");
+    std::fs::write(hooks.join("post-commit"), LEFTHOOK_HOOK).unwrap();
+    std::fs::set_permissions(
+        hooks.join("post-commit"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let wt = add_worktree(&env, &repo, "wt", "issue-5");
+    let refusal = "post-commit:\n  commands:\n    git-recode:\n      run: git-recode hook post-commit\n\
+                   --- stderr ---\n\
+                   error: post-commit hooks here are lefthook's, configured in lefthook.yml\n\
+                   hint: add the stanza printed above to lefthook.yml (merge into an existing post-commit: key)\n\
+                   hint: then run `lefthook install`\n\
+                   hint: `git recode hook status` will then report: installed: lefthook (<root>/r/.git/hooks/post-commit runs the post-commit commands of lefthook.yml)\n\
+                   [exit status: 3]\n"
+        .to_string();
+    assert_refused_untouched(&env, &[&repo, &wt], &hooks, &[refusal.clone(), refusal]);
+    commit_files(
+        &env,
+        &wt,
+        &[(
+            "lefthook.yml",
+            &format!(
+                "{yml}post-commit:\n  commands:\n    git-recode:\n      run: git-recode hook post-commit\n"
+            ),
+            0o644,
+        )],
+        "lefthook runs git-recode",
+    );
+    assert_eq!(
+        env.run(&repo, &["hook", "status"]),
+        "not installed: lefthook runs <root>/r/.git/hooks/post-commit, and no post-commit command in lefthook.yml calls git-recode hook post-commit\n  \
+         <root>/r: not reached: lefthook runs <root>/r/.git/hooks/post-commit, and no post-commit command in lefthook.yml calls git-recode hook post-commit\n  \
+         <root>/wt: reached via lefthook (<root>/r/.git/hooks/post-commit runs the post-commit commands of lefthook.yml)\n\
+         --- stderr ---\n[exit status: 0]\n"
+    );
+}
+
+const PRE_COMMIT_HOOK: &str = "#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n# ID: 138fd403232d2ddd5efb44317e38bf03\n\nARGS=(hook-impl --config=.pre-commit-config.yaml --hook-type=post-commit)\nexec pre-commit \"${ARGS[@]}\"\n";
+
+#[test]
+fn pre_commit_gets_a_local_post_commit_hook_and_status_needs_the_stage() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let cfg = "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.6.0\n  hooks:\n    - id: trailing-whitespace\n";
+    commit_files(
+        &env,
+        &repo,
+        &[(".pre-commit-config.yaml", cfg, 0o644)],
+        "pre-commit",
+    );
+    let hooks = repo.join(".git/hooks");
+    let wt = add_worktree(&env, &repo, "wt", "issue-8");
+    // Not even installed for post-commit yet: refused with the stanza and the install command.
+    let refusal = "- repo: local\n  hooks:\n    - id: git-recode\n      name: git-recode milestones\n      entry: git-recode hook post-commit\n      language: system\n      stages: [post-commit]\n      always_run: true\n      pass_filenames: false\n\
+                   --- stderr ---\n\
+                   error: post-commit hooks here are pre-commit's, configured in .pre-commit-config.yaml\n\
+                   hint: add the stanza printed above to .pre-commit-config.yaml (under repos:)\n\
+                   hint: then run `pre-commit install --hook-type post-commit`\n\
+                   hint: `git recode hook status` will then report: installed: pre-commit (<root>/r/.git/hooks/post-commit runs the post-commit stage of .pre-commit-config.yaml)\n\
+                   [exit status: 3]\n"
+        .to_string();
+    assert_refused_untouched(&env, &[&repo, &wt], &hooks, &[refusal.clone(), refusal]);
+    assert!(!hooks.join("post-commit").exists());
+    // The stanza without its stage does not count; with it, it does.
+    let without_stage = format!(
+        "{cfg}- repo: local\n  hooks:\n    - id: git-recode\n      entry: git-recode hook post-commit\n      language: system\n"
+    );
+    let with_stage =
+        format!("{without_stage}      stages: [post-commit]\n      always_run: true\n");
+    commit_files(
+        &env,
+        &repo,
+        &[(".pre-commit-config.yaml", &without_stage, 0o644)],
+        "no stage",
+    );
+    commit_files(
+        &env,
+        &wt,
+        &[(".pre-commit-config.yaml", &with_stage, 0o644)],
+        "stage",
+    );
+    assert_eq!(
+        env.run(&wt, &["hook", "status"]),
+        "not installed: no post-commit hook in <root>/r/.git/hooks (.pre-commit-config.yaml calls git-recode, but its post-commit hook is not installed: run `pre-commit install --hook-type post-commit`)\n  \
+         <root>/r: not reached: no post-commit hook in <root>/r/.git/hooks\n  \
+         <root>/wt: not reached: no post-commit hook in <root>/r/.git/hooks (.pre-commit-config.yaml calls git-recode, but its post-commit hook is not installed: run `pre-commit install --hook-type post-commit`)\n\
+         --- stderr ---\n[exit status: 0]\n"
+    );
+    std::fs::write(hooks.join("post-commit"), PRE_COMMIT_HOOK).unwrap();
+    std::fs::set_permissions(
+        hooks.join("post-commit"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    assert_eq!(
+        env.run(&wt, &["hook", "status"]),
+        "installed: pre-commit (<root>/r/.git/hooks/post-commit runs the post-commit stage of .pre-commit-config.yaml)\n  \
+         <root>/r: not reached: pre-commit runs <root>/r/.git/hooks/post-commit, and no hook in .pre-commit-config.yaml calls git-recode hook post-commit with stages: [post-commit]\n  \
+         <root>/wt: reached via pre-commit (<root>/r/.git/hooks/post-commit runs the post-commit stage of .pre-commit-config.yaml)\n\
+         --- stderr ---\n[exit status: 0]\n"
+    );
+}
+
+const SIMPLE_PREPEND: &str = "#!/bin/sh\n\nif [ \"$SKIP_SIMPLE_GIT_HOOKS\" = \"1\" ]; then\n    echo \"[INFO] SKIP_SIMPLE_GIT_HOOKS is set to 1, skipping hook.\"\n    exit 0\nfi\n\nif [ -f \"$SIMPLE_GIT_HOOKS_RC\" ]; then\n    . \"$SIMPLE_GIT_HOOKS_RC\"\nfi\n\n";
+
+#[test]
+fn simple_git_hooks_gets_the_package_json_stanza_and_a_regenerated_hook_is_reached() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    hgit(&env, &repo, &["checkout", "-q", "-b", "issue-3"]);
+    let pkg = "{\n  \"name\": \"x\",\n  \"simple-git-hooks\": {\n    \"pre-commit\": \"npx lint-staged\"\n  }\n}\n";
+    commit_files(
+        &env,
+        &repo,
+        &[("package.json", pkg, 0o644)],
+        "simple-git-hooks",
+    );
+    let hooks = repo.join(".git/hooks");
+    let refusal = "\"simple-git-hooks\": {\n  \"post-commit\": \"git-recode hook post-commit\"\n}\n\
+                   --- stderr ---\n\
+                   error: git hooks here are simple-git-hooks', which rewrites them from its configuration\n\
+                   hint: add the stanza printed above to package.json (merge into the \"simple-git-hooks\" key), or .simple-git-hooks.json\n\
+                   hint: then run `npx simple-git-hooks`\n\
+                   hint: `git recode hook status` will then report: installed: simple-git-hooks (<root>/r/.git/hooks/post-commit)\n\
+                   [exit status: 3]\n"
+        .to_string();
+    assert_refused_untouched(&env, &[&repo], &hooks, &[refusal]);
+    // Configured, not regenerated: status says what to run.
+    let configured = "{\n  \"name\": \"x\",\n  \"simple-git-hooks\": {\n    \"pre-commit\": \"npx lint-staged\",\n    \"post-commit\": \"git-recode hook post-commit\"\n  }\n}\n";
+    commit_files(
+        &env,
+        &repo,
+        &[("package.json", configured, 0o644)],
+        "post-commit",
+    );
+    assert_eq!(
+        env.ok(&repo, &["hook", "status"]),
+        format!(
+            "not installed: no post-commit hook in {} (simple-git-hooks' configuration calls git-recode, but its hooks are not installed: run `npx simple-git-hooks`)\n",
+            hooks.display()
+        )
+    );
+    // What `npx simple-git-hooks` writes: the command inline. A real commit reaches us.
+    let hook = hooks.join("post-commit");
+    std::fs::write(
+        &hook,
+        format!("{SIMPLE_PREPEND}git-recode hook post-commit"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(
+        env.ok(&repo, &["hook", "status"]),
+        format!("installed: simple-git-hooks ({})\n", hook.display())
+    );
+    let head = commit(&env, &repo, "a", "a\n", "a\n\nRecode-Phase: scoped\n", &[]);
+    assert_eq!(
+        ledger(&env, &repo, "3"),
+        milestone(1, "3", "issue-3", &head, "scoped", None)
+    );
+}
+
+#[test]
+fn a_per_worktree_hooks_path_is_installed_into_and_answered_per_worktree() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = add_worktree(&env, &repo, "wt", "issue-12");
+    let private = env.root().join("private-hooks");
+    env.git(&repo, &["config", "extensions.worktreeConfig", "true"]);
+    env.git(
+        &wt,
+        &[
+            "config",
+            "--worktree",
+            "core.hooksPath",
+            private.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        env.run(&wt, &["hook", "install"]),
+        "installed <root>/private-hooks/post-commit\n--- stderr ---\n[exit status: 0]\n"
+    );
+    assert!(!repo.join(".git/hooks/post-commit").exists());
+    assert_eq!(
+        env.run(&repo, &["hook", "status"]),
+        "not installed: no post-commit hook in <root>/r/.git/hooks\n  \
+         <root>/r: not reached: no post-commit hook in <root>/r/.git/hooks\n  \
+         <root>/wt: reached via <root>/private-hooks/post-commit\n\
+         --- stderr ---\n[exit status: 0]\n"
+    );
+    let head = commit(
+        &env,
+        &wt,
+        "w",
+        "w\n",
+        "w\n\nRecode-Phase: implemented\n",
+        &[],
+    );
+    assert_eq!(
+        ledger(&env, &repo, "12"),
+        milestone(1, "12", "issue-12", &head, "implemented", None)
+    );
+    assert_eq!(env.git(&wt, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_held_notes_lock_gives_up_fast_with_one_line_and_the_milestone_is_recoverable() {
+    let env = TestEnv::new();
+    let repo = hooked(&env, "issue-27");
+    let base = env.git(&repo, &["rev-parse", "main"]);
+    std::fs::create_dir_all(repo.join(".git/refs/notes")).unwrap();
+    let lock = repo.join(".git/refs/notes/recode.lock");
+    std::fs::write(&lock, "").unwrap();
+    std::fs::write(repo.join("a"), "a\n").unwrap();
+    env.git(&repo, &["add", "a"]);
+    let started = std::time::Instant::now();
+    let out = hgit_out(
+        &env,
+        &repo,
+        &["commit", "-q", "-m", "a", "-m", "Recode-Phase: implemented"],
+        &[],
+    );
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "git-recode post-commit: error: gave up after 45 ms: refs/notes/recode is locked or busy; milestone 'implemented' of {} is not ledgered yet (it stays in the commit's Recode-Phase trailer)\n",
+            &head[..12]
+        )
+    );
+    // The whole commit, hook included, stays well under a second on any machine.
+    assert!(
+        took < std::time::Duration::from_millis(900),
+        "took {took:?}"
+    );
+    // The hook itself gives up within its budget (plus process start).
+    let t = std::time::Instant::now();
+    let again = env.output(&repo, &["hook", "post-commit"]);
+    assert!(
+        t.elapsed() < std::time::Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(stderr(&again).lines().count(), 1);
+    assert_eq!(ledger(&env, &repo, "27"), "");
+
+    // Recoverable from the trailer.
+    let gix_repo = gix::open(&repo).unwrap();
+    let tip = gix::ObjectId::from_hex(head.as_bytes()).unwrap();
+    let base_id = gix::ObjectId::from_hex(base.as_bytes()).unwrap();
+    let missing =
+        git_recode::hook::unledgered_milestones(&gix_repo, tip, &[base_id], Vec::new()).unwrap();
+    assert_eq!(missing, vec![(tip, "implemented".to_string())]);
+
+    // Once the lock is gone, the hook ledgers it, and nothing is missing any more.
+    std::fs::remove_file(&lock).unwrap();
+    env.ok(&repo, &["hook", "post-commit"]);
+    assert_eq!(
+        ledger(&env, &repo, "27"),
+        milestone(1, "27", "issue-27", &head, "implemented", None)
+    );
+    let (ledger, _) =
+        git_recode::ledger::read_task(&gix_repo, &["refs/notes/recode".to_string()], "27").unwrap();
+    assert_eq!(
+        git_recode::hook::unledgered_milestones(&gix_repo, tip, &[base_id], ledger.events())
+            .unwrap(),
+        vec![]
+    );
 }

@@ -3,6 +3,12 @@
 
 use gix::ObjectId;
 
+use crate::ledger::{Body, Event};
+use crate::repo::RepoError;
+
+pub mod chain;
+pub use chain::{Manager, WorktreeReach, reach};
+
 /// The trailer that marks a milestone commit.
 pub const PHASE_TRAILER: &str = "Recode-Phase";
 /// Environment variable carrying the agent's session id into the hook.
@@ -44,6 +50,42 @@ pub fn phase_of(message: &str) -> Option<String> {
         .filter(|(k, _)| k.eq_ignore_ascii_case(PHASE_TRAILER))
         .map(|(_, v)| v)
         .rfind(|v| !v.is_empty())
+}
+
+/// Milestone commits the ledger lacks: commits reachable from `branch_tip` but from none
+/// of `base_tips` (the branch's commits ahead of the base) whose message declares a phase
+/// (`Recode-Phase:` trailer), with no `milestone` event among `events` for that
+/// `(head, phase)`. Oldest first. A hook that gave up on a busy ledger leaves exactly
+/// these behind; each can be ledgered afterwards from the commit's own trailer.
+///
+/// Errors: [`RepoError::Git`] when the walk cannot read a commit.
+pub fn unledgered_milestones<'a>(
+    repo: &gix::Repository,
+    branch_tip: ObjectId,
+    base_tips: &[ObjectId],
+    events: impl IntoIterator<Item = &'a Event>,
+) -> Result<Vec<(ObjectId, String)>, RepoError> {
+    let seen: std::collections::BTreeSet<(String, String)> = events
+        .into_iter()
+        .filter_map(|e| match (&e.body, &e.head) {
+            (Body::Milestone { phase, .. }, Some(head)) => Some((head.clone(), phase.clone())),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (id, _) in crate::repo::commits_between(repo, branch_tip, base_tips)?
+        .into_iter()
+        .rev()
+    {
+        let commit = repo.find_commit(id).map_err(crate::repo::git)?;
+        let message = commit.message_raw().map_err(crate::repo::git)?.to_string();
+        if let Some(phase) = phase_of(&message)
+            && !seen.contains(&(id.to_hex().to_string(), phase.clone()))
+        {
+            out.push((id, phase));
+        }
+    }
+    Ok(out)
 }
 
 /// The commit HEAD points to and its message.
@@ -146,14 +188,6 @@ pub fn splice_out(text: &str) -> String {
     out
 }
 
-/// A hooks directory a hook manager regenerates (husky's `.husky/_`): installing there
-/// would be undone, so the manager's own hook must call git-recode instead.
-pub fn managed_by(dir: &std::path::Path) -> Option<&'static str> {
-    let s = dir.to_string_lossy();
-    let s = s.trim_end_matches('/');
-    (s.ends_with("/.husky/_") || s == ".husky/_").then_some("husky")
-}
-
 #[cfg(test)]
 mod hook_file_tests {
     use super::*;
@@ -165,16 +199,6 @@ mod hook_file_tests {
             script(false).trim_start_matches("#!/bin/sh\n")
         );
         assert_eq!(splice_out(&text), "#!/bin/sh\necho before\necho after\n");
-    }
-
-    #[test]
-    fn only_husky_underscore_is_managed() {
-        assert_eq!(
-            managed_by(std::path::Path::new("/r/.husky/_")),
-            Some("husky")
-        );
-        assert_eq!(managed_by(std::path::Path::new("/r/.husky/hooks")), None);
-        assert_eq!(managed_by(std::path::Path::new("/r/.git/hooks")), None);
     }
 }
 
