@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 const TOKEN: &str = "test-token";
 const ORIGIN: &str = "https://github.com/acme/widget.git";
-const LIST: &str = "GET /repos/acme/widget/pulls?state=all&per_page=100 auth";
+const LIST: &str = "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100 auth";
 
 /// One finished run of the binary.
 struct Run {
@@ -350,8 +350,8 @@ fn pagination_finds_every_pull_request_in_one_listing() {
         fx.gh.requests(),
         vec![
             LIST.to_string(),
-            "GET /repos/acme/widget/pulls?state=all&per_page=100&page=2 auth".to_string(),
-            "GET /repos/acme/widget/pulls?state=all&per_page=100&page=3 auth".to_string(),
+            "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=2 auth".to_string(),
+            "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=3 auth".to_string(),
         ]
     );
 }
@@ -426,7 +426,7 @@ fn a_success_claim_without_a_pull_request_is_phantom_once() {
     assert!(reqs.iter().all(|r| r.ends_with(" auth")), "{reqs:#?}");
     assert!(
         reqs.contains(
-            &"GET /repos/acme/widget/pulls?state=all&head=acme:issue-7-claims auth".to_string()
+            &"GET /repos/acme/widget/pulls?state=all&head=acme%3Aissue-7-claims auth".to_string()
         ),
         "{reqs:#?}"
     );
@@ -608,7 +608,7 @@ fn recover_uses_the_existing_pull_request_on_422() {
         vec![
             LIST.to_string(),
             "POST /repos/acme/widget/pulls auth".to_string(),
-            "GET /repos/acme/widget/pulls?state=all&head=acme:issue-4-ready auth".to_string(),
+            "GET /repos/acme/widget/pulls?state=all&head=acme%3Aissue-4-ready auth".to_string(),
         ]
     );
 }
@@ -956,7 +956,7 @@ fn verify_checks_head_ref_and_owner_of_the_lookup_answer() {
     assert_eq!((r.stdout.as_str(), r.code), ("phantom\n", Some(0)));
     assert_eq!(
         fx.gh.requests(),
-        vec!["GET /repos/acme/widget/pulls?state=all&head=acme:issue-5-fork auth".to_string()]
+        vec!["GET /repos/acme/widget/pulls?state=all&head=acme%3Aissue-5-fork auth".to_string()]
     );
 }
 
