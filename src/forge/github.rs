@@ -167,20 +167,26 @@ impl GitHub {
                 url: super::redact_url(remote_url),
                 host: host.clone(),
             })?;
+        Ok(Some(GitHub::new(&api_base(&host), token, owner, repo)))
+    }
+
+    /// A client for `owner/repo` at API base URL `api` (no trailing slash needed) with
+    /// `token`, whatever the environment says; ETags are remembered within this value only.
+    pub fn new(api: &str, token: String, owner: String, repo: String) -> GitHub {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs(30)))
             .http_status_as_error(false)
             .user_agent(concat!("git-recode/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
-        Ok(Some(GitHub {
+        GitHub {
             agent,
-            api: api_base(&host),
+            api: api.trim_end_matches('/').to_string(),
             token,
             owner,
             repo,
             cache: Mutex::new(Cache::in_memory()),
-        }))
+        }
     }
 
     /// Keep ETags and bodies in `path` between runs (read now, written by
