@@ -489,3 +489,68 @@ mod tests {
         assert_eq!(truncate("short"), "short");
     }
 }
+
+#[cfg(test)]
+mod shapes {
+    //! The documented answer shapes in `tests/data/github/`.
+    use super::*;
+
+    #[test]
+    fn the_documented_shapes_give_the_documented_verdict() {
+        let runs: CheckRuns =
+            serde_json::from_str(include_str!("../../tests/data/github/check-runs.json")).unwrap();
+        let status: CombinedStatus =
+            serde_json::from_str(include_str!("../../tests/data/github/commit-status.json"))
+                .unwrap();
+        let reviews: Vec<ReviewItem> =
+            serde_json::from_str(include_str!("../../tests/data/github/pull-reviews.json"))
+                .unwrap();
+        let comments: Vec<ReviewComment> = serde_json::from_str(include_str!(
+            "../../tests/data/github/pull-review-comments.json"
+        ))
+        .unwrap();
+        let (checks, review, feedback) =
+            verdict(&runs.check_runs, Some(&status), &reviews, &comments);
+        assert_eq!(
+            (checks, review),
+            (Some(Checks::Failing), Some(Review::ChangesRequested))
+        );
+        assert_eq!(
+            feedback,
+            Feedback {
+                failing_checks: vec![
+                    FailingCheck {
+                        name: "test (ubuntu-latest)".into(),
+                        conclusion: "failure".into(),
+                        url: Some("https://github.com/acme/widget/runs/4001".into()),
+                        title: Some("2 failing tests".into()),
+                        summary: Some("test parser::tests::empty_input ... FAILED".into()),
+                    },
+                    FailingCheck {
+                        name: "ci/legacy".into(),
+                        conclusion: "error".into(),
+                        url: Some("https://ci.example.com/acme/widget/builds/991".into()),
+                        title: None,
+                        summary: Some("The build could not start".into()),
+                    },
+                ],
+                changes: vec![ChangeRequest {
+                    reviewer: "octo-reviewer".into(),
+                    body: "Please handle empty input before parsing.".into(),
+                    comments: vec![
+                        (
+                            "src/parse.rs".into(),
+                            Some(14),
+                            "This unwrap panics on an empty string.".into()
+                        ),
+                        (
+                            "src/lib.rs".into(),
+                            Some(3),
+                            "Outdated: the doc comment still says it never fails.".into()
+                        ),
+                    ],
+                }],
+            }
+        );
+    }
+}

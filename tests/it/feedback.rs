@@ -486,3 +486,61 @@ fn feedback_failing_leaves_it_unknown_with_one_warning() {
     // Not retried, and nothing more asked.
     assert_eq!(gh.requests().len(), 2);
 }
+
+#[test]
+fn a_harness_sets_checks_and_reviews_through_the_admin_endpoints() {
+    let gh = FakeGitHub::start();
+    let n = gh.add_pr("acme", "widget", "issue-3-smoke", "open");
+    let post = |what: &str, body: serde_json::Value| {
+        let mut res = ureq::post(format!("{}/_admin/{what}", gh.url))
+            .content_type("application/json")
+            .send(body.to_string().as_bytes())
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 201);
+        res.body_mut().read_to_string().unwrap()
+    };
+    let base = serde_json::json!({"owner": "acme", "repo": "widget", "branch": "issue-3-smoke"});
+    let with = |extra: serde_json::Value| {
+        let mut v = base.clone();
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    post(
+        "check",
+        with(serde_json::json!({"name": "test", "conclusion": "failure", "title": "red"})),
+    );
+    post(
+        "review",
+        with(
+            serde_json::json!({"login": "ana", "state": "CHANGES_REQUESTED", "body": "fix it",
+            "comments": [{"path": "src/a.rs", "line": 2, "body": "here"}]}),
+        ),
+    );
+    // Admin calls are not recorded.
+    assert_eq!(gh.requests(), Vec::<String>::new());
+    let (checks, review, feedback) = client(&gh, None).feedback(n, &gh.sha(n)).unwrap();
+    assert_eq!(
+        (checks, review),
+        (Some(Checks::Failing), Some(Review::ChangesRequested))
+    );
+    assert_eq!(feedback.failing_checks[0].title.as_deref(), Some("red"));
+    assert_eq!(
+        feedback.changes[0].comments,
+        vec![("src/a.rs".to_string(), Some(2), "here".to_string())]
+    );
+    let stats: serde_json::Value = serde_json::from_str(
+        &ureq::get(format!("{}/_admin/stats", gh.url))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        stats,
+        serde_json::json!({"requests": 4, "not_modified": 0, "rate_limited": 4})
+    );
+}
