@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::clock;
-use crate::model::{Dirty, Worker};
+use crate::model::{Checks, Dirty, Review, Worker};
 
 /// Version of every JSON document git-recode prints.
 pub const SCHEMA: u32 = 1;
@@ -45,6 +45,11 @@ pub struct PrJson {
     pub state: String,
     /// The page (GitHub's `html_url`).
     pub url: String,
+    /// The head's checks (SPEC "Pull request feedback"): `passing`, `failing`, `pending`,
+    /// or null (no checks, or not asked: only open pull requests of workers are).
+    pub checks: Option<String>,
+    /// The reviewers' verdict: `approved`, `changes_requested`, or null (none decides).
+    pub review: Option<String>,
 }
 
 /// One worker (`status --json` items; `classify --json` adds `schema` and `evidence`).
@@ -132,6 +137,21 @@ impl From<&Worker> for WorkerJson {
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default(),
                 url: p.url.clone(),
+                checks: p.checks.map(|c| {
+                    match c {
+                        Checks::Passing => "passing",
+                        Checks::Failing => "failing",
+                        Checks::Pending => "pending",
+                    }
+                    .to_string()
+                }),
+                review: p.review.map(|r| {
+                    match r {
+                        Review::Approved => "approved",
+                        Review::ChangesRequested => "changes_requested",
+                    }
+                    .to_string()
+                }),
             }),
             phantom: w.phantom,
         }

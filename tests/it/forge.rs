@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 
 const TOKEN: &str = "test-token";
 const ORIGIN: &str = "https://github.com/acme/widget.git";
-const LIST: &str = "GET /repos/acme/widget/pulls?state=all&per_page=100 auth";
+const LIST: &str =
+    "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100 auth";
 
 /// One finished run of the binary.
 struct Run {
@@ -191,6 +192,12 @@ impl Fx {
     }
 
     fn pr_json(&self, n: u64, state: &str) -> Value {
+        json!({"number": n, "state": state, "url": format!("https://github.com/acme/widget/pull/{n}"),
+               "checks": null, "review": null})
+    }
+
+    /// `verify --json`'s `pr`: number, state and url only.
+    fn verify_pr_json(&self, n: u64, state: &str) -> Value {
         json!({"number": n, "state": state, "url": format!("https://github.com/acme/widget/pull/{n}")})
     }
 }
@@ -350,8 +357,8 @@ fn pagination_finds_every_pull_request_in_one_listing() {
         fx.gh.requests(),
         vec![
             LIST.to_string(),
-            "GET /repos/acme/widget/pulls?state=all&per_page=100&page=2 auth".to_string(),
-            "GET /repos/acme/widget/pulls?state=all&per_page=100&page=3 auth".to_string(),
+            "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=2 auth".to_string(),
+            "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=3 auth".to_string(),
         ]
     );
 }
@@ -415,7 +422,7 @@ fn a_success_claim_without_a_pull_request_is_phantom_once() {
     let r = fx.run(&["verify", "issue-7-claims", "--json"]);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["verdict"], "holds");
-    assert_eq!(v["pr"], fx.pr_json(n, "open"));
+    assert_eq!(v["pr"], fx.verify_pr_json(n, "open"));
     let (_, workers) = fx.status();
     assert_eq!(
         sap(find(&workers, "issue-7-claims")),
@@ -426,7 +433,7 @@ fn a_success_claim_without_a_pull_request_is_phantom_once() {
     assert!(reqs.iter().all(|r| r.ends_with(" auth")), "{reqs:#?}");
     assert!(
         reqs.contains(
-            &"GET /repos/acme/widget/pulls?state=all&head=acme:issue-7-claims auth".to_string()
+            &"GET /repos/acme/widget/pulls?state=all&head=acme%3Aissue-7-claims auth".to_string()
         ),
         "{reqs:#?}"
     );
@@ -608,7 +615,7 @@ fn recover_uses_the_existing_pull_request_on_422() {
         vec![
             LIST.to_string(),
             "POST /repos/acme/widget/pulls auth".to_string(),
-            "GET /repos/acme/widget/pulls?state=all&head=acme:issue-4-ready auth".to_string(),
+            "GET /repos/acme/widget/pulls?state=all&head=acme%3Aissue-4-ready auth".to_string(),
         ]
     );
 }
@@ -956,7 +963,7 @@ fn verify_checks_head_ref_and_owner_of_the_lookup_answer() {
     assert_eq!((r.stdout.as_str(), r.code), ("phantom\n", Some(0)));
     assert_eq!(
         fx.gh.requests(),
-        vec!["GET /repos/acme/widget/pulls?state=all&head=acme:issue-5-fork auth".to_string()]
+        vec!["GET /repos/acme/widget/pulls?state=all&head=acme%3Aissue-5-fork auth".to_string()]
     );
 }
 
@@ -1255,4 +1262,39 @@ fn a_blocked_worker_waits_until_the_forge_reports_its_blocker_closed() {
             .iter()
             .any(|r| r == "GET /repos/acme/widget/issues/12 auth")
     );
+}
+
+#[test]
+fn a_second_status_asks_conditionally_and_costs_no_rate_limit() {
+    let fx = Fx::new();
+    let wt = fx.worker("issue-1-open", 1, 0);
+    let n = fx.gh.add_pr("acme", "widget", "issue-1-open", "open");
+    let (run, workers) = fx.status();
+    assert_eq!(run.stderr, "");
+    assert_eq!(find(&workers, "issue-1-open")["pr"], fx.pr_json(n, "open"));
+    // The ETags live under the common git dir, shared by every worktree.
+    let cache = fx.repo.join(".git").join("recode").join("etags.json");
+    assert!(cache.is_file());
+    assert!(!std::fs::read_to_string(&cache).unwrap().contains(TOKEN));
+    // From a linked worktree: the same cache, an unchanged listing, a free 304.
+    let out = fx
+        .cmd(&wt, true)
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["workers"][0]["pr"], fx.pr_json(n, "open"));
+    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 2]);
+    assert_eq!(fx.gh.answered(), vec![200, 304]);
+    assert_eq!(fx.gh.rate_limited(), 1);
+    // A change on the forge is a new answer.
+    fx.gh.set_state(n, "merged");
+    let (_, workers) = fx.status();
+    assert_eq!(
+        find(&workers, "issue-1-open")["pr"],
+        fx.pr_json(n, "merged")
+    );
+    assert_eq!(fx.gh.answered(), vec![200, 304, 200]);
 }

@@ -10,6 +10,7 @@ mod hookenv;
 
 mod cli;
 mod errors;
+mod feedback;
 mod forge;
 mod hook;
 mod ledger;
