@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 /// How long work runs before a progress bar appears.
 const SHOW_AFTER: Duration = Duration::from_millis(300);
 
-/// A progress bar that stays hidden until [`SHOW_AFTER`] has passed (and always when
+/// A progress bar that stays hidden until `SHOW_AFTER` has passed (and always when
 /// disabled or stderr is not a terminal). Cheap to clone and share across threads.
 #[derive(Clone)]
 pub struct Progress {

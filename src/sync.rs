@@ -232,8 +232,8 @@ fn merge(
 
 /// Fetch, merge and push the ledger (`recode.notesRef`) and anchors with `remote`.
 ///
-/// Errors: [`Error::Git`] when fetch or push fail for another reason than a lost race;
-/// [`SyncError::LostRaces`] after [`TRIES`] lost races.
+/// Errors: [`SyncError::Git`] when fetch or push fail for another reason than a lost race;
+/// [`SyncError::LostRaces`] after `TRIES` lost races.
 pub fn sync(
     repo: &gix::Repository,
     cfg: &Config,
@@ -378,7 +378,7 @@ pub fn sync(
 /// `sync --setup`: make plain `git fetch` bring the remote's ledger into its tracking
 /// refs (never over the local ones) and plain `git push` carry the local ledger.
 ///
-/// Errors: [`Error::Git`] when `git config` fails.
+/// Errors: [`SyncError::Git`] when `git config` fails.
 pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, SyncError> {
     let dir = std::path::PathBuf::from(".");
     let existing = |key: &str| -> Vec<String> {

@@ -1,4 +1,6 @@
 //! The command line: one file per command; this dispatcher is one line per arm.
+// Doc comments of the argument structs are the --help texts (`<path>`, `<prefix>`), not HTML.
+#![allow(rustdoc::invalid_html_tags)]
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,9 +1,9 @@
 //! `recover`: carry out the mechanical actions — `delete`, `wip-commit`, `publish`,
 //! `escalate` — ledgering every step (SPEC "Commands", "Safety rules").
 //!
-//! Layout: this file plans the run and dispatches; [`guard`] re-checks a worker at the
-//! moment of acting (one guard for every action); one file per action ([`delete`],
-//! [`wip`], [`publish`]); [`push`] holds what a push must never carry.
+//! Layout: this file plans the run and dispatches; `guard.rs` re-checks a worker at the
+//! moment of acting (one guard for every action); one file per action (`delete.rs`,
+//! `wip.rs`, `publish.rs`); `push.rs` holds what a push must never carry.
 //!
 //! Safety, in order: nothing reachable or uncommitted is lost (a delete re-checks the
 //! worker at the moment of acting, removes a worktree the way `git worktree remove` does
