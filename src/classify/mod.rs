@@ -261,11 +261,7 @@ fn decide(
             );
         }
         if clean && pr.state == PrState::Open {
-            return (
-                S::Published,
-                A::None,
-                format!("pull request #{} is open", pr.number),
-            );
+            return published_open(s, r, pr);
         }
         if clean && pr.state == PrState::Merged {
             return (
@@ -411,6 +407,67 @@ fn decide(
             ),
         )
     }
+}
+
+/// An open pull request: failing checks or requested changes send it back to its agent
+/// (`resume`), bounded by the cap (SPEC "Pull request feedback").
+fn published_open(s: &Snapshot, r: &Replay, pr: &Pr) -> (State, Action, String) {
+    let mut why = Vec::new();
+    if pr.checks == Some(Checks::Failing) {
+        let names: Vec<&str> = pr
+            .feedback
+            .failing_checks
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        why.push(if names.is_empty() {
+            "its checks fail".to_string()
+        } else {
+            format!("checks fail: {}", names.join(", "))
+        });
+    }
+    if pr.review == Some(Review::ChangesRequested) {
+        let who: Vec<&str> = pr
+            .feedback
+            .changes
+            .iter()
+            .map(|c| c.reviewer.as_str())
+            .collect();
+        why.push(if who.is_empty() {
+            "changes are requested".to_string()
+        } else {
+            format!("changes requested by {}", who.join(", "))
+        });
+    }
+    if why.is_empty() {
+        let state = match pr.checks {
+            Some(Checks::Pending) => "; checks pending",
+            _ => "",
+        };
+        return (
+            State::Published,
+            Action::None,
+            format!("pull request #{} is open{state}", pr.number),
+        );
+    }
+    if r.attempts >= s.max_attempts {
+        return (
+            State::NeedsHuman,
+            Action::Escalate,
+            format!(
+                "pull request #{}: {}; {} counted attempts reached recode.maxAttempts ({})",
+                pr.number,
+                why.join("; "),
+                r.attempts,
+                s.max_attempts
+            ),
+        );
+    }
+    (
+        State::Published,
+        Action::Resume,
+        format!("pull request #{}: {}", pr.number, why.join("; ")),
+    )
 }
 
 /// A merged worker with no worktree whose branch must stay (its commits would become
