@@ -38,7 +38,24 @@ pub struct StatusArgs {
 pub fn workers(ctx: &Ctx, opts: &Options) -> Result<Vec<Worker>, Error> {
     let census = snapshot::gather(&ctx.repo, &ctx.cfg, ctx.now, opts)?;
     warn_all(&census.warnings);
-    Ok(census.snapshots.iter().map(classify::classify).collect())
+    let workers: Vec<Worker> = census.snapshots.iter().map(classify::classify).collect();
+    // SPEC "Outcomes": a timestamp from the future is not activity, and status says so once.
+    let skewed: Vec<&str> = workers
+        .iter()
+        .filter(|w| {
+            w.evidence
+                .iter()
+                .any(|e| e.starts_with(classify::FUTURE_ACTIVITY))
+        })
+        .map(|w| w.branch.as_str())
+        .collect();
+    if !skewed.is_empty() {
+        warn_all(&[format!(
+            "activity stamped in the future (a skewed clock, or a ledger synced from one) is ignored for: {}",
+            skewed.join(", ")
+        )]);
+    }
+    Ok(workers)
 }
 
 /// Run `status`.
