@@ -14,9 +14,6 @@ use crate::model::*;
 use crate::outcome::Outcome;
 use crate::render::plural;
 
-/// How the evidence names activity stamped after `now` (ignored; `status` warns).
-pub const FUTURE_ACTIVITY: &str = "ignored activity stamped in the future";
-
 /// Classify one worker. Pure: the same snapshot always gives the same answer.
 pub fn classify(s: &Snapshot) -> Worker {
     let mut r = replay(&s.events);
@@ -54,7 +51,7 @@ pub fn classify(s: &Snapshot) -> Worker {
         .copied();
     if let Some(t) = future {
         ev.push(format!(
-            "{FUTURE_ACTIVITY} ({}): a skewed clock",
+            "ignored activity stamped in the future ({}): a skewed clock",
             clock::format_secs(t)
         ));
     }

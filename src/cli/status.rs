@@ -38,24 +38,7 @@ pub struct StatusArgs {
 pub fn workers(ctx: &Ctx, opts: &Options) -> Result<Vec<Worker>, Error> {
     let census = snapshot::gather(&ctx.repo, &ctx.cfg, ctx.now, opts)?;
     warn_all(&census.warnings);
-    let workers: Vec<Worker> = census.snapshots.iter().map(classify::classify).collect();
-    // SPEC "Outcomes": a timestamp from the future is not activity, and status says so once.
-    let skewed: Vec<&str> = workers
-        .iter()
-        .filter(|w| {
-            w.evidence
-                .iter()
-                .any(|e| e.starts_with(classify::FUTURE_ACTIVITY))
-        })
-        .map(|w| w.branch.as_str())
-        .collect();
-    if !skewed.is_empty() {
-        warn_all(&[format!(
-            "activity stamped in the future (a skewed clock, or a ledger synced from one) is ignored for: {}",
-            skewed.join(", ")
-        )]);
-    }
-    Ok(workers)
+    Ok(census.snapshots.iter().map(classify::classify).collect())
 }
 
 /// Run `status`.
