@@ -846,3 +846,113 @@ fn a_stale_index_lock_names_the_file_and_changes_nothing() {
     assert_eq!(results(&doc), vec![("issue-20", "wip-commit", "held")]);
     assert_eq!(env.git(&wt, &["show", "HEAD:work.txt"]), "w");
 }
+
+fn index_bytes(env: &TestEnv, wt: &Path) -> Vec<u8> {
+    let p = env.git(
+        wt,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    );
+    std::fs::read(p).unwrap()
+}
+
+/// Safety rule 0: a failed WIP commit (here: signing with a key that does not exist)
+/// leaves the index byte-identical; the third failure on the same head escalates once.
+#[test]
+fn a_failed_wip_commit_restores_the_index_and_the_third_escalates() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = add_worker(&env, &repo, 23, "issue-23");
+    env.git(&repo, &["config", "commit.gpgsign", "true"]);
+    env.git(&repo, &["config", "gpg.format", "ssh"]);
+    let key = env.root().join("missing-key.pub");
+    env.git(&repo, &["config", "user.signingkey", key.to_str().unwrap()]);
+    std::fs::write(wt.join("a.txt"), "a\n").unwrap();
+    std::fs::write(wt.join("b.txt"), "b\n").unwrap();
+    env.git(&wt, &["add", "a.txt"]);
+    let index = index_bytes(&env, &wt);
+    let head = env.git(&wt, &["rev-parse", "HEAD"]);
+    for run in 1..=3 {
+        let (code, doc, _) = recover(&env, &repo, &["issue-23"]);
+        assert_eq!(code, 0, "run {run}");
+        assert_eq!(results(&doc), vec![("issue-23", "wip-commit", "failed")]);
+        assert_eq!(index_bytes(&env, &wt), index, "run {run}: index restored");
+        assert_eq!(env.git(&wt, &["rev-parse", "HEAD"]), head);
+        assert_eq!(
+            env.git(&wt, &["status", "--porcelain"]),
+            "A  a.txt\n?? b.txt"
+        );
+        assert_eq!(
+            doc.results[0]
+                .reason
+                .ends_with("failed 3 times in a row on this head: escalated"),
+            run == 3,
+            "run {run}: {}",
+            doc.results[0].reason
+        );
+    }
+    let kinds = log_kinds(&env, &repo, "issue-23");
+    assert_eq!(kinds.iter().filter(|k| *k == "escalated").count(), 1);
+    let w = worker(&status_at(&env, &repo), "issue-23").clone();
+    assert_eq!(
+        (w["state"].as_str(), w["action"].as_str()),
+        (Some("needs-human"), Some("escalate"))
+    );
+}
+
+/// SPEC special cases: an untracked nested repository is never committed as a gitlink; it
+/// is named in `left_out`, the step is held, and the worker stays dirty.
+#[test]
+fn a_nested_repository_is_left_out_of_the_wip_commit_and_keeps_the_worker_dirty() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = add_worker(&env, &repo, 12, "issue-12");
+    std::fs::write(wt.join("feature.txt"), "real change\n").unwrap();
+    let dep = wt.join("vendor/dep");
+    std::fs::create_dir_all(&dep).unwrap();
+    env.git(&dep, &["init", "-q", "-b", "main"]);
+    std::fs::write(dep.join("lib.c"), "v1\n").unwrap();
+    env.git(&dep, &["add", "lib.c"]);
+    env.git(&dep, &["commit", "-q", "-m", "local patch"]);
+    let before = env.work(&repo);
+    let (code, doc, _) = recover(&env, &repo, &["issue-12"]);
+    assert_eq!(code, 0);
+    assert_eq!(results(&doc), vec![("issue-12", "wip-commit", "held")]);
+    assert!(
+        doc.results[0].reason.contains("vendor/dep"),
+        "{}",
+        doc.results[0].reason
+    );
+    assert_eq!(env.git(&repo, &["ls-tree", "issue-12", "vendor/dep"]), "");
+    assert_eq!(env.git(&wt, &["show", "HEAD:feature.txt"]), "real change");
+    assert_eq!(env.git(&dep, &["log", "--format=%s"]), "local patch");
+    let w = worker(&status_at(&env, &repo), "issue-12").clone();
+    assert_eq!(w["dirty"]["untracked"], 1);
+    assert_eq!(w["action"].as_str(), Some("wip-commit"));
+    env.assert_nothing_lost(&repo, &before);
+}
+
+/// Safety rule 0: the caller's GIT_DIR/GIT_INDEX_FILE never redirect the WIP commit onto
+/// the main worktree's branch and index.
+#[test]
+fn the_callers_git_dir_never_redirects_the_wip_commit() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = add_worker(&env, &repo, 10, "issue-10");
+    std::fs::write(wt.join("w.txt"), "worker change\n").unwrap();
+    std::fs::write(repo.join("notes.txt"), "user v1\n").unwrap();
+    env.git(&repo, &["add", "notes.txt"]);
+    let main_index = index_bytes(&env, &repo);
+    let main_head = env.git(&repo, &["rev-parse", "main"]);
+    let out = env
+        .cmd(&env.root())
+        .env("RECODE_NOW", LATER)
+        .env("GIT_DIR", repo.join(".git"))
+        .env("GIT_INDEX_FILE", repo.join(".git/index"))
+        .args(["recover", "--all", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(env.git(&repo, &["rev-parse", "main"]), main_head);
+    assert_eq!(index_bytes(&env, &repo), main_index);
+    assert_eq!(env.git(&repo, &["show", "issue-10:w.txt"]), "worker change");
+}
