@@ -413,6 +413,10 @@ pub struct Worker {
     pub phantom: bool,
     /// Ignored files and directories that would go with the worktree on a delete (summarized).
     pub ignored: Vec<String>,
+    /// The newest ledger event of the worker when it is stamped after `now` (a skewed clock
+    /// on the machine that wrote it, or a ledger synced from one): ignored as activity, and
+    /// `status` warns once (SPEC 1.1 "Outcomes"). Not part of the JSON contract.
+    pub future_event: Option<Timestamp>,
     /// Every fact the decision used, one sentence each (for `classify`).
     pub evidence: Vec<String>,
 }

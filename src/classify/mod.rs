@@ -196,6 +196,7 @@ pub fn classify(s: &Snapshot) -> Worker {
         pr,
         phantom,
         ignored: wt.map(|w| w.ignored.clone()).unwrap_or_default(),
+        future_event: r.last_worker_event.filter(|t| *t > s.now),
         evidence: ev,
     }
 }

@@ -41,6 +41,23 @@ pub fn workers(ctx: &Ctx, opts: &Options) -> Result<Vec<Worker>, Error> {
     Ok(census.snapshots.iter().map(classify::classify).collect())
 }
 
+/// One warning naming the workers whose ledger holds events stamped after now (a skewed
+/// clock, or a ledger synced from one): that activity is ignored (SPEC 1.1 "Outcomes").
+/// File and commit times are not looked at: only what the ledger says.
+fn skew_warning(workers: &[Worker]) -> Option<String> {
+    let skewed: Vec<&str> = workers
+        .iter()
+        .filter(|w| w.future_event.is_some())
+        .map(|w| w.branch.as_str())
+        .collect();
+    (!skewed.is_empty()).then(|| {
+        format!(
+            "ledger events stamped in the future (a skewed clock, or a ledger synced from one) are ignored as activity for: {}",
+            skewed.join(", ")
+        )
+    })
+}
+
 /// Run `status`.
 ///
 /// Errors: [`Error`] from opening the repository or reading it.
@@ -57,6 +74,7 @@ pub fn run(args: StatusArgs) -> Result<i32, Error> {
             progress: !args.json && !args.porcelain,
         },
     )?;
+    warn_all(&skew_warning(&workers).into_iter().collect::<Vec<_>>());
     let mut out = std::io::stdout().lock();
     if args.json {
         let doc = wire::StatusDoc {

@@ -434,3 +434,65 @@ fn the_demo_command_builds_and_explains() {
     assert_eq!(again.status.code(), Some(2));
     assert!(dir.join("repo/.git").is_dir());
 }
+
+/// SPEC 1.1: a spawn stamped in the future (a skewed clock) keeps nobody running whose pid
+/// is dead, and status warns about the skew once. File and commit times later than the
+/// pinned clock (as in every test with RECODE_NOW in the past) do not warn: only the ledger.
+#[test]
+fn a_future_spawn_with_a_dead_pid_is_stalled_and_status_warns() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = env.root().join("wt7");
+    env.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-7",
+            wt.to_str().unwrap(),
+        ],
+    );
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let out = env
+        .cmd(&repo)
+        .env("RECODE_NOW", "2026-11-22T12:00:00Z")
+        .args(["record", "spawn", "issue-7", "--pid", &pid])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = env
+        .cmd(&repo)
+        .env("RECODE_NOW", "2030-01-01T00:00:00Z")
+        .args(["status", "--porcelain", "--offline"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "7\tissue-7\tstalled\tempty\tdelete\t1\n"
+    );
+    let out = env
+        .cmd(&repo)
+        .env("RECODE_NOW", "2026-11-21T12:00:00Z")
+        .args(["status", "--porcelain", "--offline"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "warning: ledger events stamped in the future (a skewed clock, or a ledger synced from one) are ignored as activity for: issue-7\n"
+    );
+    let out = env
+        .cmd(&repo)
+        .env("RECODE_NOW", "2026-11-22T12:00:01Z")
+        .args(["status", "--porcelain", "--offline"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
