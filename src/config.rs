@@ -282,34 +282,30 @@ fn parse_bool(v: &str) -> Option<bool> {
     }
 }
 
-/// Whether `path` matches one of the gitignore-style `patterns` (SPEC `recode.secrets`):
-/// a pattern without `/` matches the file name, one with `/` the whole path.
+/// Whether `path` (repository-relative, `/`-separated) matches one of the gitignore-style
+/// `patterns` (SPEC `recode.secrets`), matched by [`gix::glob`] with gitignore semantics:
+/// a pattern without `/` matches the file name at any depth, one with `/` the whole path
+/// (a leading `/` anchors it), `**` spans directories, `[...]` classes and `\` escapes work,
+/// and a trailing `/` matches only directories. Negations (`!pat`) are not secrets patterns
+/// and match nothing.
 pub fn matches_secret(patterns: &[String], path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    use gix::bstr::ByteSlice;
+    // A listing entry ending in `/` is a directory (`ls-files --directory`).
+    let is_dir = path.ends_with('/');
+    let path = path.trim_matches('/').as_bytes().as_bstr();
+    let base = path.rfind_byte(b'/').map(|p| p + 1);
     patterns.iter().any(|p| {
-        let p = p.trim();
-        if p.is_empty() {
-            return false;
-        }
-        if p.contains('/') {
-            glob_match(p.trim_start_matches('/').as_bytes(), path.as_bytes())
-        } else {
-            glob_match(p.as_bytes(), name.as_bytes())
-        }
+        gix::glob::parse(p.trim().as_bytes()).is_some_and(|pat| {
+            !pat.is_negative()
+                && pat.matches_repo_relative_path(
+                    path,
+                    base,
+                    Some(is_dir),
+                    gix::glob::pattern::Case::Sensitive,
+                    gix::glob::wildmatch::Mode::NO_MATCH_SLASH_LITERAL,
+                )
+        })
     })
-}
-
-/// Minimal glob: `*` (any run, not `/`), `?` (one char), literal otherwise.
-fn glob_match(p: &[u8], s: &[u8]) -> bool {
-    match (p.first(), s.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => {
-            glob_match(&p[1..], s) || (!s.is_empty() && s[0] != b'/' && glob_match(p, &s[1..]))
-        }
-        (Some(b'?'), Some(c)) if *c != b'/' => glob_match(&p[1..], &s[1..]),
-        (Some(a), Some(b)) if a == b => glob_match(&p[1..], &s[1..]),
-        _ => false,
-    }
 }
 
 #[cfg(test)]
@@ -364,5 +360,20 @@ mod tests {
         let rooted = vec!["config/*.json".to_string()];
         assert!(matches_secret(&rooted, "config/a.json"));
         assert!(!matches_secret(&rooted, "x/config/a.json"));
+        // gitignore semantics (gix-glob): `**`, classes, directory-only, anchors, negations.
+        let deep = vec!["**/id_*".to_string()];
+        assert!(matches_secret(&deep, "id_rsa"));
+        assert!(matches_secret(&deep, "home/.ssh/id_ed25519"));
+        let class = vec!["[Ss]ecret?.txt".to_string()];
+        assert!(matches_secret(&class, "a/Secret1.txt"));
+        assert!(!matches_secret(&class, "a/secret12.txt"));
+        let dir_only = vec!["keys/".to_string()];
+        assert!(matches_secret(&dir_only, "app/keys/"));
+        assert!(!matches_secret(&dir_only, "app/keys"));
+        let anchored = vec!["/top.key".to_string()];
+        assert!(matches_secret(&anchored, "top.key"));
+        assert!(!matches_secret(&anchored, "sub/top.key"));
+        assert!(!matches_secret(&["!.env".to_string()], ".env"));
+        assert!(!matches_secret(&["*.pem".to_string()], "a.pem/child.txt"));
     }
 }

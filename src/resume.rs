@@ -103,9 +103,7 @@ pub fn facts(
                 id: id.to_hex().to_string(),
                 subject: msg.lines().next().unwrap_or("").to_string(),
                 phase: hook::phase_of(&msg),
-                wip: msg
-                    .lines()
-                    .any(|l| l.trim().eq_ignore_ascii_case("Recode-Wip: true")),
+                wip: hook::is_wip(&msg),
             });
         }
     }
@@ -327,9 +325,11 @@ pub struct Launch {
     pub session_id: Option<String>,
 }
 
-/// Quote for POSIX sh.
+/// Quote one argument for a POSIX shell: single quotes, `'` and `!` escaped
+/// ([`gix::quote::single`], as git quotes aliases).
 pub fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+    use gix::bstr::ByteSlice;
+    gix::quote::single(s.as_bytes().as_bstr()).to_string()
 }
 
 /// Decide session or fresh and build the command for `recode.agent`.

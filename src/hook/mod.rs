@@ -14,33 +14,33 @@ pub const PHASE_TRAILER: &str = "Recode-Phase";
 /// Environment variable carrying the agent's session id into the hook.
 pub const SESSION_ENV: &str = "RECODE_SESSION_ID";
 
-/// Trailers of a commit message, parsed the way git does: the last paragraph, when every
-/// non-continuation line in it is `Key: value`. Returns `(key, value)` pairs in order.
+/// The trailer git-recode's WIP snapshots carry (`Recode-Wip: true`).
+pub const WIP_TRAILER: &str = "Recode-Wip";
+
+/// Trailers of a commit message, parsed as `git interpret-trailers --parse` does (by
+/// gix-object: the last paragraph, continuation lines unfolded, git's 25% rule for blocks
+/// mixing prose and trailers). Returns `(key, value)` pairs in order; none for a subject
+/// alone.
 pub fn trailers(message: &str) -> Vec<(String, String)> {
-    let body = message.trim_end();
-    let para = match body.rfind("\n\n") {
-        Some(i) => &body[i + 2..],
-        None => return Vec::new(), // a subject alone has no trailers
+    use gix::bstr::ByteSlice;
+    let Some(body) = gix::objs::commit::MessageRef::from_bytes(message.as_bytes()).body() else {
+        return Vec::new();
     };
-    let mut out: Vec<(String, String)> = Vec::new();
-    for line in para.lines() {
-        if line.starts_with(char::is_whitespace) {
-            if let Some(last) = out.last_mut() {
-                last.1.push(' ');
-                last.1.push_str(line.trim());
-                continue;
-            }
-            return Vec::new();
-        }
-        let Some((k, v)) = line.split_once(':') else {
-            return Vec::new();
-        };
-        if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-            return Vec::new();
-        }
-        out.push((k.to_string(), v.trim().to_string()));
-    }
-    out
+    body.trailers()
+        .map(|t| {
+            (
+                t.token.to_str_lossy().into_owned(),
+                t.value.to_str_lossy().into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Whether a commit message is a git-recode WIP snapshot (a `Recode-Wip: true` trailer).
+pub fn is_wip(message: &str) -> bool {
+    trailers(message)
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case(WIP_TRAILER) && v.eq_ignore_ascii_case("true"))
 }
 
 /// The phase a commit message declares (the last `Recode-Phase:` trailer), if any.
@@ -119,6 +119,16 @@ mod tests {
         assert_eq!(phase_of("Recode-Phase: scoped"), None);
         // A paragraph with prose is not a trailer block.
         assert_eq!(phase_of("x\n\nsee Recode-Phase: scoped\nfor details"), None);
+        // A folded value is unfolded, as `git interpret-trailers --parse` does.
+        assert_eq!(
+            trailers("x\n\nRecode-Phase: tests\n  green\n"),
+            vec![("Recode-Phase".to_string(), "tests green".to_string())]
+        );
+        assert!(is_wip(
+            "wip: recode snapshot (2 files)\n\nRecode-Wip: true\n"
+        ));
+        assert!(!is_wip("wip\n\nRecode-Wip: false\n"));
+        assert!(!is_wip("mention Recode-Wip: true in prose"));
     }
 }
 

@@ -120,9 +120,12 @@ fn add_and_commit(
     if files == 0 {
         return Ok(None);
     }
-    let mut message = format!("wip: recode snapshot ({files} files)\n\nRecode-Wip: true\n");
+    let mut message = format!(
+        "wip: recode snapshot ({files} files)\n\n{}: true\n",
+        crate::hook::WIP_TRAILER
+    );
     if let Some(p) = phase {
-        message.push_str(&format!("Recode-Phase: {p}\n"));
+        message.push_str(&format!("{}: {p}\n", crate::hook::PHASE_TRAILER));
     }
     failpoint("wip-commit");
     let mut commit = git::Git::new(dir).args([
