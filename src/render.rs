@@ -225,11 +225,4 @@ pub fn explain(w: &Worker) -> String {
     }
 }
 
-/// `1 file`, `2 files`.
-pub fn plural(n: u64, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
+pub use crate::model::reason::plural;

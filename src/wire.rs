@@ -121,7 +121,7 @@ impl From<&Worker> for WorkerJson {
             liveness: w.liveness.as_str().into(),
             state: w.state.as_str().into(),
             action: w.action.as_str().into(),
-            reason: w.reason.clone(),
+            reason: w.reason.to_string(),
             attempts: w.attempts,
             max_attempts: w.max_attempts,
             last_outcome: w.last_outcome.map(|o| o.as_str().to_string()),

@@ -10,9 +10,9 @@ use overrides::{Decision, Facts, OVERRIDES};
 
 use crate::clock;
 use crate::ledger::{Body, Event, Replay, gate_on, replay};
+use crate::model::reason::{GateSeen, Override, Reason, Row};
 use crate::model::*;
 use crate::outcome::Outcome;
-use crate::render::plural;
 
 /// Classify one worker. Pure: the same snapshot always gives the same answer.
 pub fn classify(s: &Snapshot) -> Worker {
@@ -141,8 +141,16 @@ pub fn classify(s: &Snapshot) -> Worker {
         ev.push("forge unknown: nothing is published or phantom on a guess".into());
     }
 
-    let (state, action, reason) = decide(s, &r, wt, dirty, clean, pr.as_ref(), last_exit);
-    ev.push(format!("state {state}: {reason}"));
+    let (state, action, row) = decide(&Table {
+        s,
+        r: &r,
+        wt,
+        dirty,
+        clean,
+        pr: pr.as_ref(),
+        last_exit,
+    });
+    ev.push(format!("state {state}: {row}"));
 
     // --- overrides, in order (one named rule per SPEC sentence; see OVERRIDES) --------
     let facts = Facts {
@@ -152,23 +160,28 @@ pub fn classify(s: &Snapshot) -> Worker {
         fresh_activity,
         idle,
     };
-    let mut d = Decision { action, reason };
+    let mut d = Decision {
+        action,
+        reason: Reason::row(row),
+    };
     for (name, rule) in OVERRIDES {
-        if let Some(why) = rule(&facts, &d) {
+        if let Some((action, why)) = rule(&facts, &d) {
             tracing::trace!(rule = name, "override");
-            ev.push(match *name {
-                "running" | "unrecorded-activity" => format!("action wait: {}", why.reason),
-                _ => why.reason.clone(),
+            let waits = matches!(
+                why,
+                Override::Running { .. } | Override::UnrecordedActivity { .. }
+            );
+            d.action = action;
+            d.reason.overrides.push(why);
+            ev.push(if waits {
+                format!("action wait: {}", d.reason)
+            } else {
+                d.reason.to_string()
             });
-            d = why;
         }
     }
     let Decision { action, mut reason } = d;
-    if let Some(w) = wt.filter(|w| w.missing)
-        && !reason.contains("missing")
-    {
-        reason = format!("{reason}; worktree directory {} is missing", w.path);
-    }
+    reason.missing = wt.filter(|w| w.missing).map(|w| w.path.clone());
 
     Worker {
         task: s.task.clone(),
@@ -201,93 +214,95 @@ pub fn classify(s: &Snapshot) -> Worker {
     }
 }
 
-/// The state table, first match wins; returns the state, its action and the reason.
-#[allow(clippy::too_many_arguments)]
-fn decide(
-    s: &Snapshot,
-    r: &Replay,
-    wt: Option<&WorktreeFacts>,
+/// What the state table reads for one worker (so `decide` takes one argument).
+struct Table<'a> {
+    s: &'a Snapshot,
+    r: &'a Replay,
+    wt: Option<&'a WorktreeFacts>,
     dirty: Option<Dirty>,
     clean: bool,
-    pr: Option<&Pr>,
-    last_exit: Option<&Event>,
-) -> (State, Action, String) {
-    use Action as A;
-    use State as S;
-    // 1. An operation in progress, conflicts, or a detached HEAD holding unreachable commits.
-    if let Some(w) = wt {
-        if let Some(op) = w.operation {
-            return (
-                S::NeedsHuman,
-                A::Escalate,
-                format!("a {op} is in progress in {}", w.path),
-            );
+    pr: Option<&'a Pr>,
+    last_exit: Option<&'a Event>,
+}
+
+/// The state table (SPEC "Classification"), first match wins: the state, its action and
+/// the row that matched. Each group of rows is a function, asked in the SPEC's order.
+fn decide(t: &Table) -> (State, Action, Row) {
+    needs_human_here(t)
+        .or_else(|| published(t))
+        .or_else(|| needs_human(t))
+        .or_else(|| orphaned(t))
+        .or_else(|| empty(t))
+        .unwrap_or_else(|| ahead(t))
+}
+
+type Decided = Option<(State, Action, Row)>;
+
+/// Row 1: an operation in progress, conflicts, or a detached HEAD holding unreachable
+/// commits.
+fn needs_human_here(t: &Table) -> Decided {
+    let w = t.wt?;
+    let row = if let Some(op) = w.operation {
+        Row::Operation {
+            op,
+            path: w.path.clone(),
         }
-        if let Some(d) = dirty.filter(|d| d.conflicted > 0) {
-            return (
-                S::NeedsHuman,
-                A::Escalate,
-                format!(
-                    "{} in {}",
-                    plural(u64::from(d.conflicted), "conflicted file"),
-                    w.path
-                ),
-            );
+    } else if let Some(d) = t.dirty.filter(|d| d.conflicted > 0) {
+        Row::Conflicted {
+            files: d.conflicted,
+            path: w.path.clone(),
         }
-        if w.detached && w.unreachable_commits > 0 {
-            return (
-                S::NeedsHuman,
-                A::Escalate,
-                format!(
-                    "detached HEAD in {} holds {} no ref contains; keep them with `git -C {} branch recode-keep-{} HEAD`",
-                    w.path,
-                    plural(u64::from(w.unreachable_commits), "commit"),
-                    w.path,
-                    s.task
-                ),
-            );
+    } else if w.detached && w.unreachable_commits > 0 {
+        Row::DetachedUnreachable {
+            path: w.path.clone(),
+            commits: w.unreachable_commits,
+            task: t.s.task.clone(),
         }
+    } else {
+        return None;
+    };
+    Some((State::NeedsHuman, Action::Escalate, row))
+}
+
+/// Row 2, published: a pull request open or merged, the worktree clean, and no commit
+/// beyond the pull request's head (those are new work: classified as if no PR).
+fn published(t: &Table) -> Decided {
+    let (s, pr) = (t.s, t.pr.filter(|_| t.s.beyond_pr == 0 && t.clean)?);
+    match pr.state {
+        PrState::Merged if merged_nothing_to_remove(s, t.wt) => Some((
+            State::Published,
+            Action::None,
+            Row::MergedNothingLeft {
+                pr: pr.number,
+                branch: s.branch.clone(),
+                unique: s.branch_unique,
+                base: s.base.clone(),
+            },
+        )),
+        PrState::Open => Some(published_open(s, t.r, pr)),
+        PrState::Merged => Some((
+            State::Published,
+            Action::Delete,
+            Row::Merged { pr: pr.number },
+        )),
+        PrState::Closed => None,
     }
-    // 2. Published: a pull request open or merged, the worktree clean, and no commit
-    // beyond the pull request's head (those are new work: classified as if no PR).
-    if let Some(pr) = pr.filter(|_| s.beyond_pr == 0) {
-        if clean && pr.state == PrState::Merged && merged_nothing_to_remove(s, wt) {
-            return (
-                S::Published,
-                A::None,
-                format!(
-                    "pull request #{} is merged; nothing left to remove: {} kept, {} of its commits in neither {} nor its remote-tracking branch",
-                    pr.number, s.branch, s.branch_unique, s.base
-                ),
-            );
-        }
-        if clean && pr.state == PrState::Open {
-            return published_open(s, r, pr);
-        }
-        if clean && pr.state == PrState::Merged {
-            return (
-                S::Published,
-                A::Delete,
-                format!("pull request #{} is merged", pr.number),
-            );
-        }
-    }
-    // 3. Needs a human: capped, a needs-human outcome, a standing escalation, a closed PR.
-    // The cap bounds claimed successes too: only a passing gate on the head (or a pull
-    // request, above) confirms one.
+}
+
+/// Row 3, needs a human: capped, a needs-human outcome, a standing escalation, a closed
+/// PR. The cap bounds claimed successes too: only a passing gate on the head (or a pull
+/// request, above) confirms one.
+fn needs_human(t: &Table) -> Decided {
+    let (s, r) = (t.s, t.r);
     let gate = s.head.as_deref().and_then(|h| gate_on(&s.events, h));
-    if r.attempts >= s.max_attempts && gate != Some(true) {
-        return (
-            S::NeedsHuman,
-            A::Escalate,
-            format!(
-                "{} counted attempts reached recode.maxAttempts ({}) without a passing gate on the head",
-                r.attempts, s.max_attempts
-            ),
-        );
-    }
-    if r.last_outcome == Some(Outcome::NeedsHuman) {
-        let why = last_exit
+    let row = if r.attempts >= s.max_attempts && gate != Some(true) {
+        Row::Capped {
+            attempts: r.attempts,
+            max: s.max_attempts,
+        }
+    } else if r.last_outcome == Some(Outcome::NeedsHuman) {
+        let exit = t
+            .last_exit
             .and_then(|e| match &e.body {
                 Body::Exit { rc, message, .. } => Some(match message {
                     Some(m) => format!("rc {rc}: {}", first_line(m)),
@@ -296,179 +311,127 @@ fn decide(
                 _ => None,
             })
             .unwrap_or_default();
-        return (
-            S::NeedsHuman,
-            A::Escalate,
-            format!("the last attempt needs a human ({why})"),
-        );
-    }
-    if let Some(reason) = &r.escalated {
-        return (
-            S::NeedsHuman,
-            A::Escalate,
-            format!("escalated: {reason} (until `git recode record clear`)"),
-        );
-    }
-    if let Some(pr) = pr.filter(|p| p.state == PrState::Closed) {
-        return (
-            S::NeedsHuman,
-            A::Escalate,
-            format!(
-                "pull request #{} was closed without merging: a human closed it",
-                pr.number
-            ),
-        );
-    }
-    // 4. Orphaned: a branch with no worktree and no ledger events.
-    if wt.is_none() && s.events.is_empty() && s.branch_local {
-        return if s.ahead > 0 {
-            (
-                S::Orphaned,
-                A::Resume,
-                format!(
-                    "no worktree and no ledger; {} ahead: resume, never delete",
-                    plural(u64::from(s.ahead), "commit")
-                ),
-            )
-        } else {
-            (
-                S::Orphaned,
-                A::None,
-                "no worktree and no ledger: unknown provenance, never deleted".into(),
-            )
-        };
-    }
-    // 5. Empty: nothing ahead (branch nor remote) and clean.
-    let remote_ahead = s.remote_ahead.unwrap_or(0);
-    if s.ahead == 0 && remote_ahead == 0 && clean {
-        if !s.branch_local && !s.branch_remote && wt.is_none() {
-            return (S::Empty, A::None, "the branch exists nowhere".into());
+        Row::LastNeedsHuman { exit }
+    } else if let Some(reason) = &r.escalated {
+        Row::Escalated {
+            reason: reason.clone(),
         }
-        let where_ = match wt {
-            Some(w) if !w.ignored.is_empty() => {
-                format!(
-                    "; worktree clean (its ignored files go with it: {})",
-                    w.ignored.join(", ")
-                )
-            }
-            Some(_) => "; worktree clean".to_string(),
-            None => String::new(),
-        };
-        return (
-            S::Empty,
-            A::Delete,
-            format!("no commits ahead of {}{where_}", s.base),
-        );
-    }
-    // 6. Publishable: ahead, clean, a passing gate on exactly the head.
-    if (s.ahead > 0 || remote_ahead > 0) && clean && gate == Some(true) {
-        return (
-            S::Publishable,
-            A::Publish,
-            format!(
-                "{} ahead, clean, gate passed on the head",
-                plural(u64::from(s.ahead.max(remote_ahead)), "commit")
-            ),
-        );
-    }
-    // 7. Half-done.
-    let gate_txt = match gate {
-        Some(true) => "gate passed on the head",
-        Some(false) => "gate failed on the head",
-        None => "no gate result for the head",
-    };
-    if let Some(d) = dirty.filter(|d| !d.is_clean()) {
-        (
-            S::HalfDone,
-            A::WipCommit,
-            format!(
-                "{} ({} staged, {} unstaged, {} untracked); {gate_txt}",
-                plural(u64::from(d.total()), "uncommitted file"),
-                d.staged,
-                d.unstaged,
-                d.untracked
-            ),
-        )
-    } else if wt.is_some_and(|w| w.missing) {
-        (
-            S::HalfDone,
-            A::Resume,
-            format!(
-                "{} ahead; worktree directory is missing; {gate_txt}",
-                plural(u64::from(s.ahead.max(remote_ahead)), "commit")
-            ),
-        )
+    } else if let Some(pr) = t.pr.filter(|p| p.state == PrState::Closed) {
+        Row::PrClosed { pr: pr.number }
     } else {
-        (
-            S::HalfDone,
-            A::Resume,
-            format!(
-                "{} ahead; {gate_txt}",
-                plural(u64::from(s.ahead.max(remote_ahead)), "commit")
-            ),
-        )
+        return None;
+    };
+    Some((State::NeedsHuman, Action::Escalate, row))
+}
+
+/// Row 4, orphaned: a branch with no worktree and no ledger events.
+fn orphaned(t: &Table) -> Decided {
+    let s = t.s;
+    if t.wt.is_some() || !s.events.is_empty() || !s.branch_local {
+        return None;
+    }
+    let action = if s.ahead > 0 {
+        Action::Resume
+    } else {
+        Action::None
+    };
+    Some((State::Orphaned, action, Row::Orphaned { ahead: s.ahead }))
+}
+
+/// Row 5, empty: nothing ahead (branch nor remote) and clean.
+fn empty(t: &Table) -> Decided {
+    let s = t.s;
+    if s.ahead > 0 || s.remote_ahead.unwrap_or(0) > 0 || !t.clean {
+        return None;
+    }
+    if !s.branch_local && !s.branch_remote && t.wt.is_none() {
+        return Some((State::Empty, Action::None, Row::Nowhere));
+    }
+    Some((
+        State::Empty,
+        Action::Delete,
+        Row::NothingAhead {
+            base: s.base.clone(),
+            worktree: t.wt.map(|w| w.ignored.clone()),
+        },
+    ))
+}
+
+/// Rows 6 and 7: publishable (ahead, clean, a passing gate on exactly the head), else
+/// half-done (uncommitted files: WIP-commit; else resume).
+fn ahead(t: &Table) -> (State, Action, Row) {
+    let s = t.s;
+    let ahead = s.ahead.max(s.remote_ahead.unwrap_or(0));
+    let gate = match s.head.as_deref().and_then(|h| gate_on(&s.events, h)) {
+        Some(true) => GateSeen::Passed,
+        Some(false) => GateSeen::Failed,
+        None => GateSeen::None,
+    };
+    if ahead > 0 && t.clean && gate == GateSeen::Passed {
+        return (
+            State::Publishable,
+            Action::Publish,
+            Row::Publishable { ahead },
+        );
+    }
+    match t.dirty.filter(|d| !d.is_clean()) {
+        Some(dirty) => (
+            State::HalfDone,
+            Action::WipCommit,
+            Row::Uncommitted { dirty, gate },
+        ),
+        None => (
+            State::HalfDone,
+            Action::Resume,
+            Row::Ahead {
+                ahead,
+                missing: t.wt.is_some_and(|w| w.missing),
+                gate,
+            },
+        ),
     }
 }
 
 /// An open pull request: failing checks or requested changes send it back to its agent
 /// (`resume`), bounded by the cap (SPEC "Pull request feedback").
-fn published_open(s: &Snapshot, r: &Replay, pr: &Pr) -> (State, Action, String) {
-    let mut why = Vec::new();
-    if pr.checks == Some(Checks::Failing) {
-        let names: Vec<&str> = pr
-            .feedback
+fn published_open(s: &Snapshot, r: &Replay, pr: &Pr) -> (State, Action, Row) {
+    let checks = (pr.checks == Some(Checks::Failing)).then(|| {
+        pr.feedback
             .failing_checks
             .iter()
-            .map(|c| c.name.as_str())
-            .collect();
-        why.push(if names.is_empty() {
-            "its checks fail".to_string()
-        } else {
-            format!("checks fail: {}", names.join(", "))
-        });
-    }
-    if pr.review == Some(Review::ChangesRequested) {
-        let who: Vec<&str> = pr
-            .feedback
+            .map(|c| c.name.clone())
+            .collect::<Vec<_>>()
+    });
+    let reviewers = (pr.review == Some(Review::ChangesRequested)).then(|| {
+        pr.feedback
             .changes
             .iter()
-            .map(|c| c.reviewer.as_str())
-            .collect();
-        why.push(if who.is_empty() {
-            "changes are requested".to_string()
-        } else {
-            format!("changes requested by {}", who.join(", "))
-        });
-    }
-    if why.is_empty() {
-        let state = match pr.checks {
-            Some(Checks::Pending) => "; checks pending",
-            _ => "",
-        };
+            .map(|c| c.reviewer.clone())
+            .collect::<Vec<_>>()
+    });
+    if checks.is_none() && reviewers.is_none() {
+        let pending = pr.checks == Some(Checks::Pending);
         return (
             State::Published,
             Action::None,
-            format!("pull request #{} is open{state}", pr.number),
+            Row::PrOpen {
+                pr: pr.number,
+                pending,
+            },
         );
     }
-    if r.attempts >= s.max_attempts {
-        return (
-            State::NeedsHuman,
-            Action::Escalate,
-            format!(
-                "pull request #{}: {}; {} counted attempts reached recode.maxAttempts ({})",
-                pr.number,
-                why.join("; "),
-                r.attempts,
-                s.max_attempts
-            ),
-        );
-    }
-    (
-        State::Published,
-        Action::Resume,
-        format!("pull request #{}: {}", pr.number, why.join("; ")),
-    )
+    let capped = (r.attempts >= s.max_attempts).then_some((r.attempts, s.max_attempts));
+    let (state, action) = match capped {
+        Some(_) => (State::NeedsHuman, Action::Escalate),
+        None => (State::Published, Action::Resume),
+    };
+    let row = Row::PrFeedback {
+        pr: pr.number,
+        checks,
+        reviewers,
+        capped,
+    };
+    (state, action, row)
 }
 
 /// A merged worker with no worktree whose branch must stay (its commits would become

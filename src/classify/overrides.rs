@@ -2,8 +2,8 @@
 //! in this order, each one SPEC sentence, may replace the action (never the state) and
 //! say why. Each is a named pure function, tested on its own in `tests.rs`.
 
-use crate::clock;
 use crate::ledger::Replay;
+use crate::model::reason::{Kept, Override, Reason};
 use crate::model::{Action, Liveness, Snapshot};
 use crate::outcome::Outcome;
 
@@ -21,16 +21,17 @@ pub(super) struct Facts<'a> {
     pub idle: Option<i64>,
 }
 
-/// An action and the sentence that explains it.
+/// An action and the typed reason behind it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Decision {
     /// The action.
     pub action: Action,
-    /// One sentence of evidence.
-    pub reason: String,
+    /// The table row and the overrides so far.
+    pub reason: Reason,
 }
 
-type Rule = fn(&Facts, &Decision) -> Option<Decision>;
+/// A rule: `Some((action, why))` when it replaces the action.
+type Rule = fn(&Facts, &Decision) -> Option<(Action, Override)>;
 
 /// The overrides, in order; a later rule sees what an earlier one decided.
 pub(super) const OVERRIDES: &[(&str, Rule)] = &[
@@ -47,49 +48,35 @@ pub(super) const OVERRIDES: &[(&str, Rule)] = &[
     ("unrecorded-activity", unrecorded_activity),
 ];
 
-fn with(d: &Decision, action: Action, reason: String) -> Option<Decision> {
-    let _ = d;
-    Some(Decision { action, reason })
-}
-
 /// SPEC `recover`/safety: the main worktree, a locked worktree and one holding submodules
 /// are never removed.
-fn never_removed(f: &Facts, d: &Decision) -> Option<Decision> {
+fn never_removed(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     let w = f.s.worktree.as_ref().filter(|w| !w.missing)?;
     if d.action != Action::Delete {
         return None;
     }
     let why = if w.is_main {
-        "it is the main worktree: git-recode never removes it".to_string()
+        Kept::Main
     } else if let Some(r) = &w.locked {
-        if r.is_empty() {
-            "the worktree is locked: never removed".to_string()
-        } else {
-            format!("the worktree is locked ({r}): never removed")
-        }
+        Kept::Locked(r.clone())
     } else if w.has_submodules {
-        "the worktree holds submodules, which git worktree remove refuses: never removed".into()
+        Kept::Submodules
     } else {
         return None;
     };
-    with(d, Action::None, format!("{}; {why}", d.reason))
+    Some((Action::None, Override::NeverRemoved(why)))
 }
 
 /// The main worktree is the user's own checkout: never WIP-committed; resume in place.
-fn main_not_committed(f: &Facts, d: &Decision) -> Option<Decision> {
+fn main_not_committed(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     let w = f.s.worktree.as_ref()?;
-    (d.action == Action::WipCommit && w.is_main).then(|| Decision {
-        action: Action::Resume,
-        reason: format!(
-            "{}; in the main worktree, which git-recode never commits: resume in place",
-            d.reason
-        ),
-    })
+    (d.action == Action::WipCommit && w.is_main)
+        .then_some((Action::Resume, Override::MainNotCommitted))
 }
 
 /// SPEC special cases: what cannot be read is not clean — never deleted, published or
 /// WIP-committed on that reading.
-fn unreadable(f: &Facts, d: &Decision) -> Option<Decision> {
+fn unreadable(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     let w = f.s.worktree.as_ref().filter(|w| !w.missing)?;
     if !matches!(
         d.action,
@@ -102,132 +89,111 @@ fn unreadable(f: &Facts, d: &Decision) -> Option<Decision> {
             .is_none()
             .then(|| "its status was not read".to_string())
     })?;
-    with(
-        d,
+    Some((
         Action::None,
-        format!(
-            "the worktree {} is not clean on this reading: {why}",
-            w.path
-        ),
-    )
+        Override::Unreadable {
+            path: w.path.clone(),
+            why,
+        },
+    ))
 }
 
 /// SPEC special cases: a detached worker's branch is never published while the worktree
 /// is detached, and a WIP commit there would land on no branch.
-fn detached(f: &Facts, d: &Decision) -> Option<Decision> {
+fn detached(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     let w = f.s.worktree.as_ref().filter(|w| w.detached && !w.missing)?;
-    let what = match d.action {
-        Action::Publish => "its branch is never published while the worktree is detached",
-        Action::WipCommit => "a WIP commit there would land on no branch",
-        Action::Delete => "a detached worktree is never removed",
-        _ => return None,
-    };
-    with(
-        d,
+    if !matches!(
+        d.action,
+        Action::Publish | Action::WipCommit | Action::Delete
+    ) {
+        return None;
+    }
+    Some((
         Action::None,
-        format!(
-            "{}; the worktree {} is on a detached HEAD: {what}; `git -C {} switch {}` first",
-            d.reason, w.path, w.path, f.s.branch
-        ),
-    )
+        Override::Detached {
+            path: w.path.clone(),
+            branch: f.s.branch.clone(),
+            refused: d.action,
+        },
+    ))
 }
 
 /// SPEC special cases: a registered worktree whose directory is missing is never removed.
-fn missing_directory(f: &Facts, d: &Decision) -> Option<Decision> {
+fn missing_directory(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     let w = f.s.worktree.as_ref().filter(|w| w.missing)?;
-    (d.action == Action::Delete).then(|| Decision {
-        action: Action::None,
-        reason: format!(
-            "worktree directory {} is missing (maybe an unmounted volume): never removed",
-            w.path
-        ),
+    (d.action == Action::Delete).then(|| {
+        (
+            Action::None,
+            Override::MissingDirectory {
+                path: w.path.clone(),
+            },
+        )
     })
 }
 
 /// SPEC special cases: ignored files matching `recode.secrets` keep the worktree.
-fn secrets_kept(f: &Facts, d: &Decision) -> Option<Decision> {
+fn secrets_kept(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     let w = f.s.worktree.as_ref().filter(|w| !w.secrets.is_empty())?;
-    (d.action == Action::Delete).then(|| Decision {
-        action: Action::None,
-        reason: format!(
-            "worktree holds ignored secret files ({}): never removed",
-            w.secrets.join(", ")
-        ),
+    (d.action == Action::Delete).then(|| {
+        (
+            Action::None,
+            Override::SecretsKept {
+                files: w.secrets.clone(),
+            },
+        )
     })
 }
 
 /// SPEC: when the forge failed in this run, a delete (and a publish: a closed pull
 /// request is never reopened) waits for a run in which it answers.
-fn forge_failed(f: &Facts, d: &Decision) -> Option<Decision> {
+fn forge_failed(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     if !matches!(f.s.forge, crate::model::Forge::Failed) {
         return None;
     }
-    let what = match d.action {
-        Action::Delete => "a delete",
-        Action::Publish => "publishing",
-        _ => return None,
-    };
-    with(
-        d,
-        Action::Wait,
-        format!("the forge failed in this run: {what} waits for a run in which it answers"),
-    )
+    matches!(d.action, Action::Delete | Action::Publish)
+        .then_some((Action::Wait, Override::ForgeFailed { refused: d.action }))
 }
 
 /// SPEC: a transient last outcome waits until its `retry_after` has passed.
-fn transient(f: &Facts, d: &Decision) -> Option<Decision> {
+fn transient(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     if matches!(d.action, Action::Escalate | Action::Wait) {
         return None;
     }
     match (f.r.last_outcome, f.r.retry_after) {
-        (Some(Outcome::Transient), Some(t)) if t > f.s.now => with(
-            d,
-            Action::Wait,
-            format!("transient limit: retry after {}", clock::format_secs(t)),
-        ),
+        (Some(Outcome::Transient), Some(t)) if t > f.s.now => {
+            Some((Action::Wait, Override::Transient { retry_after: t }))
+        }
         _ => None,
     }
 }
 
 /// SPEC: a `blocked` outcome waits until the blocker is resolved.
-fn blocked(f: &Facts, d: &Decision) -> Option<Decision> {
+fn blocked(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     if matches!(d.action, Action::Escalate | Action::Wait) {
         return None;
     }
     let b = f.r.blocked.as_ref()?;
-    with(
-        d,
-        Action::Wait,
-        format!("blocked on {b} until `git recode record unblock`"),
-    )
+    Some((Action::Wait, Override::Blocked { on: b.clone() }))
 }
 
 /// SPEC: a running worker's action is `wait`, whatever its debris.
-fn running(f: &Facts, d: &Decision) -> Option<Decision> {
-    (f.liveness == Liveness::Running)
-        .then(|| Decision {
-            action: Action::Wait,
-            reason: format!(
-                "worker is running ({})",
-                if f.s.pid_alive == Some(true) {
-                    "its pid is alive"
-                } else {
-                    "recent activity"
-                }
-            ),
-        })
-        .filter(|n| n != d)
+fn running(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
+    let why = Override::Running {
+        pid_alive: f.s.pid_alive == Some(true),
+    };
+    (f.liveness == Liveness::Running && !repeats(d, &why)).then_some((Action::Wait, why))
 }
 
 /// SPEC: `unknown` liveness with recent activity waits (an unrecorded agent may be at work).
-fn unrecorded_activity(f: &Facts, d: &Decision) -> Option<Decision> {
-    (f.liveness == Liveness::Unknown && f.fresh_activity)
-        .then(|| Decision {
-            action: Action::Wait,
-            reason: format!(
-                "no attempt recorded but activity {} ago: an unrecorded agent may be at work",
-                clock::human_secs(f.idle.unwrap_or(0))
-            ),
-        })
-        .filter(|n| n != d)
+fn unrecorded_activity(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
+    let why = Override::UnrecordedActivity {
+        idle: f.idle.unwrap_or(0),
+    };
+    (f.liveness == Liveness::Unknown && f.fresh_activity && !repeats(d, &why))
+        .then_some((Action::Wait, why))
+}
+
+/// Whether `d` already waits for exactly this reason (a rule never repeats itself).
+fn repeats(d: &Decision, why: &Override) -> bool {
+    d.action == Action::Wait && d.reason.last_override() == Some(why)
 }

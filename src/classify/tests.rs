@@ -738,7 +738,13 @@ fn needs_human_for_every_operation_in_progress() {
             .run();
         lsa(&w, Liveness::Exited, State::NeedsHuman, Action::Escalate);
         assert_eq!(w.operation, Some(op));
-        assert!(w.reason.contains(op.as_str()), "{}", w.reason);
+        assert_eq!(
+            w.reason.row,
+            Row::Operation {
+                op,
+                path: WT.into()
+            }
+        );
     }
 }
 
@@ -766,7 +772,13 @@ fn needs_human_for_conflicts() {
         .run();
     lsa(&w, Liveness::Exited, State::NeedsHuman, Action::Escalate);
     assert_eq!(w.dirty, Some(dirty(1, 0, 0, 2)));
-    assert!(w.reason.contains("conflicted"), "{}", w.reason);
+    assert_eq!(
+        w.reason.row,
+        Row::Conflicted {
+            files: 2,
+            path: WT.into()
+        }
+    );
 }
 
 #[test]
@@ -781,7 +793,11 @@ fn needs_human_for_a_detached_head_with_unreachable_commits() {
         .exit(7000, 1, Outcome::Failed)
         .run();
     lsa(&w, Liveness::Exited, State::NeedsHuman, Action::Escalate);
-    assert!(w.reason.contains("detached"), "{}", w.reason);
+    assert!(
+        matches!(w.reason.row, Row::DetachedUnreachable { .. }),
+        "{:?}",
+        w.reason
+    );
     // A detached HEAD whose commits a ref contains is not, by itself, a human's problem.
     let w = snap()
         .wt_with(|w| w.detached = true)
@@ -949,7 +965,11 @@ fn needs_human_when_the_last_outcome_says_so() {
     lsa(&w, Liveness::Exited, State::NeedsHuman, Action::Escalate);
     assert_eq!(w.attempts, 1);
     assert_eq!(w.last_outcome, Some(Outcome::NeedsHuman));
-    assert!(w.reason.contains("127"), "{}", w.reason);
+    assert!(
+        matches!(&w.reason.row, Row::LastNeedsHuman { exit } if exit.starts_with("rc 127")),
+        "{:?}",
+        w.reason
+    );
 }
 
 #[test]
@@ -962,7 +982,12 @@ fn needs_human_while_an_escalated_event_stands() {
         .run();
     lsa(&w, Liveness::Exited, State::NeedsHuman, Action::Escalate);
     assert_eq!(w.attempts, 1);
-    assert!(w.reason.contains("the gate keeps failing"), "{}", w.reason);
+    assert_eq!(
+        w.reason.row,
+        Row::Escalated {
+            reason: "the gate keeps failing".into()
+        }
+    );
 }
 
 #[test]
@@ -1012,7 +1037,12 @@ fn an_escalation_after_the_cleared_event_stands_again() {
         .escalated(7000, "second")
         .run();
     lsa(&w, Liveness::Unknown, State::NeedsHuman, Action::Escalate);
-    assert!(w.reason.contains("second"), "{}", w.reason);
+    assert_eq!(
+        w.reason.row,
+        Row::Escalated {
+            reason: "second".into()
+        }
+    );
 }
 
 #[test]
@@ -1468,7 +1498,10 @@ fn blocked_waits_until_unblocked() {
     lsa(&w, Liveness::Exited, State::HalfDone, Action::Wait);
     assert_eq!(w.attempts, 0);
     assert_eq!(w.last_outcome, Some(Outcome::Blocked));
-    assert!(w.reason.contains("#12"), "{}", w.reason);
+    assert_eq!(
+        w.reason.last_override(),
+        Some(&Override::Blocked { on: "#12".into() })
+    );
     let w = blocked.unblocked(3600).run();
     lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
     assert_eq!(w.attempts, 0);
@@ -1497,7 +1530,7 @@ fn a_missing_worktree_has_null_dirty_and_is_never_deleted() {
     lsa(&w, Liveness::Exited, State::Empty, Action::None);
     assert_eq!(w.dirty, None);
     assert_eq!(w.worktree.as_deref(), Some(WT));
-    assert!(w.reason.contains("missing"), "{}", w.reason);
+    assert_said_missing(&w);
 }
 
 #[test]
@@ -1510,7 +1543,7 @@ fn a_missing_worktree_with_a_merged_pull_request_is_not_deleted() {
         .run();
     lsa(&w, Liveness::Exited, State::Published, Action::None);
     assert_eq!(w.dirty, None);
-    assert!(w.reason.contains("missing"), "{}", w.reason);
+    assert_said_missing(&w);
 }
 
 #[test]
@@ -1518,7 +1551,7 @@ fn a_missing_worktree_is_classified_from_its_branch() {
     let w = missing().ahead(2).failed_attempt(7200).run();
     lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
     assert_eq!(w.dirty, None);
-    assert!(w.reason.contains("missing"), "{}", w.reason);
+    assert_said_missing(&w);
 }
 
 #[test]
@@ -1530,7 +1563,7 @@ fn a_missing_worktree_reason_says_missing_when_publishable() {
         .run();
     lsa(&w, Liveness::Exited, State::Publishable, Action::Publish);
     assert_eq!(w.dirty, None);
-    assert!(w.reason.contains("missing"), "{}", w.reason);
+    assert_said_missing(&w);
 }
 
 #[test]
@@ -1542,7 +1575,7 @@ fn a_missing_worktree_reason_says_missing_when_published_open() {
         .forge(Forge::Known(Some(open_pr())))
         .run();
     lsa(&w, Liveness::Exited, State::Published, Action::None);
-    assert!(w.reason.contains("missing"), "{}", w.reason);
+    assert_said_missing(&w);
 }
 
 #[test]
@@ -1561,8 +1594,12 @@ fn a_worktree_holding_secrets_is_never_removed() {
         .failed_attempt(7200)
         .run();
     lsa(&w, Liveness::Exited, State::Empty, Action::None);
-    assert!(w.reason.contains(".env"), "{}", w.reason);
-    assert!(w.reason.contains("keys/id_rsa"), "{}", w.reason);
+    assert_eq!(
+        w.reason.last_override(),
+        Some(&Override::SecretsKept {
+            files: vec![".env".into(), "keys/id_rsa".into()]
+        })
+    );
     // Merged, too.
     let w = snap()
         .wt_with(|w| w.secrets = vec!["deploy.pem".into()])
@@ -1572,7 +1609,11 @@ fn a_worktree_holding_secrets_is_never_removed() {
         .forge(Forge::Known(Some(pr(PrState::Merged))))
         .run();
     lsa(&w, Liveness::Exited, State::Published, Action::None);
-    assert!(w.reason.contains("deploy.pem"), "{}", w.reason);
+    assert!(
+        matches!(w.reason.last_override(), Some(Override::SecretsKept { files }) if files.contains(&"deploy.pem".to_string())),
+        "{:?}",
+        w.reason
+    );
 }
 
 #[test]
@@ -1594,7 +1635,12 @@ fn a_delete_waits_when_the_forge_failed() {
         .with(|s| s.forge = Forge::Failed)
         .run();
     lsa(&w, Liveness::Exited, State::Empty, Action::Wait);
-    assert!(w.reason.contains("forge"), "{}", w.reason);
+    assert_eq!(
+        w.reason.last_override(),
+        Some(&Override::ForgeFailed {
+            refused: Action::Delete
+        })
+    );
     // Publishing waits too: a pull request a human closed must never be reopened.
     let w = snap()
         .wt()
@@ -1712,7 +1758,7 @@ fn the_worker_object_echoes_the_snapshot() {
     assert_eq!((w.ahead, w.behind, w.remote_ahead), (2, 5, Some(1)));
     assert_eq!(w.max_attempts, 3);
     assert_eq!(w.operation, None);
-    assert!(!w.reason.is_empty());
+    assert!(!w.reason.to_string().is_empty());
 }
 
 #[test]
@@ -1765,21 +1811,30 @@ fn open_with(checks: Option<Checks>, review: Option<Review>, attempts: u32) -> W
 fn failing_checks_send_an_open_pr_back_to_its_agent() {
     let w = open_with(Some(Checks::Failing), None, 1);
     assert_eq!((w.state, w.action), (State::Published, Action::Resume));
-    assert_eq!(w.reason, "pull request #42: checks fail: ci/test");
+    assert_eq!(
+        w.reason.to_string(),
+        "pull request #42: checks fail: ci/test"
+    );
 }
 
 #[test]
 fn requested_changes_send_an_open_pr_back_to_its_agent() {
     let w = open_with(Some(Checks::Passing), Some(Review::ChangesRequested), 1);
     assert_eq!((w.state, w.action), (State::Published, Action::Resume));
-    assert_eq!(w.reason, "pull request #42: changes requested by octocat");
+    assert_eq!(
+        w.reason.to_string(),
+        "pull request #42: changes requested by octocat"
+    );
 }
 
 #[test]
 fn pending_or_passing_checks_and_approval_wait_for_nothing() {
     let w = open_with(Some(Checks::Pending), None, 1);
     assert_eq!((w.state, w.action), (State::Published, Action::None));
-    assert_eq!(w.reason, "pull request #42 is open; checks pending");
+    assert_eq!(
+        w.reason.to_string(),
+        "pull request #42 is open; checks pending"
+    );
     let w = open_with(Some(Checks::Passing), Some(Review::Approved), 1);
     assert_eq!((w.state, w.action), (State::Published, Action::None));
     let w = open_with(None, None, 1);
@@ -1791,7 +1846,26 @@ fn failing_feedback_at_the_cap_is_needs_human() {
     let w = open_with(Some(Checks::Failing), Some(Review::ChangesRequested), 3);
     assert_eq!((w.state, w.action), (State::NeedsHuman, Action::Escalate));
     assert_eq!(
-        w.reason,
+        w.reason.to_string(),
         "pull request #42: checks fail: ci/test; changes requested by octocat; 3 counted attempts reached recode.maxAttempts (3)"
+    );
+}
+
+/// The reason says the worktree directory is missing: as the deciding override, in the
+/// row, or once at the end; and the rendered sentence says it exactly once.
+fn assert_said_missing(w: &Worker) {
+    let typed = w.reason.missing.as_deref() == Some(WT)
+        && (w
+            .reason
+            .overrides
+            .contains(&Override::MissingDirectory { path: WT.into() })
+            || matches!(w.reason.row, Row::Ahead { missing: true, .. })
+            || w.reason.overrides.is_empty());
+    assert!(typed, "{:?}", w.reason);
+    assert_eq!(
+        w.reason.to_string().matches("missing").count(),
+        1,
+        "{}",
+        w.reason
     );
 }

@@ -70,7 +70,7 @@ pub fn run(args: ResumeArgs) -> Result<i32, Error> {
                 &w.task,
                 Some(&w.branch),
                 Body::Escalated {
-                    reason: w.reason.clone(),
+                    reason: w.reason.to_string(),
                 },
             )
             .with_head(w.head.clone());

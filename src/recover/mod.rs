@@ -184,7 +184,7 @@ impl Run<'_> {
             Body::Classified {
                 state: w.state.as_str().into(),
                 action: w.action.as_str().into(),
-                reason: w.reason.clone(),
+                reason: w.reason.to_string(),
                 error: None,
             },
         )
@@ -199,7 +199,7 @@ impl Run<'_> {
             Body::Classified {
                 state: w.state.as_str().into(),
                 action: w.action.as_str().into(),
-                reason: w.reason.clone(),
+                reason: w.reason.to_string(),
                 error: Some(error.clone()),
             },
         )?;
@@ -333,7 +333,7 @@ fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     }
     match w.action {
         Action::Wait | Action::Resume | Action::None => {
-            Ok(step(w, Outcome::Skipped, w.reason.clone()))
+            Ok(step(w, Outcome::Skipped, w.reason.to_string()))
         }
         Action::Escalate => escalate(r, w),
         Action::Delete => delete::run(r, w),
@@ -354,7 +354,7 @@ fn escalate(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         w,
         w.head.clone(),
         Body::Escalated {
-            reason: w.reason.clone(),
+            reason: w.reason.to_string(),
         },
     )?;
     Ok(step(w, Outcome::Done, format!("escalated: {}", w.reason)))

@@ -10,7 +10,10 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::ledger::Event;
+
+pub mod reason;
 use crate::outcome::Outcome;
+pub use reason::Reason;
 
 /// Whether an agent is at work (SPEC `liveness`).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,8 +392,9 @@ pub struct Worker {
     pub state: State,
     /// Action.
     pub action: Action,
-    /// One sentence of evidence for the action.
-    pub reason: String,
+    /// Why this action: the table row and the overrides, typed; `to_string()` gives the
+    /// SPEC's one-sentence `reason`.
+    pub reason: reason::Reason,
     /// Counted attempts.
     pub attempts: u32,
     /// `recode.maxAttempts`.

@@ -1,0 +1,429 @@
+//! Why a worker got its action, as a typed value: the state-table row that matched
+//! ([`Row`]) and the overrides that changed the action after it ([`Override`]), in order.
+//! Rendered to one sentence only at the boundary ([`std::fmt::Display`]: the `reason`
+//! field of `--json`, the table, `recover`'s results). Tests match on the values.
+
+use std::fmt;
+
+use jiff::Timestamp;
+
+use super::{Dirty, Operation};
+use crate::clock;
+
+/// `1 commit`, `2 commits`: a count and a noun, plural when the count is not 1.
+pub fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// What the gate said about exactly the head (`half-done` rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateSeen {
+    /// A `gate` event with `pass: true` on the head.
+    Passed,
+    /// A `gate` event with `pass: false` on the head.
+    Failed,
+    /// No gate result for the head.
+    None,
+}
+
+/// The state-table row that matched (SPEC "Classification", first match wins), with the
+/// facts its sentence names.
+// Each field is the fact of the same name in the variant's sentence.
+#[allow(missing_docs)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Row {
+    /// `needs-human`: an operation (rebase, merge, am, …) is in progress in the worktree.
+    Operation { op: Operation, path: String },
+    /// `needs-human`: conflicted files.
+    Conflicted { files: u32, path: String },
+    /// `needs-human`: a detached HEAD holds commits no ref contains.
+    DetachedUnreachable {
+        path: String,
+        commits: u32,
+        task: String,
+    },
+    /// `published`, `none`: merged, and nothing is left to remove.
+    MergedNothingLeft {
+        pr: u64,
+        branch: String,
+        unique: u32,
+        base: String,
+    },
+    /// `published`, `none`: open, checks passing or pending, no change requested.
+    PrOpen { pr: u64, pending: bool },
+    /// `published`, `resume` (or `needs-human` at the cap): failing checks or requested
+    /// changes. `checks`: the failing checks' names (`Some(empty)` when unnamed);
+    /// `reviewers`: who requested changes; `capped`: `(attempts, maxAttempts)`.
+    PrFeedback {
+        pr: u64,
+        checks: Option<Vec<String>>,
+        reviewers: Option<Vec<String>>,
+        capped: Option<(u32, u32)>,
+    },
+    /// `published`, `delete`: merged.
+    Merged { pr: u64 },
+    /// `needs-human`: counted attempts at the cap without a passing gate on the head.
+    Capped { attempts: u32, max: u32 },
+    /// `needs-human`: the last outcome needs a human (`rc N: first line`).
+    LastNeedsHuman { exit: String },
+    /// `needs-human`: a standing escalation.
+    Escalated { reason: String },
+    /// `needs-human`: the pull request was closed without merging.
+    PrClosed { pr: u64 },
+    /// `orphaned`: no worktree, no ledger; `ahead` commits (0: unknown provenance).
+    Orphaned { ahead: u32 },
+    /// `empty`: the branch exists nowhere.
+    Nowhere,
+    /// `empty`, `delete`: nothing ahead of the base; `worktree`: `Some(ignored entries)`
+    /// when a clean worktree goes with it.
+    NothingAhead {
+        base: String,
+        worktree: Option<Vec<String>>,
+    },
+    /// `publishable`: ahead, clean, gate passed on the head.
+    Publishable { ahead: u32 },
+    /// `half-done`, `wip-commit`: uncommitted files.
+    Uncommitted { dirty: Dirty, gate: GateSeen },
+    /// `half-done`, `resume`: commits ahead; `missing`: the worktree directory is gone.
+    Ahead {
+        ahead: u32,
+        missing: bool,
+        gate: GateSeen,
+    },
+}
+
+/// Why a worktree is never removed ([`Override::NeverRemoved`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kept {
+    /// The main worktree.
+    Main,
+    /// Locked, with its reason (empty when locked without one).
+    Locked(String),
+    /// It holds submodules (`git worktree remove` refuses).
+    Submodules,
+}
+
+/// An override that replaced the table's action (SPEC: the sentences after the table),
+/// in the order `classify::overrides` applies them.
+// Each field is the fact of the same name in the variant's sentence.
+#[allow(missing_docs)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Override {
+    /// The main, a locked or a submodule worktree is never removed (`none`).
+    NeverRemoved(Kept),
+    /// The main worktree is never WIP-committed (`resume` in place).
+    MainNotCommitted,
+    /// What cannot be read is not clean (`none`).
+    Unreadable { path: String, why: String },
+    /// A detached worktree is never published, WIP-committed or removed (`none`);
+    /// `what`: the action refused.
+    Detached {
+        path: String,
+        branch: String,
+        refused: super::Action,
+    },
+    /// A registered worktree whose directory is missing is never removed (`none`).
+    MissingDirectory { path: String },
+    /// Ignored files matching `recode.secrets` keep the worktree (`none`).
+    SecretsKept { files: Vec<String> },
+    /// The forge failed in this run: a delete or publish waits.
+    ForgeFailed { refused: super::Action },
+    /// A transient limit: wait until `retry_after`.
+    Transient { retry_after: Timestamp },
+    /// Blocked on an issue until `record unblock`.
+    Blocked { on: String },
+    /// The worker is running (`pid_alive`: its pid is alive, else recent activity).
+    Running { pid_alive: bool },
+    /// No attempt recorded, but activity `idle` seconds ago.
+    UnrecordedActivity { idle: i64 },
+}
+
+impl Override {
+    /// Whether the sentence adds to the one before it (`…; why`) rather than replacing it.
+    fn adds(&self) -> bool {
+        matches!(
+            self,
+            Override::NeverRemoved(_) | Override::MainNotCommitted | Override::Detached { .. }
+        )
+    }
+
+    /// Whether the sentence already says the worktree directory is missing.
+    fn says_missing(&self) -> bool {
+        matches!(self, Override::MissingDirectory { .. })
+    }
+}
+
+/// The whole reason: the row, then each override in order; `missing`: the worktree path
+/// when its directory is missing (said once, at the end, unless already said).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reason {
+    /// The state-table row.
+    pub row: Row,
+    /// The overrides applied, in order.
+    pub overrides: Vec<Override>,
+    /// The missing worktree directory, if any.
+    pub missing: Option<String>,
+}
+
+impl Reason {
+    /// A reason from the table alone.
+    pub fn row(row: Row) -> Reason {
+        Reason {
+            row,
+            overrides: Vec::new(),
+            missing: None,
+        }
+    }
+
+    /// The override that decided the action last, if any.
+    pub fn last_override(&self) -> Option<&Override> {
+        self.overrides.last()
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = self.row.to_string();
+        for o in &self.overrides {
+            s = if o.adds() {
+                format!("{s}; {o}")
+            } else {
+                o.to_string()
+            };
+        }
+        let said = self.overrides.iter().any(Override::says_missing)
+            || matches!(
+                (&self.row, self.overrides.iter().rev().find(|o| !o.adds())),
+                (Row::Ahead { missing: true, .. }, None)
+            );
+        if let Some(path) = self.missing.as_ref().filter(|_| !said) {
+            s.push_str(&format!("; worktree directory {path} is missing"));
+        }
+        f.write_str(&s)
+    }
+}
+
+impl fmt::Display for GateSeen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GateSeen::Passed => "gate passed on the head",
+            GateSeen::Failed => "gate failed on the head",
+            GateSeen::None => "no gate result for the head",
+        })
+    }
+}
+
+impl fmt::Display for Row {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = |k: u32, what: &str| plural(u64::from(k), what);
+        match self {
+            Row::Operation { op, path } => write!(f, "a {op} is in progress in {path}"),
+            Row::Conflicted { files, path } => {
+                write!(f, "{} in {path}", n(*files, "conflicted file"))
+            }
+            Row::DetachedUnreachable {
+                path,
+                commits,
+                task,
+            } => write!(
+                f,
+                "detached HEAD in {path} holds {} no ref contains; keep them with `git -C {path} branch recode-keep-{task} HEAD`",
+                n(*commits, "commit")
+            ),
+            Row::MergedNothingLeft {
+                pr,
+                branch,
+                unique,
+                base,
+            } => write!(
+                f,
+                "pull request #{pr} is merged; nothing left to remove: {branch} kept, {unique} of its commits in neither {base} nor its remote-tracking branch"
+            ),
+            Row::PrOpen { pr, pending } => {
+                write!(
+                    f,
+                    "pull request #{pr} is open{}",
+                    if *pending { "; checks pending" } else { "" }
+                )
+            }
+            Row::PrFeedback {
+                pr,
+                checks,
+                reviewers,
+                capped,
+            } => {
+                let mut why = Vec::new();
+                match checks {
+                    Some(c) if c.is_empty() => why.push("its checks fail".to_string()),
+                    Some(c) => why.push(format!("checks fail: {}", c.join(", "))),
+                    None => {}
+                }
+                match reviewers {
+                    Some(r) if r.is_empty() => why.push("changes are requested".to_string()),
+                    Some(r) => why.push(format!("changes requested by {}", r.join(", "))),
+                    None => {}
+                }
+                write!(f, "pull request #{pr}: {}", why.join("; "))?;
+                if let Some((attempts, max)) = capped {
+                    write!(
+                        f,
+                        "; {attempts} counted attempts reached recode.maxAttempts ({max})"
+                    )?;
+                }
+                Ok(())
+            }
+            Row::Merged { pr } => write!(f, "pull request #{pr} is merged"),
+            Row::Capped { attempts, max } => write!(
+                f,
+                "{attempts} counted attempts reached recode.maxAttempts ({max}) without a passing gate on the head"
+            ),
+            Row::LastNeedsHuman { exit } => write!(f, "the last attempt needs a human ({exit})"),
+            Row::Escalated { reason } => {
+                write!(f, "escalated: {reason} (until `git recode record clear`)")
+            }
+            Row::PrClosed { pr } => write!(
+                f,
+                "pull request #{pr} was closed without merging: a human closed it"
+            ),
+            Row::Orphaned { ahead: 0 } => {
+                f.write_str("no worktree and no ledger: unknown provenance, never deleted")
+            }
+            Row::Orphaned { ahead } => write!(
+                f,
+                "no worktree and no ledger; {} ahead: resume, never delete",
+                n(*ahead, "commit")
+            ),
+            Row::Nowhere => f.write_str("the branch exists nowhere"),
+            Row::NothingAhead { base, worktree } => {
+                write!(f, "no commits ahead of {base}")?;
+                match worktree {
+                    Some(ignored) if !ignored.is_empty() => write!(
+                        f,
+                        "; worktree clean (its ignored files go with it: {})",
+                        ignored.join(", ")
+                    ),
+                    Some(_) => f.write_str("; worktree clean"),
+                    None => Ok(()),
+                }
+            }
+            Row::Publishable { ahead } => {
+                write!(
+                    f,
+                    "{} ahead, clean, gate passed on the head",
+                    n(*ahead, "commit")
+                )
+            }
+            Row::Uncommitted { dirty: d, gate } => write!(
+                f,
+                "{} ({} staged, {} unstaged, {} untracked); {gate}",
+                n(d.total(), "uncommitted file"),
+                d.staged,
+                d.unstaged,
+                d.untracked
+            ),
+            Row::Ahead {
+                ahead,
+                missing,
+                gate,
+            } => write!(
+                f,
+                "{} ahead; {}{gate}",
+                n(*ahead, "commit"),
+                if *missing {
+                    "worktree directory is missing; "
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Override {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use super::Action;
+        match self {
+            Override::NeverRemoved(Kept::Main) => {
+                f.write_str("it is the main worktree: git-recode never removes it")
+            }
+            Override::NeverRemoved(Kept::Locked(r)) if r.is_empty() => {
+                f.write_str("the worktree is locked: never removed")
+            }
+            Override::NeverRemoved(Kept::Locked(r)) => {
+                write!(f, "the worktree is locked ({r}): never removed")
+            }
+            Override::NeverRemoved(Kept::Submodules) => f.write_str(
+                "the worktree holds submodules, which git worktree remove refuses: never removed",
+            ),
+            Override::MainNotCommitted => {
+                f.write_str("in the main worktree, which git-recode never commits: resume in place")
+            }
+            Override::Unreadable { path, why } => {
+                write!(f, "the worktree {path} is not clean on this reading: {why}")
+            }
+            Override::Detached {
+                path,
+                branch,
+                refused,
+            } => {
+                let what = match refused {
+                    Action::Publish => {
+                        "its branch is never published while the worktree is detached"
+                    }
+                    Action::WipCommit => "a WIP commit there would land on no branch",
+                    _ => "a detached worktree is never removed",
+                };
+                write!(
+                    f,
+                    "the worktree {path} is on a detached HEAD: {what}; `git -C {path} switch {branch}` first"
+                )
+            }
+            Override::MissingDirectory { path } => write!(
+                f,
+                "worktree directory {path} is missing (maybe an unmounted volume): never removed"
+            ),
+            Override::SecretsKept { files } => write!(
+                f,
+                "worktree holds ignored secret files ({}): never removed",
+                files.join(", ")
+            ),
+            Override::ForgeFailed { refused } => write!(
+                f,
+                "the forge failed in this run: {} waits for a run in which it answers",
+                if *refused == Action::Publish {
+                    "publishing"
+                } else {
+                    "a delete"
+                }
+            ),
+            Override::Transient { retry_after } => {
+                write!(
+                    f,
+                    "transient limit: retry after {}",
+                    clock::format_secs(*retry_after)
+                )
+            }
+            Override::Blocked { on } => {
+                write!(f, "blocked on {on} until `git recode record unblock`")
+            }
+            Override::Running { pid_alive } => write!(
+                f,
+                "worker is running ({})",
+                if *pid_alive {
+                    "its pid is alive"
+                } else {
+                    "recent activity"
+                }
+            ),
+            Override::UnrecordedActivity { idle } => write!(
+                f,
+                "no attempt recorded but activity {} ago: an unrecorded agent may be at work",
+                clock::human_secs(*idle)
+            ),
+        }
+    }
+}
