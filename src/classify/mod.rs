@@ -21,8 +21,129 @@ pub fn classify(s: &Snapshot) -> Worker {
         r.blocked = None; // SPEC: blocked until `record unblock` or the forge reports the blocker closed
     }
     let mut ev: Vec<String> = Vec::new();
+    let (last_activity, idle, fresh_activity) = activity(s, &r, &mut ev);
+    let liveness = liveness(s, &r, fresh_activity, &mut ev);
+    let wt = s.worktree.as_ref();
 
-    // --- activity -------------------------------------------------------------------
+    let dirty = wt.and_then(|w| if w.missing { None } else { w.dirty });
+    let clean = !dirty.is_some_and(|d| !d.is_clean());
+    position_evidence(s, dirty, &mut ev);
+    let pr = match &s.forge {
+        Forge::Known(pr) => pr.clone(),
+        Forge::Unknown | Forge::Failed => None,
+    };
+    let last_exit = r.last_exit.map(|i| &s.events[i]);
+    let phantom = matches!(s.forge, Forge::Known(None)) && r.last_outcome == Some(Outcome::Success);
+    if matches!(s.forge, Forge::Unknown | Forge::Failed) {
+        ev.push("forge unknown: nothing is published or phantom on a guess".into());
+    }
+
+    let (state, action, row) = decide(&Table {
+        s,
+        r: &r,
+        wt,
+        dirty,
+        clean,
+        pr: pr.as_ref(),
+        last_exit,
+    });
+    ev.push(format!("state {state}: {row}"));
+
+    // --- overrides, in order (one named rule per SPEC sentence; see OVERRIDES) --------
+    let facts = Facts {
+        s,
+        r: &r,
+        liveness,
+        fresh_activity,
+        idle,
+    };
+    let (action, mut reason) = overridden(&facts, action, row, &mut ev);
+    reason.missing = wt.filter(|w| w.missing).map(|w| w.path.clone());
+
+    Worker {
+        task: s.task.clone(),
+        branch: s.branch.clone(),
+        worktree: wt.map(|w| w.path.clone()),
+        head: s.head.clone(),
+        base: s.base.clone(),
+        ahead: s.ahead,
+        behind: s.behind,
+        remote_ahead: s.remote_ahead,
+        dirty,
+        operation: wt.and_then(|w| w.operation),
+        liveness,
+        state,
+        action,
+        reason,
+        attempts: r.attempts,
+        max_attempts: s.max_attempts,
+        last_outcome: r.last_outcome,
+        phase: r.phase.clone(),
+        session_id: r.session_id.clone(),
+        last_activity,
+        idle_seconds: idle,
+        retry_after: r.retry_after,
+        pr,
+        phantom,
+        ignored: wt.map(|w| w.ignored.clone()).unwrap_or_default(),
+        future_event: r.last_worker_event.filter(|t| *t > s.now),
+        evidence: ev,
+    }
+}
+
+/// Evidence for the worktree's dirt and the branch's position against its base.
+fn position_evidence(s: &Snapshot, dirty: Option<Dirty>, ev: &mut Vec<String>) {
+    if let Some(d) = dirty {
+        ev.push(format!(
+            "worktree: {} staged, {} unstaged, {} untracked, {} conflicted",
+            d.staged, d.unstaged, d.untracked, d.conflicted
+        ));
+    }
+    ev.push(format!(
+        "{} ahead, {} behind {}{}",
+        s.ahead,
+        s.behind,
+        s.base,
+        s.remote_ahead
+            .map(|n| format!("; remote-tracking branch {n} ahead"))
+            .unwrap_or_default()
+    ));
+}
+
+/// The overrides, in order (one named rule per SPEC sentence; see [`OVERRIDES`]), applied
+/// to the table's action; each one that fires is ledgered in the evidence.
+fn overridden(facts: &Facts, action: Action, row: Row, ev: &mut Vec<String>) -> (Action, Reason) {
+    let mut d = Decision {
+        action,
+        reason: Reason::row(row),
+    };
+    for (name, rule) in OVERRIDES {
+        if let Some((action, why)) = rule(&facts, &d) {
+            tracing::trace!(rule = name, "override");
+            let waits = matches!(
+                why,
+                Override::Running { .. } | Override::UnrecordedActivity { .. }
+            );
+            d.action = action;
+            d.reason.overrides.push(why);
+            ev.push(if waits {
+                format!("action wait: {}", d.reason)
+            } else {
+                d.reason.to_string()
+            });
+        }
+    }
+    (d.action, d.reason)
+}
+
+/// Activity (SPEC "stalled"): the newest of the worker's ledger events, commits, file
+/// mtimes and transcript, each after git-recode's own last action; a time after `now` is
+/// ignored (a skewed clock). Returns `(last activity, idle seconds, fresh)`.
+fn activity(
+    s: &Snapshot,
+    r: &Replay,
+    ev: &mut Vec<String>,
+) -> (Option<jiff::Timestamp>, Option<i64>, bool) {
     let wt = s.worktree.as_ref();
     let own = r.last_own_action;
     let file_activity = wt
@@ -68,7 +189,12 @@ pub fn classify(s: &Snapshot) -> Worker {
         ev.push("no activity recorded".into());
     }
 
-    // --- liveness -------------------------------------------------------------------
+    (last_activity, idle, fresh_activity)
+}
+
+/// Liveness (SPEC "Liveness"): from the newest attempt, its exit, the pid probe and
+/// fresh activity.
+fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>) -> Liveness {
     let attempt_desc = r.last_attempt.map(|i| {
         let e = &s.events[i];
         match &e.body {
@@ -112,106 +238,7 @@ pub fn classify(s: &Snapshot) -> Worker {
         }
     };
 
-    // --- state ----------------------------------------------------------------------
-    let dirty = wt.and_then(|w| if w.missing { None } else { w.dirty });
-    let is_dirty = dirty.is_some_and(|d| !d.is_clean());
-    let clean = !is_dirty;
-    if let Some(d) = dirty {
-        ev.push(format!(
-            "worktree: {} staged, {} unstaged, {} untracked, {} conflicted",
-            d.staged, d.unstaged, d.untracked, d.conflicted
-        ));
-    }
-    ev.push(format!(
-        "{} ahead, {} behind {}{}",
-        s.ahead,
-        s.behind,
-        s.base,
-        s.remote_ahead
-            .map(|n| format!("; remote-tracking branch {n} ahead"))
-            .unwrap_or_default()
-    ));
-    let pr = match &s.forge {
-        Forge::Known(pr) => pr.clone(),
-        Forge::Unknown | Forge::Failed => None,
-    };
-    let last_exit = r.last_exit.map(|i| &s.events[i]);
-    let phantom = matches!(s.forge, Forge::Known(None)) && r.last_outcome == Some(Outcome::Success);
-    if matches!(s.forge, Forge::Unknown | Forge::Failed) {
-        ev.push("forge unknown: nothing is published or phantom on a guess".into());
-    }
-
-    let (state, action, row) = decide(&Table {
-        s,
-        r: &r,
-        wt,
-        dirty,
-        clean,
-        pr: pr.as_ref(),
-        last_exit,
-    });
-    ev.push(format!("state {state}: {row}"));
-
-    // --- overrides, in order (one named rule per SPEC sentence; see OVERRIDES) --------
-    let facts = Facts {
-        s,
-        r: &r,
-        liveness,
-        fresh_activity,
-        idle,
-    };
-    let mut d = Decision {
-        action,
-        reason: Reason::row(row),
-    };
-    for (name, rule) in OVERRIDES {
-        if let Some((action, why)) = rule(&facts, &d) {
-            tracing::trace!(rule = name, "override");
-            let waits = matches!(
-                why,
-                Override::Running { .. } | Override::UnrecordedActivity { .. }
-            );
-            d.action = action;
-            d.reason.overrides.push(why);
-            ev.push(if waits {
-                format!("action wait: {}", d.reason)
-            } else {
-                d.reason.to_string()
-            });
-        }
-    }
-    let Decision { action, mut reason } = d;
-    reason.missing = wt.filter(|w| w.missing).map(|w| w.path.clone());
-
-    Worker {
-        task: s.task.clone(),
-        branch: s.branch.clone(),
-        worktree: wt.map(|w| w.path.clone()),
-        head: s.head.clone(),
-        base: s.base.clone(),
-        ahead: s.ahead,
-        behind: s.behind,
-        remote_ahead: s.remote_ahead,
-        dirty,
-        operation: wt.and_then(|w| w.operation),
-        liveness,
-        state,
-        action,
-        reason,
-        attempts: r.attempts,
-        max_attempts: s.max_attempts,
-        last_outcome: r.last_outcome,
-        phase: r.phase.clone(),
-        session_id: r.session_id.clone(),
-        last_activity,
-        idle_seconds: idle,
-        retry_after: r.retry_after,
-        pr,
-        phantom,
-        ignored: wt.map(|w| w.ignored.clone()).unwrap_or_default(),
-        future_event: r.last_worker_event.filter(|t| *t > s.now),
-        evidence: ev,
-    }
+    liveness
 }
 
 /// What the state table reads for one worker (so `decide` takes one argument).
