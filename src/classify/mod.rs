@@ -26,7 +26,7 @@ pub fn classify(s: &Snapshot) -> Worker {
     let wt = s.worktree.as_ref();
 
     let dirty = wt.and_then(|w| if w.missing { None } else { w.dirty });
-    let clean = !dirty.is_some_and(|d| !d.is_clean());
+    let clean = dirty.is_none_or(|d| d.is_clean());
     position_evidence(s, dirty, &mut ev);
     let pr = match &s.forge {
         Forge::Known(pr) => pr.clone(),
@@ -118,7 +118,7 @@ fn overridden(facts: &Facts, action: Action, row: Row, ev: &mut Vec<String>) -> 
         reason: Reason::row(row),
     };
     for (name, rule) in OVERRIDES {
-        if let Some((action, why)) = rule(&facts, &d) {
+        if let Some((action, why)) = rule(facts, &d) {
             tracing::trace!(rule = name, "override");
             let waits = matches!(
                 why,
