@@ -204,7 +204,7 @@ fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>
             _ => format!("an exit at {} with no recorded start", e.ts),
         }
     });
-    let liveness = match (&attempt_desc, r.last_attempt_exited) {
+    match (&attempt_desc, r.last_attempt_exited) {
         (None, _) => {
             ev.push("liveness unknown: no attempt in the ledger".into());
             Liveness::Unknown
@@ -236,9 +236,7 @@ fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>
                 Liveness::Stalled
             }
         }
-    };
-
-    liveness
+    }
 }
 
 /// What the state table reads for one worker (so `decide` takes one argument).
