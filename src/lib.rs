@@ -32,5 +32,6 @@ pub mod repo;
 pub mod resume;
 pub mod snapshot;
 pub mod sync;
+pub mod trailer;
 pub mod wire;
 pub mod worktree;

@@ -247,7 +247,7 @@ pub fn is_wip_commit(repo: &gix::Repository, id: ObjectId) -> bool {
     repo.find_commit(id)
         .ok()
         .and_then(|c| c.message_raw().ok().map(|m| m.to_string()))
-        .is_some_and(|m| crate::hook::is_wip(&m))
+        .is_some_and(|m| crate::trailer::is_wip(&m))
 }
 
 /// The newest committer time among `commits` (newest first) that are not WIP commits.

@@ -11,7 +11,6 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::error::Error;
 use crate::ledger;
 use crate::ledger::Body;
 use crate::model::{self, Snapshot, Worker};
@@ -79,13 +78,13 @@ pub struct Facts {
 
 /// Gather the facts for `w` from the repository and its ledger.
 ///
-/// Errors: [`Error::Repo`]/[`Error::Git`] when git cannot be read.
+/// Errors: [`ResumeError::Repo`], [`ResumeError::Git`] when git cannot be read.
 pub fn facts(
     repo: &gix::Repository,
     cfg: &Config,
     snap: &Snapshot,
     w: &Worker,
-) -> Result<Facts, Error> {
+) -> Result<Facts, ResumeError> {
     let base_tips = repo::base_tips(repo, cfg, &w.base);
     let head = w
         .head
@@ -428,9 +427,15 @@ pub enum Place {
     Added(String),
 }
 
-/// Errors deciding where to resume.
+/// Errors of `resume`: reading the facts, deciding where to resume.
 #[derive(Debug, thiserror::Error)]
 pub enum ResumeError {
+    /// The repository cannot be read.
+    #[error(transparent)]
+    Repo(#[from] repo::RepoError),
+    /// A git run failed.
+    #[error(transparent)]
+    Git(#[from] crate::git::GitError),
     /// The registered worktree's directory is missing (moved, deleted, or on a volume
     /// that is not mounted): refused, nothing ledgered.
     #[error("the worktree of {branch} is registered at {path}, which does not exist")]

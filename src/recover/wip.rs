@@ -122,10 +122,10 @@ fn add_and_commit(
     }
     let mut message = format!(
         "wip: recode snapshot ({files} files)\n\n{}: true\n",
-        crate::hook::WIP_TRAILER
+        crate::trailer::WIP_TRAILER
     );
     if let Some(p) = phase {
-        message.push_str(&format!("{}: {p}\n", crate::hook::PHASE_TRAILER));
+        message.push_str(&format!("{}: {p}\n", crate::trailer::PHASE_TRAILER));
     }
     failpoint("wip-commit");
     let mut commit = git::Git::new(dir).args([

@@ -8,6 +8,7 @@ mod common;
 mod fake_github;
 mod hookenv;
 
+mod arch;
 mod cli;
 mod errors;
 mod feedback;
