@@ -58,11 +58,6 @@ pub fn head_commit(repo: &gix::Repository) -> Option<(ObjectId, String)> {
     Some((id, msg))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-}
-
 /// First line of the block git-recode writes into a hook.
 pub const BEGIN: &str = "# BEGIN git-recode";
 /// Last line of that block.
