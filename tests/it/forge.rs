@@ -196,6 +196,26 @@ impl Fx {
                "checks": null, "review": null})
     }
 
+    /// The 3 feedback reads of open pull request `n` (SPEC "Forge": check runs, combined
+    /// status, reviews), in the order a run makes them.
+    fn fed(&self, n: u64) -> Vec<String> {
+        let sha = self.gh.sha(n);
+        vec![
+            format!("GET /repos/acme/widget/commits/{sha}/check-runs?per_page=100 auth"),
+            format!("GET /repos/acme/widget/commits/{sha}/status?per_page=100 auth"),
+            format!("GET /repos/acme/widget/pulls/{n}/reviews?per_page=100 auth"),
+        ]
+    }
+
+    /// One listing, then the feedback reads of the open pull requests `open`.
+    fn listed(&self, open: &[u64]) -> Vec<String> {
+        let mut out = vec![LIST.to_string()];
+        for n in open {
+            out.extend(self.fed(*n));
+        }
+        out
+    }
+
     /// `verify --json`'s `pr`: number, state and url only.
     fn verify_pr_json(&self, n: u64, state: &str) -> Value {
         json!({"number": n, "state": state, "url": format!("https://github.com/acme/widget/pull/{n}")})
@@ -258,8 +278,9 @@ fn status_shows_open_merged_and_closed_pull_requests_from_one_listing() {
         sap(find(&workers, "issue-4-none")),
         ("half-done", "resume", Value::Null, false)
     );
-    // One listing for four workers, with the token; no per-branch lookups.
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string()]);
+    // One listing for four workers, with the token; no per-branch lookups; the feedback
+    // of the one open pull request.
+    assert_eq!(fx.gh.requests(), fx.listed(&[open]));
 
     // A state change on the forge shows on the next run.
     fx.gh.set_state(open, "merged");
@@ -268,9 +289,9 @@ fn status_shows_open_merged_and_closed_pull_requests_from_one_listing() {
         sap(find(&workers, "issue-1-open")),
         ("published", "delete", fx.pr_json(open, "merged"), false)
     );
-    assert_eq!(fx.gh.requests().len(), 2);
+    assert_eq!(fx.gh.requests().len(), 5);
 
-    // classify asks the same one listing.
+    // classify asks the same one listing (the closed pull request gets no feedback read).
     let c: Value = serde_json::from_str(&fx.ok(&["classify", "issue-3-closed", "--json"])).unwrap();
     assert_eq!(c["schema"], 1);
     assert_eq!(
@@ -282,7 +303,10 @@ fn status_shows_open_merged_and_closed_pull_requests_from_one_listing() {
             false
         )
     );
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 3]);
+    assert_eq!(
+        fx.gh.requests(),
+        [fx.listed(&[open]), vec![LIST.to_string(); 2]].concat()
+    );
 }
 
 #[test]
@@ -352,15 +376,17 @@ fn pagination_finds_every_pull_request_in_one_listing() {
             "{b}"
         );
     }
-    // Three pages of one listing (5 items, 2 a page), following the link header.
-    assert_eq!(
-        fx.gh.requests(),
-        vec![
-            LIST.to_string(),
-            "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=2 auth".to_string(),
-            "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=3 auth".to_string(),
-        ]
-    );
+    // Three pages of one listing (5 items, 2 a page), following the link header; then
+    // the feedback of the five open pull requests (in branch order).
+    let mut want = vec![
+        LIST.to_string(),
+        "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=2 auth".to_string(),
+        "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=3 auth".to_string(),
+    ];
+    for (_, n) in &numbers {
+        want.extend(fx.fed(*n));
+    }
+    assert_eq!(fx.gh.requests(), want);
 }
 
 // ---------------------------------------------------------------- phantom and verify
@@ -636,7 +662,10 @@ fn server_errors_are_retried() {
         sap(find(&workers, "issue-1-open")),
         ("published", "none", fx.pr_json(n, "open"), false)
     );
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 4]);
+    assert_eq!(
+        fx.gh.requests(),
+        [vec![LIST.to_string(); 3], fx.listed(&[n])].concat()
+    );
 }
 
 #[test]
@@ -737,7 +766,10 @@ fn a_rate_limit_whose_reset_has_passed_is_retried() {
         sap(find(&workers, "issue-1-open")),
         ("published", "none", fx.pr_json(n, "open"), false)
     );
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 2]);
+    assert_eq!(
+        fx.gh.requests(),
+        [vec![LIST.to_string()], fx.listed(&[n])].concat()
+    );
 }
 
 #[test]
@@ -890,7 +922,7 @@ fn github_token_and_gh_host_select_the_forge() {
     assert_eq!((r.code, r.stderr.as_str()), (Some(0), ""));
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["workers"][0]["pr"], fx.pr_json(n, "open"));
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string()]);
+    assert_eq!(fx.gh.requests(), fx.listed(&[n]));
 
     // GH_HOST: a github.com remote is not on the Enterprise host.
     let r = fx.run_env(
@@ -902,7 +934,7 @@ fn github_token_and_gh_host_select_the_forge() {
     assert_eq!(r.warnings().len(), 1, "{}", r.stderr);
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["workers"][0]["pr"], Value::Null);
-    assert_eq!(fx.gh.requests().len(), 1);
+    assert_eq!(fx.gh.requests().len(), 4);
 
     // ...and a remote on the Enterprise host is.
     fx.env.git(
@@ -922,7 +954,7 @@ fn github_token_and_gh_host_select_the_forge() {
     assert_eq!((r.code, r.stderr.as_str()), (Some(0), ""));
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["workers"][0]["pr"], fx.pr_json(n, "open"));
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 2]);
+    assert_eq!(fx.gh.requests(), [fx.listed(&[n]), fx.listed(&[n])].concat());
 }
 
 #[test]
@@ -1286,9 +1318,9 @@ fn a_second_status_asks_conditionally_and_costs_no_rate_limit() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["workers"][0]["pr"], fx.pr_json(n, "open"));
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 2]);
-    assert_eq!(fx.gh.answered(), vec![200, 304]);
-    assert_eq!(fx.gh.rate_limited(), 1);
+    assert_eq!(fx.gh.requests(), [fx.listed(&[n]), fx.listed(&[n])].concat());
+    assert_eq!(fx.gh.answered(), vec![200, 200, 200, 200, 304, 304, 304, 304]);
+    assert_eq!(fx.gh.rate_limited(), 4);
     // A change on the forge is a new answer.
     fx.gh.set_state(n, "merged");
     let (_, workers) = fx.status();
@@ -1296,5 +1328,9 @@ fn a_second_status_asks_conditionally_and_costs_no_rate_limit() {
         find(&workers, "issue-1-open")["pr"],
         fx.pr_json(n, "merged")
     );
-    assert_eq!(fx.gh.answered(), vec![200, 304, 200]);
+    // Merged: the listing changed, and a merged pull request gets no feedback read.
+    assert_eq!(
+        fx.gh.answered(),
+        vec![200, 200, 200, 200, 304, 304, 304, 304, 200]
+    );
 }
