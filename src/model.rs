@@ -230,7 +230,7 @@ impl Review {
 
 /// What the forge said against a pull request: failing checks and requested changes,
 /// all of it untrusted text for the resume prompt.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Feedback {
     /// Failing check runs and statuses.
     pub failing_checks: Vec<FailingCheck>,
@@ -239,7 +239,7 @@ pub struct Feedback {
 }
 
 /// One failing check run or commit status.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct FailingCheck {
     /// Its name (check run `name`, status `context`).
     pub name: String,
@@ -254,7 +254,7 @@ pub struct FailingCheck {
 }
 
 /// One review that requests changes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChangeRequest {
     /// The reviewer's login.
     pub reviewer: String,

@@ -99,10 +99,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             Ok(step(
                 w,
                 Outcome::Done,
-                format!(
-                    "pushed and opened pull request #{} {}",
-                    pr.number, pr.url
-                ),
+                format!("pushed and opened pull request #{} {}", pr.number, pr.url),
             ))
         }
         Err(e) => Ok(failed(
