@@ -92,18 +92,20 @@ fn ledger_cwd(l: &Ledger) -> Option<String> {
     })
 }
 
+/// Local branches: name → tip.
+pub(crate) type Branches = BTreeMap<String, ObjectId>;
+
 /// The local branches (name → tip) and the worker branches (branch → task): local
 /// branches matching `recode.branchPattern`, plus the newest branch each ledger names;
 /// never the base branch `base`.
 ///
 /// Errors: [`GatherError::Repo`] when the refs cannot be read.
-#[allow(clippy::type_complexity)]
-fn worker_branches(
+pub(crate) fn worker_branches(
     repo: &gix::Repository,
     cfg: &Config,
     ledgers: &ledger::Ledgers,
     base: &str,
-) -> Result<(BTreeMap<String, ObjectId>, BTreeMap<String, String>), GatherError> {
+) -> Result<(Branches, BTreeMap<String, String>), GatherError> {
     let mut local: BTreeMap<String, ObjectId> = BTreeMap::new();
     let platform = repo.references().map_err(repo::git)?;
     for r in platform.local_branches().map_err(repo::git)?.flatten() {
@@ -126,74 +128,6 @@ fn worker_branches(
     // The base branch is where work merges: never a worker, whatever the pattern or ledger.
     workers.remove(base);
     Ok((local, workers))
-}
-
-/// What one run asks the forge (SPEC "Forge"): the worker branches that get feedback read
-/// (only those with an open pull request are asked), and the listing's cutoff — the
-/// oldest first ledger event among them (a worker without ledger events sets no cutoff of
-/// its own: its provenance is unknown, and its pull request, if older, may be left out).
-/// `only_branch`: that worker alone (`classify`, `resume`); `all`: also the tasks whose
-/// branch exists nowhere (`status --all`), which are otherwise not shown and not asked.
-///
-/// Errors: [`GatherError`] when refs or the ledger cannot be read.
-pub fn forge_ask(
-    repo: &gix::Repository,
-    cfg: &Config,
-    only_branch: Option<&str>,
-    all: bool,
-) -> Result<(Option<Timestamp>, Vec<String>), GatherError> {
-    let ledgers = ledger::read_all(repo, &notes_refs(repo, cfg))?;
-    let base = repo::base_name(repo, cfg);
-    let (local, mut workers) = worker_branches(repo, cfg, &ledgers, &base)?;
-    if let Some(only) = only_branch {
-        let task = workers.remove(only).unwrap_or_else(|| cfg.key_of(only));
-        workers = BTreeMap::from([(only.to_string(), task)]);
-    }
-    let worktrees = worktree::list(repo)?;
-    let mut since: Option<Timestamp> = None;
-    let mut branches = Vec::new();
-    for (branch, task) in &workers {
-        let exists = local.contains_key(branch)
-            || worktrees
-                .iter()
-                .any(|w| w.branch.as_deref() == Some(branch.as_str()))
-            || repo::tip(repo, &repo::remote_tracking(repo, cfg, branch)).is_some();
-        if !exists && !all && only_branch.is_none() {
-            continue;
-        }
-        if let Some(first) = ledgers.by_task.get(task).and_then(|l| l.entries.first()) {
-            since = Some(since.map_or(first.ts, |s| s.min(first.ts)));
-        }
-        branches.push(branch.clone());
-    }
-    Ok((since, branches))
-}
-
-/// The forge's view for one run (SPEC "Forge"): one listing cut off at the oldest first
-/// ledger event of the workers shown, and feedback for their open pull requests
-/// ([`forge_ask`]); [`crate::forge::View::Unknown`] without a forge. Returns the warnings
-/// for stderr.
-///
-/// Errors: as [`forge_ask`].
-pub fn forge_view(
-    repo: &gix::Repository,
-    cfg: &Config,
-    forge: Option<&dyn crate::forge::Forge>,
-    only_branch: Option<&str>,
-    all: bool,
-) -> Result<(crate::forge::View, Vec<String>), GatherError> {
-    let Some(f) = forge else {
-        return Ok((crate::forge::View::Unknown, Vec::new()));
-    };
-    let (since, branches) = forge_ask(repo, cfg, only_branch, all)?;
-    Ok(crate::forge::view_of(
-        f,
-        &crate::forge::Ask {
-            offline: false,
-            since,
-            feedback_for: &branches,
-        },
-    ))
 }
 
 /// Gather a snapshot of every worker.
