@@ -86,6 +86,22 @@ fn dirty_cell(w: &Worker) -> String {
     }
 }
 
+/// The `PR` cell: `-` without one; `#12 open`, with the head's checks and the review
+/// when known (`#12 open checks:failing review:changes_requested`).
+fn pr_cell(w: &Worker) -> String {
+    let Some(p) = &w.pr else {
+        return "-".into();
+    };
+    let mut cell = format!("#{} {}", p.number, p.state.as_str());
+    if let Some(c) = p.checks {
+        cell.push_str(&format!(" checks:{}", c.as_str()));
+    }
+    if let Some(r) = p.review {
+        cell.push_str(&format!(" review:{}", r.as_str()));
+    }
+    cell
+}
+
 /// The human table: a header, one row a worker, and the reason under each row.
 pub fn table(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
     if workers.is_empty() {
@@ -94,7 +110,7 @@ pub fn table(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
             "no workers (no branch matches recode.branchPattern, and no ledgered branch exists; `--all` lists those too)"
         );
     }
-    let rows: Vec<[String; 8]> = workers
+    let rows: Vec<[String; 9]> = workers
         .iter()
         .map(|w| {
             [
@@ -105,12 +121,13 @@ pub fn table(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
                 w.action.to_string(),
                 format!("{}/{}", w.attempts, w.max_attempts),
                 format!("+{} -{}", w.ahead, w.behind),
+                pr_cell(w),
                 dirty_cell(w),
             ]
         })
         .collect();
     let header = [
-        "TASK", "BRANCH", "LIVENESS", "STATE", "ACTION", "TRIES", "AHEAD", "WORKTREE",
+        "TASK", "BRANCH", "LIVENESS", "STATE", "ACTION", "TRIES", "AHEAD", "PR", "WORKTREE",
     ];
     let mut widths = header.map(str::len);
     for r in &rows {

@@ -92,6 +92,44 @@ fn ledger_cwd(l: &Ledger) -> Option<String> {
     })
 }
 
+/// Local branches: name → tip.
+pub(crate) type Branches = BTreeMap<String, ObjectId>;
+
+/// The local branches (name → tip) and the worker branches (branch → task): local
+/// branches matching `recode.branchPattern`, plus the newest branch each ledger names;
+/// never the base branch `base`.
+///
+/// Errors: [`GatherError::Repo`] when the refs cannot be read.
+pub(crate) fn worker_branches(
+    repo: &gix::Repository,
+    cfg: &Config,
+    ledgers: &ledger::Ledgers,
+    base: &str,
+) -> Result<(Branches, BTreeMap<String, String>), GatherError> {
+    let mut local: BTreeMap<String, ObjectId> = BTreeMap::new();
+    let platform = repo.references().map_err(repo::git)?;
+    for r in platform.local_branches().map_err(repo::git)?.flatten() {
+        let name = r.name().shorten().to_string();
+        let mut r = r;
+        if let Ok(id) = r.peel_to_id() {
+            local.insert(name, id.detach());
+        }
+    }
+    let mut workers: BTreeMap<String, String> = BTreeMap::new();
+    for b in local.keys() {
+        if let Some(t) = cfg.task_of(b) {
+            workers.insert(b.clone(), t);
+        }
+    }
+    for (task, l) in &ledgers.by_task {
+        let b = ledger_branch(l).unwrap_or_else(|| task.clone());
+        workers.entry(b).or_insert_with(|| task.clone());
+    }
+    // The base branch is where work merges: never a worker, whatever the pattern or ledger.
+    workers.remove(base);
+    Ok((local, workers))
+}
+
 /// Gather a snapshot of every worker.
 ///
 /// Errors: [`GatherError`] when refs, objects or the ledger cannot be read. An
@@ -108,30 +146,7 @@ pub fn gather(
     let base = repo::base_name(repo, cfg);
     let base_tips = repo::base_tips(repo, cfg, &base);
 
-    // Local branches.
-    let mut local: BTreeMap<String, ObjectId> = BTreeMap::new();
-    let platform = repo.references().map_err(repo::git)?;
-    for r in platform.local_branches().map_err(repo::git)?.flatten() {
-        let name = r.name().shorten().to_string();
-        let mut r = r;
-        if let Ok(id) = r.peel_to_id() {
-            local.insert(name, id.detach());
-        }
-    }
-
-    // branch -> task
-    let mut workers: BTreeMap<String, String> = BTreeMap::new();
-    for b in local.keys() {
-        if let Some(t) = cfg.task_of(b) {
-            workers.insert(b.clone(), t);
-        }
-    }
-    for (task, l) in &ledgers.by_task {
-        let b = ledger_branch(l).unwrap_or_else(|| task.clone());
-        workers.entry(b).or_insert_with(|| task.clone());
-    }
-    // The base branch is where work merges: never a worker, whatever the pattern or ledger.
-    workers.remove(&base);
+    let (local, mut workers) = worker_branches(repo, cfg, &ledgers, &base)?;
     if let Some(only) = &opts.only_branch {
         let task = workers
             .get(only)
@@ -357,11 +372,11 @@ pub fn gather(
 
     // A blocked worker waits until its blocker issue is closed: ask the forge about those.
     if matches!(opts.forge, crate::forge::View::Known(_)) {
-        let github = crate::forge::for_repo(repo, &cfg.remote).ok().flatten();
+        let forge = crate::forge::open(repo, &cfg.remote).ok().flatten();
         for s in snapshots.iter_mut() {
             let blocker = ledger::replay(&s.events).blocked;
             if let (Some(gh), Some(n)) = (
-                &github,
+                &forge,
                 blocker.as_deref().and_then(crate::forge::blocker_issue),
             ) {
                 match gh.issue_closed(n) {

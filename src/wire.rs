@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::clock;
-use crate::model::{Checks, Dirty, Review, Worker};
+use crate::model::{Dirty, Worker};
 
 /// Version of every JSON document git-recode prints.
 pub const SCHEMA: u32 = 1;
@@ -132,26 +132,10 @@ impl From<&Worker> for WorkerJson {
             retry_after: w.retry_after.map(clock::format_secs),
             pr: w.pr.as_ref().map(|p| PrJson {
                 number: p.number,
-                state: serde_json::to_value(p.state)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
+                state: p.state.as_str().to_string(),
                 url: p.url.clone(),
-                checks: p.checks.map(|c| {
-                    match c {
-                        Checks::Passing => "passing",
-                        Checks::Failing => "failing",
-                        Checks::Pending => "pending",
-                    }
-                    .to_string()
-                }),
-                review: p.review.map(|r| {
-                    match r {
-                        Review::Approved => "approved",
-                        Review::ChangesRequested => "changes_requested",
-                    }
-                    .to_string()
-                }),
+                checks: p.checks.map(|c| c.as_str().to_string()),
+                review: p.review.map(|r| r.as_str().to_string()),
             }),
             phantom: w.phantom,
         }

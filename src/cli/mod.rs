@@ -167,14 +167,35 @@ impl Ctx {
     /// branch, no worktree, no ledger); gathering errors.
     pub fn one_worker(&self, branch: &str, offline: bool) -> Result<crate::model::Snapshot, Error> {
         self.not_base(branch)?;
-        let (forge, warning) = crate::forge::view(&self.repo, &self.cfg.remote, offline);
-        warn_all(&warning.into_iter().collect::<Vec<_>>());
+        let forge = self.forge_view(offline, Some(branch), false)?;
         let (snap, warnings) =
             crate::snapshot::gather_one(&self.repo, &self.cfg, self.now, branch, forge)?;
         warn_all(&warnings);
         snap.ok_or_else(|| Error::UnknownBranch {
             branch: branch.to_string(),
         })
+    }
+}
+
+impl Ctx {
+    /// Ask the forge for this run (unless `offline`), printing its warnings on stderr: one
+    /// listing cut off at the oldest first ledger event of the workers shown (`only`: that
+    /// one; `all`: tasks whose branch exists nowhere too), feedback for their open pull
+    /// requests ([`crate::forge::forge_view`]).
+    ///
+    /// Errors: [`Error`] when the refs or the ledger cannot be read.
+    pub fn forge_view(
+        &self,
+        offline: bool,
+        only: Option<&str>,
+        all: bool,
+    ) -> Result<crate::forge::View, Error> {
+        let (forge, mut warnings) = crate::forge::open_run(&self.repo, &self.cfg.remote, offline);
+        let (view, more) =
+            crate::forge::forge_view(&self.repo, &self.cfg, forge.as_deref(), only, all)?;
+        warnings.extend(more);
+        warn_all(&warnings);
+        Ok(view)
     }
 }
 

@@ -63,8 +63,7 @@ fn skew_warning(workers: &[Worker]) -> Option<String> {
 /// Errors: [`Error`] from opening the repository or reading it.
 pub fn run(args: StatusArgs) -> Result<i32, Error> {
     let ctx = Ctx::open()?;
-    let (forge, warning) = crate::forge::view(&ctx.repo, &ctx.cfg.remote, args.offline);
-    warn_all(&warning.into_iter().collect::<Vec<_>>());
+    let forge = ctx.forge_view(args.offline, None, args.all)?;
     let workers = workers(
         &ctx,
         &Options {

@@ -17,10 +17,12 @@ use jiff::Timestamp;
 
 use crate::model::{Checks, Feedback, Pr, PrState, Review};
 
+mod ask;
 pub mod etag;
 pub mod feedback;
 mod github;
 
+pub use ask::{forge_ask, forge_view};
 pub use github::{API_ENV, CUTOFF_SLACK_SECS, GitHub, Head, PullRequest};
 
 /// Errors talking to the forge.
@@ -267,39 +269,45 @@ pub struct Ask<'a> {
     pub feedback_for: &'a [String],
 }
 
-/// Ask the forge once for every pull request (unless `offline`). Failures become
-/// [`View::Failed`] plus a warning for stderr. No feedback, no cutoff: see [`view_with`].
-pub fn view(repo: &gix::Repository, remote: &str, offline: bool) -> (View, Option<String>) {
-    let (view, warnings) = view_with(
-        repo,
-        remote,
-        &Ask {
-            offline,
-            ..Ask::default()
-        },
-    );
-    let warning = (!warnings.is_empty()).then(|| warnings.join("; "));
-    (view, warning)
+/// The forge to ask in one run: `None` when `offline`, without a token or a remote, or
+/// when the remote is not on GitHub (then with one warning for stderr: there is no forge
+/// to ask, so nothing failed and nothing waits on it).
+pub fn open_run(
+    repo: &gix::Repository,
+    remote: &str,
+    offline: bool,
+) -> (Option<Box<dyn Forge>>, Vec<String>) {
+    if offline {
+        return (None, Vec::new());
+    }
+    match open(repo, remote) {
+        Ok(f) => (f, Vec::new()),
+        Err(e) => (None, vec![format!("no forge: {e}")]),
+    }
 }
 
 /// The forge's view for one run: one listing of pull requests (newest first, cut off at
 /// `ask.since`), then the feedback of the open pull requests of `ask.feedback_for`
 /// (3 conditional requests each, 4 with requested changes). Returns the view and the
 /// warnings for stderr:
+/// - no forge ([`open_run`]) is [`View::Unknown`] (one warning when the remote is not
+///   on GitHub);
 /// - the listing failing makes the view [`View::Failed`] (one warning);
-/// - a remote not on GitHub is [`View::Unknown`] (one warning);
 /// - feedback failing leaves that pull request's and the remaining ones' `checks` and
 ///   `review` `None` (unknown: nothing is resumed on a guess), with one warning;
 /// - the ETag cache failing to be written is one warning.
 pub fn view_with(repo: &gix::Repository, remote: &str, ask: &Ask) -> (View, Vec<String>) {
-    if ask.offline {
-        return (View::Unknown, Vec::new());
-    }
-    match open(repo, remote) {
-        Ok(None) => (View::Unknown, Vec::new()),
-        Ok(Some(forge)) => view_of(forge.as_ref(), ask),
-        // Not GitHub: there is no forge to ask (nothing failed), so nothing waits on it.
-        Err(e) => (View::Unknown, vec![format!("no forge: {e}")]),
+    let (forge, mut warnings) = open_run(repo, remote, ask.offline);
+    let (view, more) = view_opt(forge.as_deref(), ask);
+    warnings.extend(more);
+    (view, warnings)
+}
+
+/// [`view_of`] when there is a forge, else [`View::Unknown`] with no warning.
+pub fn view_opt(forge: Option<&dyn Forge>, ask: &Ask) -> (View, Vec<String>) {
+    match forge {
+        Some(f) => view_of(f, ask),
+        None => (View::Unknown, Vec::new()),
     }
 }
 

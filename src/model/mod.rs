@@ -199,9 +199,41 @@ pub enum Review {
     ChangesRequested,
 }
 
+impl PrState {
+    /// The SPEC's name: `open`, `closed`, `merged`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrState::Open => "open",
+            PrState::Closed => "closed",
+            PrState::Merged => "merged",
+        }
+    }
+}
+
+impl Checks {
+    /// The SPEC's name (`pr.checks`): `passing`, `failing`, `pending`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Checks::Passing => "passing",
+            Checks::Failing => "failing",
+            Checks::Pending => "pending",
+        }
+    }
+}
+
+impl Review {
+    /// The SPEC's name (`pr.review`): `approved`, `changes_requested`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Review::Approved => "approved",
+            Review::ChangesRequested => "changes_requested",
+        }
+    }
+}
+
 /// What the forge said against a pull request: failing checks and requested changes,
 /// all of it untrusted text for the resume prompt.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Feedback {
     /// Failing check runs and statuses.
     pub failing_checks: Vec<FailingCheck>,
@@ -210,7 +242,7 @@ pub struct Feedback {
 }
 
 /// One failing check run or commit status.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct FailingCheck {
     /// Its name (check run `name`, status `context`).
     pub name: String,
@@ -225,7 +257,7 @@ pub struct FailingCheck {
 }
 
 /// One review that requests changes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChangeRequest {
     /// The reviewer's login.
     pub reviewer: String,

@@ -23,7 +23,7 @@ mod wip;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::forge::{self, GitHub};
+use crate::forge::{self, Forge};
 use crate::ledger::{self, Body, Event};
 use crate::model::{Action, ForgeView, Snapshot, Worker};
 use crate::snapshot::{self, Options};
@@ -141,7 +141,8 @@ struct Run<'a> {
     repo: &'a gix::Repository,
     cfg: &'a Config,
     now: jiff::Timestamp,
-    github: Option<GitHub>,
+    /// The forge (`None`: no token, no remote, not GitHub).
+    forge: Option<Box<dyn Forge>>,
     forge_view: ForgeView,
 }
 
@@ -257,15 +258,16 @@ pub fn run(
     } else {
         Some(crate::lock::acquire(repo.common_dir(), now)?)
     };
-    let (forge_view, warning) = forge::view(repo, &cfg.remote, false);
+    let (forge, mut warnings) = forge::open_run(repo, &cfg.remote, false);
+    let (forge_view, more) = forge::forge_view(repo, cfg, forge.as_deref(), None, false)?;
     let forge_failed = matches!(forge_view, ForgeView::Failed);
-    let mut warnings: Vec<String> = warning.iter().cloned().collect();
-    let github = forge::for_repo(repo, &cfg.remote).ok().flatten();
+    let warning = (!more.is_empty()).then(|| more.join("; "));
+    warnings.extend(more);
     let r = Run {
         repo,
         cfg,
         now,
-        github,
+        forge,
         forge_view: forge_view.clone(),
     };
     let census = snapshot::gather(

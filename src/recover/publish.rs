@@ -65,7 +65,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             return r.step_failed(&now_w, format!("push rejected: {e}"), true);
         }
     }
-    let Some(gh) = &r.github else {
+    let Some(gh) = &r.forge else {
         return Ok(step(
             w,
             Outcome::Held,
@@ -86,23 +86,20 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         Ok(n) => format!("Closes #{n}\n\nPublished by git-recode after its gate passed."),
         Err(_) => "Published by git-recode after its gate passed.".to_string(),
     };
-    match gh.create_pull(&w.branch, &w.base, &title, &body) {
+    match gh.open_pull(&w.branch, &w.base, &title, &body) {
         Ok(pr) => {
             r.append(
                 w,
                 now_w.head.clone(),
                 Body::Published {
                     pr: pr.number,
-                    url: pr.html_url.clone(),
+                    url: pr.url.clone(),
                 },
             )?;
             Ok(step(
                 w,
                 Outcome::Done,
-                format!(
-                    "pushed and opened pull request #{} {}",
-                    pr.number, pr.html_url
-                ),
+                format!("pushed and opened pull request #{} {}", pr.number, pr.url),
             ))
         }
         Err(e) => Ok(failed(

@@ -15,20 +15,20 @@ use crate::common::{NOW_EPOCH, TestEnv};
 use crate::fake_github::FakeGitHub;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "test-token";
+pub(crate) const TOKEN: &str = "test-token";
 const ORIGIN: &str = "https://github.com/acme/widget.git";
-const LIST: &str =
+pub(crate) const LIST: &str =
     "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100 auth";
 
 /// One finished run of the binary.
-struct Run {
-    stdout: String,
-    stderr: String,
-    code: Option<i32>,
+pub(crate) struct Run {
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) code: Option<i32>,
 }
 
 impl Run {
-    fn warnings(&self) -> Vec<&str> {
+    pub(crate) fn warnings(&self) -> Vec<&str> {
         self.stderr
             .lines()
             .filter(|l| l.starts_with("warning: "))
@@ -37,15 +37,15 @@ impl Run {
 }
 
 /// A repository with a GitHub `origin` pushed to a local bare repository, and a fake forge.
-struct Fx {
-    env: TestEnv,
-    gh: FakeGitHub,
-    repo: PathBuf,
-    bare: PathBuf,
+pub(crate) struct Fx {
+    pub(crate) env: TestEnv,
+    pub(crate) gh: FakeGitHub,
+    pub(crate) repo: PathBuf,
+    pub(crate) bare: PathBuf,
 }
 
 impl Fx {
-    fn new() -> Fx {
+    pub(crate) fn new() -> Fx {
         let env = TestEnv::new();
         let gh = FakeGitHub::start();
         let repo = env.repo("repo");
@@ -73,7 +73,7 @@ impl Fx {
     }
 
     /// The binary in `dir`, pointed at the fake, with the token unless `token` is false.
-    fn cmd(&self, dir: &Path, token: bool) -> Command {
+    pub(crate) fn cmd(&self, dir: &Path, token: bool) -> Command {
         let mut c = self.env.cmd(dir);
         c.env("RECODE_GITHUB_API", &self.gh.url)
             .env("RECODE_FORGE_MAX_WAIT", "1");
@@ -84,12 +84,12 @@ impl Fx {
     }
 
     /// Run in the main worktree; the token never shows in stdout or stderr.
-    fn run_with(&self, token: bool, args: &[&str]) -> Run {
+    pub(crate) fn run_with(&self, token: bool, args: &[&str]) -> Run {
         self.run_env(token, &[], args)
     }
 
     /// As [`Fx::run_with`], with extra environment variables.
-    fn run_env(&self, token: bool, vars: &[(&str, &str)], args: &[&str]) -> Run {
+    pub(crate) fn run_env(&self, token: bool, vars: &[(&str, &str)], args: &[&str]) -> Run {
         let mut cmd = self.cmd(&self.repo, token);
         cmd.envs(vars.iter().copied());
         let out = cmd.args(args).output().unwrap();
@@ -107,12 +107,12 @@ impl Fx {
         run
     }
 
-    fn run(&self, args: &[&str]) -> Run {
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
         self.run_with(true, args)
     }
 
     /// Run with the token, assert exit 0, return stdout.
-    fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         let r = self.run(args);
         assert_eq!(r.code, Some(0), "{args:?} failed:\n{}", r.stderr);
         r.stdout
@@ -120,7 +120,7 @@ impl Fx {
 
     /// A worker: branch `branch` in a linked worktree off `main` with `commits` commits,
     /// a recorded spawn and an exit with `rc` (so its liveness is `exited`).
-    fn worker(&self, branch: &str, commits: usize, rc: i32) -> PathBuf {
+    pub(crate) fn worker(&self, branch: &str, commits: usize, rc: i32) -> PathBuf {
         let wt = self.env.root().join("wt").join(branch);
         self.env.git(
             &self.repo,
@@ -147,11 +147,11 @@ impl Fx {
     }
 
     /// `status --json` with the token: the run and its workers.
-    fn status(&self) -> (Run, Vec<Value>) {
+    pub(crate) fn status(&self) -> (Run, Vec<Value>) {
         self.status_with(true, &[])
     }
 
-    fn status_with(&self, token: bool, extra: &[&str]) -> (Run, Vec<Value>) {
+    pub(crate) fn status_with(&self, token: bool, extra: &[&str]) -> (Run, Vec<Value>) {
         let mut args = vec!["status", "--json"];
         args.extend_from_slice(extra);
         let r = self.run_with(token, &args);
@@ -163,14 +163,14 @@ impl Fx {
     }
 
     /// The ledger of `branch` (`log <branch> --json`).
-    fn log(&self, branch: &str) -> Vec<Value> {
+    pub(crate) fn log(&self, branch: &str) -> Vec<Value> {
         self.ok(&["log", branch, "--json"])
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     }
 
-    fn kinds(&self, branch: &str) -> Vec<String> {
+    pub(crate) fn kinds(&self, branch: &str) -> Vec<String> {
         self.log(branch)
             .iter()
             .map(|e| e["kind"].as_str().unwrap().to_string())
@@ -178,7 +178,7 @@ impl Fx {
     }
 
     /// `git rev-parse --verify -q <rev>` in `dir`; None when it does not resolve.
-    fn rev(&self, dir: &Path, rev: &str) -> Option<String> {
+    pub(crate) fn rev(&self, dir: &Path, rev: &str) -> Option<String> {
         let out = Command::new("git")
             .args(["rev-parse", "--verify", "-q", rev])
             .current_dir(dir)
@@ -191,18 +191,38 @@ impl Fx {
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
     }
 
-    fn pr_json(&self, n: u64, state: &str) -> Value {
+    pub(crate) fn pr_json(&self, n: u64, state: &str) -> Value {
         json!({"number": n, "state": state, "url": format!("https://github.com/acme/widget/pull/{n}"),
                "checks": null, "review": null})
     }
 
+    /// The 3 feedback reads of open pull request `n` (SPEC "Forge": check runs, combined
+    /// status, reviews), in the order a run makes them.
+    pub(crate) fn fed(&self, n: u64) -> Vec<String> {
+        let sha = self.gh.sha(n);
+        vec![
+            format!("GET /repos/acme/widget/commits/{sha}/check-runs?per_page=100 auth"),
+            format!("GET /repos/acme/widget/commits/{sha}/status?per_page=100 auth"),
+            format!("GET /repos/acme/widget/pulls/{n}/reviews?per_page=100 auth"),
+        ]
+    }
+
+    /// One listing, then the feedback reads of the open pull requests `open`.
+    pub(crate) fn listed(&self, open: &[u64]) -> Vec<String> {
+        let mut out = vec![LIST.to_string()];
+        for n in open {
+            out.extend(self.fed(*n));
+        }
+        out
+    }
+
     /// `verify --json`'s `pr`: number, state and url only.
-    fn verify_pr_json(&self, n: u64, state: &str) -> Value {
+    pub(crate) fn verify_pr_json(&self, n: u64, state: &str) -> Value {
         json!({"number": n, "state": state, "url": format!("https://github.com/acme/widget/pull/{n}")})
     }
 }
 
-fn find<'a>(workers: &'a [Value], branch: &str) -> &'a Value {
+pub(crate) fn find<'a>(workers: &'a [Value], branch: &str) -> &'a Value {
     workers
         .iter()
         .find(|w| w["branch"] == branch)
@@ -210,7 +230,7 @@ fn find<'a>(workers: &'a [Value], branch: &str) -> &'a Value {
 }
 
 /// (state, action, pr, phantom) of a worker.
-fn sap(w: &Value) -> (&str, &str, Value, bool) {
+pub(crate) fn sap(w: &Value) -> (&str, &str, Value, bool) {
     (
         w["state"].as_str().unwrap(),
         w["action"].as_str().unwrap(),
@@ -258,8 +278,9 @@ fn status_shows_open_merged_and_closed_pull_requests_from_one_listing() {
         sap(find(&workers, "issue-4-none")),
         ("half-done", "resume", Value::Null, false)
     );
-    // One listing for four workers, with the token; no per-branch lookups.
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string()]);
+    // One listing for four workers, with the token; no per-branch lookups; the feedback
+    // of the one open pull request.
+    assert_eq!(fx.gh.requests(), fx.listed(&[open]));
 
     // A state change on the forge shows on the next run.
     fx.gh.set_state(open, "merged");
@@ -268,9 +289,9 @@ fn status_shows_open_merged_and_closed_pull_requests_from_one_listing() {
         sap(find(&workers, "issue-1-open")),
         ("published", "delete", fx.pr_json(open, "merged"), false)
     );
-    assert_eq!(fx.gh.requests().len(), 2);
+    assert_eq!(fx.gh.requests().len(), 5);
 
-    // classify asks the same one listing.
+    // classify asks the same one listing (the closed pull request gets no feedback read).
     let c: Value = serde_json::from_str(&fx.ok(&["classify", "issue-3-closed", "--json"])).unwrap();
     assert_eq!(c["schema"], 1);
     assert_eq!(
@@ -282,7 +303,10 @@ fn status_shows_open_merged_and_closed_pull_requests_from_one_listing() {
             false
         )
     );
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 3]);
+    assert_eq!(
+        fx.gh.requests(),
+        [fx.listed(&[open]), vec![LIST.to_string(); 2]].concat()
+    );
 }
 
 #[test]
@@ -352,15 +376,17 @@ fn pagination_finds_every_pull_request_in_one_listing() {
             "{b}"
         );
     }
-    // Three pages of one listing (5 items, 2 a page), following the link header.
-    assert_eq!(
-        fx.gh.requests(),
-        vec![
-            LIST.to_string(),
-            "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=2 auth".to_string(),
-            "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=3 auth".to_string(),
-        ]
-    );
+    // Three pages of one listing (5 items, 2 a page), following the link header; then
+    // the feedback of the five open pull requests (in branch order).
+    let mut want = vec![
+        LIST.to_string(),
+        "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=2 auth".to_string(),
+        "GET /repos/acme/widget/pulls?state=all&sort=created&direction=desc&per_page=100&page=3 auth".to_string(),
+    ];
+    for (_, n) in &numbers {
+        want.extend(fx.fed(*n));
+    }
+    assert_eq!(fx.gh.requests(), want);
 }
 
 // ---------------------------------------------------------------- phantom and verify
@@ -636,7 +662,10 @@ fn server_errors_are_retried() {
         sap(find(&workers, "issue-1-open")),
         ("published", "none", fx.pr_json(n, "open"), false)
     );
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 4]);
+    assert_eq!(
+        fx.gh.requests(),
+        [vec![LIST.to_string(); 3], fx.listed(&[n])].concat()
+    );
 }
 
 #[test]
@@ -737,7 +766,10 @@ fn a_rate_limit_whose_reset_has_passed_is_retried() {
         sap(find(&workers, "issue-1-open")),
         ("published", "none", fx.pr_json(n, "open"), false)
     );
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 2]);
+    assert_eq!(
+        fx.gh.requests(),
+        [vec![LIST.to_string()], fx.listed(&[n])].concat()
+    );
 }
 
 #[test]
@@ -890,7 +922,7 @@ fn github_token_and_gh_host_select_the_forge() {
     assert_eq!((r.code, r.stderr.as_str()), (Some(0), ""));
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["workers"][0]["pr"], fx.pr_json(n, "open"));
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string()]);
+    assert_eq!(fx.gh.requests(), fx.listed(&[n]));
 
     // GH_HOST: a github.com remote is not on the Enterprise host.
     let r = fx.run_env(
@@ -902,7 +934,7 @@ fn github_token_and_gh_host_select_the_forge() {
     assert_eq!(r.warnings().len(), 1, "{}", r.stderr);
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["workers"][0]["pr"], Value::Null);
-    assert_eq!(fx.gh.requests().len(), 1);
+    assert_eq!(fx.gh.requests().len(), 4);
 
     // ...and a remote on the Enterprise host is.
     fx.env.git(
@@ -922,7 +954,10 @@ fn github_token_and_gh_host_select_the_forge() {
     assert_eq!((r.code, r.stderr.as_str()), (Some(0), ""));
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["workers"][0]["pr"], fx.pr_json(n, "open"));
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 2]);
+    assert_eq!(
+        fx.gh.requests(),
+        [fx.listed(&[n]), fx.listed(&[n])].concat()
+    );
 }
 
 #[test]
@@ -1286,9 +1321,15 @@ fn a_second_status_asks_conditionally_and_costs_no_rate_limit() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["workers"][0]["pr"], fx.pr_json(n, "open"));
-    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 2]);
-    assert_eq!(fx.gh.answered(), vec![200, 304]);
-    assert_eq!(fx.gh.rate_limited(), 1);
+    assert_eq!(
+        fx.gh.requests(),
+        [fx.listed(&[n]), fx.listed(&[n])].concat()
+    );
+    assert_eq!(
+        fx.gh.answered(),
+        vec![200, 200, 200, 200, 304, 304, 304, 304]
+    );
+    assert_eq!(fx.gh.rate_limited(), 4);
     // A change on the forge is a new answer.
     fx.gh.set_state(n, "merged");
     let (_, workers) = fx.status();
@@ -1296,5 +1337,9 @@ fn a_second_status_asks_conditionally_and_costs_no_rate_limit() {
         find(&workers, "issue-1-open")["pr"],
         fx.pr_json(n, "merged")
     );
-    assert_eq!(fx.gh.answered(), vec![200, 304, 200]);
+    // Merged: the listing changed, and a merged pull request gets no feedback read.
+    assert_eq!(
+        fx.gh.answered(),
+        vec![200, 200, 200, 200, 304, 304, 304, 304, 200]
+    );
 }

@@ -16,6 +16,7 @@ mod forge;
 mod hook;
 mod ledger;
 mod outcome;
+mod published;
 mod recover;
 mod resume;
 mod smoke;

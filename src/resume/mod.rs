@@ -4,6 +4,9 @@
 //! Agents key sessions by directory: when the recorded `cwd` is gone, or the last failure
 //! was marked `fresh` (context window exceeded: resuming repeats it), the command starts a
 //! fresh session with the prompt instead, and says why.
+//!
+//! A published worker whose pull request's checks fail or whose reviewer requests changes
+//! gets the forge's feedback in its prompt ([`feedback`]), fenced as untrusted text.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -15,6 +18,8 @@ use crate::ledger;
 use crate::ledger::Body;
 use crate::model::{self, Snapshot, Worker};
 use crate::{git, hook, repo};
+
+pub mod feedback;
 
 /// The fence lines around untrusted output. Every line of the output inside is prefixed
 /// with `| `, so no text in it can close the fence.
@@ -74,6 +79,9 @@ pub struct Facts {
     pub attempt: u32,
     /// `recode.maxAttempts`.
     pub max_attempts: u32,
+    /// The open pull request whose failing checks or requested changes this resume
+    /// answers (SPEC "Pull request feedback"); null otherwise.
+    pub pull_request: Option<feedback::PrFacts>,
 }
 
 /// Gather the facts for `w` from the repository and its ledger.
@@ -163,6 +171,7 @@ pub fn facts(
         phase: w.phase.clone(),
         attempt,
         max_attempts: w.max_attempts,
+        pull_request: feedback::facts(w.pr.as_ref()),
     })
 }
 
@@ -287,6 +296,9 @@ pub fn prompt(f: &Facts) -> String {
         );
         let _ = writeln!(p, "{FENCE_BEGIN}\n{}{FENCE_END}", quote_untrusted(m));
     }
+    if let Some(pr) = &f.pull_request {
+        let _ = write!(p, "\n{}", feedback::section(pr));
+    }
     let _ = writeln!(p, "\n## What to do\n");
     let _ = writeln!(
         p,
@@ -296,6 +308,9 @@ pub fn prompt(f: &Facts) -> String {
          paragraph (`scoped`, `implemented`, `tests-green`).",
         b = f.base
     );
+    if let Some(pr) = &f.pull_request {
+        let _ = writeln!(p, "{}", feedback::step(pr));
+    }
     p
 }
 
