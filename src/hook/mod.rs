@@ -124,20 +124,6 @@ pub fn splice_out(text: &str) -> String {
     out
 }
 
-#[cfg(test)]
-mod hook_file_tests {
-    use super::*;
-
-    #[test]
-    fn splicing_keeps_the_users_lines() {
-        let text = format!(
-            "#!/bin/sh\necho before\n{}echo after\n",
-            script(false).trim_start_matches("#!/bin/sh\n")
-        );
-        assert_eq!(splice_out(&text), "#!/bin/sh\necho before\necho after\n");
-    }
-}
-
 /// The fast path of the post-commit hook (most commits are not milestones): `true` when
 /// the commit certainly has no `Recode-Phase:` trailer, decided without opening the
 /// repository. `git commit` always writes the message it used to `COMMIT_EDITMSG` in the
@@ -180,4 +166,18 @@ fn worktree_git_dir() -> Option<std::path::PathBuf> {
     let text = std::fs::read_to_string(dot).ok()?;
     let path = text.strip_prefix("gitdir:")?.trim();
     Some(std::path::PathBuf::from(path))
+}
+
+#[cfg(test)]
+mod hook_file_tests {
+    use super::*;
+
+    #[test]
+    fn splicing_keeps_the_users_lines() {
+        let text = format!(
+            "#!/bin/sh\necho before\n{}echo after\n",
+            script(false).trim_start_matches("#!/bin/sh\n")
+        );
+        assert_eq!(splice_out(&text), "#!/bin/sh\necho before\necho after\n");
+    }
 }
