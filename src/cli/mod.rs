@@ -181,7 +181,7 @@ impl Ctx {
     /// Ask the forge for this run (unless `offline`), printing its warnings on stderr: one
     /// listing cut off at the oldest first ledger event of the workers shown (`only`: that
     /// one; `all`: tasks whose branch exists nowhere too), feedback for their open pull
-    /// requests ([`crate::forge::forge_view`]).
+    /// requests ([`crate::snapshot::forge_view`]).
     ///
     /// Errors: [`Error`] when the refs or the ledger cannot be read.
     pub fn forge_view(
@@ -192,7 +192,7 @@ impl Ctx {
     ) -> Result<crate::forge::View, Error> {
         let (forge, mut warnings) = crate::forge::open_run(&self.repo, &self.cfg.remote, offline);
         let (view, more) =
-            crate::forge::forge_view(&self.repo, &self.cfg, forge.as_deref(), only, all)?;
+            crate::snapshot::forge_view(&self.repo, &self.cfg, forge.as_deref(), only, all)?;
         warnings.extend(more);
         warn_all(&warnings);
         Ok(view)

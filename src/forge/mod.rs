@@ -17,12 +17,10 @@ use jiff::Timestamp;
 
 use crate::model::{Checks, Feedback, Pr, PrState, Review};
 
-mod ask;
 pub mod etag;
 pub mod feedback;
 mod github;
 
-pub use ask::{forge_ask, forge_view};
 pub use github::{API_ENV, CUTOFF_SLACK_SECS, GitHub, Head, PullRequest};
 
 /// Errors talking to the forge.

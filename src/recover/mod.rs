@@ -259,7 +259,7 @@ pub fn run(
         Some(crate::lock::acquire(repo.common_dir(), now)?)
     };
     let (forge, mut warnings) = forge::open_run(repo, &cfg.remote, false);
-    let (forge_view, more) = forge::forge_view(repo, cfg, forge.as_deref(), None, false)?;
+    let (forge_view, more) = snapshot::forge_view(repo, cfg, forge.as_deref(), None, false)?;
     let forge_failed = matches!(forge_view, ForgeView::Failed);
     let warning = (!more.is_empty()).then(|| more.join("; "));
     warnings.extend(more);

@@ -4,6 +4,9 @@
 //! Workers (SPEC "worker branch"): local branches matching `recode.branchPattern`, plus
 //! branches with ledger events (which may exist only on the remote, or nowhere).
 
+mod ask;
+pub use ask::{forge_ask, forge_view};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 
-use super::{Ask, Forge, View, view_of};
+use super::GatherError;
 use crate::config::Config;
-use crate::snapshot::{self, GatherError};
+use crate::forge::{Ask, Forge, View, view_of};
 use crate::{ledger, repo, worktree};
 
 /// What one run asks the forge (SPEC "Forge"): the worker branches that get feedback read
@@ -25,9 +25,9 @@ pub fn forge_ask(
     only_branch: Option<&str>,
     all: bool,
 ) -> Result<(Option<Timestamp>, Vec<String>), GatherError> {
-    let ledgers = ledger::read_all(repo, &snapshot::notes_refs(repo, cfg))?;
+    let ledgers = ledger::read_all(repo, &super::notes_refs(repo, cfg))?;
     let base = repo::base_name(repo, cfg);
-    let (local, mut workers) = snapshot::worker_branches(repo, cfg, &ledgers, &base)?;
+    let (local, mut workers) = super::worker_branches(repo, cfg, &ledgers, &base)?;
     if let Some(only) = only_branch {
         let task = workers.remove(only).unwrap_or_else(|| cfg.key_of(only));
         workers = BTreeMap::from([(only.to_string(), task)]);
