@@ -410,3 +410,46 @@ fn a_warm_status_over_ten_thousand_old_pull_requests_costs_no_rate_limit() {
     );
     assert_eq!(find(&after, "issue-5-worker")["action"], "resume");
 }
+
+/// Issue 14: the requests of a run do not grow with the repository's pull request history.
+/// 10,000 old pull requests and 20 workers still in flight (no pull request yet): the
+/// listing runs newest first and stops at the oldest worker's first ledger event, so a
+/// cold run is one page, and a warm one is that same page answered 304 (no rate limit).
+#[test]
+fn twenty_workers_without_pull_requests_cost_one_listing_request() {
+    let fx = Fx::new();
+    for i in 0..10_000u64 {
+        fx.gh.add_pr_at(
+            "acme",
+            "widget",
+            &format!("old-{i}"),
+            if i % 3 == 0 { "closed" } else { "merged" },
+            &format!(
+                "2025-06-{:02}T{:02}:{:02}:00Z",
+                1 + i / 1440,
+                (i / 60) % 24,
+                i % 60
+            ),
+        );
+    }
+    for i in 1..=20 {
+        fx.worker(&format!("issue-{i}-worker"), 1, 0);
+    }
+    fx.gh.clear_requests();
+    let (run, workers) = fx.status();
+    assert_eq!(run.stderr, "");
+    assert_eq!(workers.len(), 20);
+    assert!(workers.iter().all(|w| w["pr"].is_null()), "{workers:?}");
+    assert_eq!((fx.gh.requests().len(), fx.gh.rate_limited()), (1, 1));
+    fx.gh.clear_requests();
+    let (_, again) = fx.status();
+    assert_eq!(again, workers);
+    assert_eq!(
+        (
+            fx.gh.requests().len(),
+            fx.gh.not_modified(),
+            fx.gh.rate_limited()
+        ),
+        (1, 1, 0)
+    );
+}
