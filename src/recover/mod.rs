@@ -179,6 +179,11 @@ impl Run<'_> {
 
     /// Ledger the classification a step acts on.
     fn classified(&self, w: &Worker) -> Result<(), RecoverError> {
+        self.classified_with(w, None)
+    }
+
+    /// Ledger the classification, with the error of a failed step when there is one.
+    fn classified_with(&self, w: &Worker, error: Option<String>) -> Result<(), RecoverError> {
         self.append(
             w,
             w.head.clone(),
@@ -186,7 +191,7 @@ impl Run<'_> {
                 state: w.state.as_str().into(),
                 action: w.action.as_str().into(),
                 reason: w.reason.to_string(),
-                error: None,
+                error,
             },
         )
     }
@@ -194,16 +199,7 @@ impl Run<'_> {
     /// A mechanical step failed: ledger the error; the third failure in a row of the same
     /// step on the same head escalates the worker with it (SPEC safety rule 0).
     fn step_failed(&self, w: &Worker, error: String, is_error: bool) -> Result<Step, RecoverError> {
-        self.append(
-            w,
-            w.head.clone(),
-            Body::Classified {
-                state: w.state.as_str().into(),
-                action: w.action.as_str().into(),
-                reason: w.reason.to_string(),
-                error: Some(error.clone()),
-            },
-        )?;
+        self.classified_with(w, Some(error.clone()))?;
         let events = self.events(&w.task)?;
         let streak = ledger::failure_streak(&events, w.action.as_str(), w.head.as_deref());
         if streak >= ESCALATE_AFTER && ledger::standing_escalation(&events).is_none() {
