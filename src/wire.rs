@@ -73,7 +73,7 @@ pub struct WorkerJson {
     pub remote_ahead: Option<u32>,
     /// Dirty counts, or null when there is no readable worktree.
     pub dirty: Option<DirtyJson>,
-    /// `rebase`, `merge`, `cherry-pick`, `revert`, `bisect` or null.
+    /// `rebase`, `merge`, `cherry-pick`, `revert`, `bisect`, `am` or null.
     pub operation: Option<String>,
     /// `running`, `stalled`, `exited`, `unknown`.
     pub liveness: String,
