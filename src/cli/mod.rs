@@ -207,6 +207,26 @@ pub fn warn_all(warnings: &[String]) {
     }
 }
 
+impl Command {
+    /// The subcommand's name, as typed (`status`, `record`, …): the command span's field.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Status(_) => "status",
+            Command::Classify(_) => "classify",
+            Command::Record(_) => "record",
+            Command::Log(_) => "log",
+            Command::Recover(_) => "recover",
+            Command::Verify(_) => "verify",
+            Command::Resume(_) => "resume",
+            Command::Hook(_) => "hook",
+            Command::Sync(_) => "sync",
+            Command::Demo(_) => "demo",
+            Command::Man(_) => "man",
+            Command::Completions(_) => "completions",
+        }
+    }
+}
+
 fn init_tracing(verbose: u8) {
     let default = match verbose {
         0 => "warn",
@@ -215,11 +235,18 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
+    // Each span (the command, gathering, the forge, recover; gix's own with `-vv`) says
+    // when it closes and how long it was busy; timestamps only with `-v`, so a plain
+    // warning stays one clean line.
+    let fmt = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .without_time()
-        .try_init();
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .with_writer(std::io::stderr);
+    let _ = if verbose == 0 {
+        fmt.without_time().try_init()
+    } else {
+        fmt.try_init()
+    };
 }
 
 fn is_broken_pipe(e: &Error) -> bool {
@@ -255,6 +282,8 @@ pub fn main() -> i32 {
     // Colour: decided once the repository (and so git's color.ui) is open (`Ctx::open`).
     COLOR_CHOICE.get_or_init(|| cli.color.clone());
     crate::render::set_color(crate::render::decide_color(&cli.color, None));
+    let span = tracing::info_span!("command", name = cli.command.name());
+    let _entered = span.enter();
     let result = match cli.command {
         Command::Status(a) => status::run(a),
         Command::Classify(a) => classify::run(a),

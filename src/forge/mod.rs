@@ -310,6 +310,7 @@ pub fn view_opt(forge: Option<&dyn Forge>, ask: &Ask) -> (View, Vec<String>) {
 }
 
 /// [`view_with`] on a given forge (no repository needed; `ask.offline` is not looked at).
+#[tracing::instrument(level = "debug", skip_all, fields(since = ?ask.since, feedback_for = ask.feedback_for.len()))]
 pub fn view_of(forge: &dyn Forge, ask: &Ask) -> (View, Vec<String>) {
     let mut warnings = Vec::new();
     let view = match forge.pulls(ask.since) {

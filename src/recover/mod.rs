@@ -243,6 +243,7 @@ fn failed(w: &Worker, reason: impl Into<String>, error: bool) -> Step {
 ///
 /// Errors: [`RecoverError`] for lock, repository or ledger failures, which stop the run;
 /// a failure on one worker is a `failed` step, and the run goes on.
+#[tracing::instrument(level = "debug", skip_all)]
 pub fn run(
     repo: &gix::Repository,
     cfg: &Config,

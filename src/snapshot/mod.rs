@@ -137,6 +137,7 @@ pub(crate) fn worker_branches(
 ///
 /// Errors: [`GatherError`] when refs, objects or the ledger cannot be read. An
 /// unreadable worktree is not an error: its `dirty` is null and a warning says why.
+#[tracing::instrument(level = "debug", skip_all)]
 pub fn gather(
     repo: &gix::Repository,
     cfg: &Config,
