@@ -178,6 +178,15 @@ impl Ctx {
     }
 }
 
+/// Ledger the milestones `branches` (every worker branch when empty) carry only in their
+/// commits' trailers, before a command writes the ledger (SPEC `milestone`: nothing the
+/// hook could not write is lost). A failure is a warning: the command goes on.
+pub fn pick_up(ctx: &Ctx, branches: &[String]) {
+    if let Err(e) = crate::hook::pickup::persist(&ctx.repo, &ctx.cfg, branches) {
+        eprintln!("warning: cannot ledger milestones from commit trailers: {e}");
+    }
+}
+
 /// Print warnings once each, on stderr.
 pub fn warn_all(warnings: &[String]) {
     let mut err = std::io::stderr().lock();

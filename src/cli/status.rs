@@ -57,6 +57,15 @@ pub fn run(args: StatusArgs) -> Result<i32, Error> {
             progress: !args.json && !args.porcelain,
         },
     )?;
+    let paths: Vec<&std::path::Path> = workers
+        .iter()
+        .filter_map(|w| w.worktree.as_deref().map(std::path::Path::new))
+        .collect();
+    warn_all(
+        &crate::hook::pickup::unreached_warning(&ctx.repo, &paths)
+            .into_iter()
+            .collect::<Vec<_>>(),
+    );
     let mut out = std::io::stdout().lock();
     if args.json {
         let doc = wire::StatusDoc {

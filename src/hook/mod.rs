@@ -3,10 +3,11 @@
 
 use gix::ObjectId;
 
-use crate::ledger::{Body, Event};
+use crate::ledger::Event;
 use crate::repo::RepoError;
 
 pub mod chain;
+pub mod pickup;
 pub use chain::{Manager, WorktreeReach, reach};
 
 /// The trailer that marks a milestone commit.
@@ -53,10 +54,11 @@ pub fn phase_of(message: &str) -> Option<String> {
 }
 
 /// Milestone commits the ledger lacks: commits reachable from `branch_tip` but from none
-/// of `base_tips` (the branch's commits ahead of the base) whose message declares a phase
-/// (`Recode-Phase:` trailer), with no `milestone` event among `events` for that
-/// `(head, phase)`. Oldest first. A hook that gave up on a busy ledger leaves exactly
-/// these behind; each can be ledgered afterwards from the commit's own trailer.
+/// of `base_tips` (the branch's commits ahead of the base; the newest
+/// [`pickup::SCAN_LIMIT`] of them) whose message declares a phase (`Recode-Phase:`
+/// trailer), with no `milestone` event among `events` for that `(head, phase)`. Oldest
+/// first. A hook that gave up on a busy ledger leaves exactly these behind; each can be
+/// ledgered afterwards from the commit's own trailer ([`pickup`]).
 ///
 /// Errors: [`RepoError::Git`] when the walk cannot read a commit.
 pub fn unledgered_milestones<'a>(
@@ -65,27 +67,11 @@ pub fn unledgered_milestones<'a>(
     base_tips: &[ObjectId],
     events: impl IntoIterator<Item = &'a Event>,
 ) -> Result<Vec<(ObjectId, String)>, RepoError> {
-    let seen: std::collections::BTreeSet<(String, String)> = events
+    let ahead = crate::repo::commits_between(repo, branch_tip, base_tips)?;
+    Ok(pickup::unledgered_in(repo, &ahead, events)?
         .into_iter()
-        .filter_map(|e| match (&e.body, &e.head) {
-            (Body::Milestone { phase, .. }, Some(head)) => Some((head.clone(), phase.clone())),
-            _ => None,
-        })
-        .collect();
-    let mut out = Vec::new();
-    for (id, _) in crate::repo::commits_between(repo, branch_tip, base_tips)?
-        .into_iter()
-        .rev()
-    {
-        let commit = repo.find_commit(id).map_err(crate::repo::git)?;
-        let message = commit.message_raw().map_err(crate::repo::git)?.to_string();
-        if let Some(phase) = phase_of(&message)
-            && !seen.contains(&(id.to_hex().to_string(), phase.clone()))
-        {
-            out.push((id, phase));
-        }
-    }
-    Ok(out)
+        .map(|(id, phase, _)| (id, phase))
+        .collect())
 }
 
 /// The commit HEAD points to and its message.
