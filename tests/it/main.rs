@@ -15,6 +15,7 @@ mod forge;
 mod hook;
 mod ledger;
 mod outcome;
+mod pickup;
 mod recover;
 mod resume;
 mod smoke;
