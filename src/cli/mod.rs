@@ -225,6 +225,13 @@ pub fn out_err(e: std::io::Error) -> Error {
 
 /// Parse arguments, run the command, print errors; return the exit code.
 pub fn main() -> i32 {
+    // The post-commit hook runs on every commit: git starting git-recode as the hook's
+    // interpreter, or the hook script's `git-recode hook post-commit`, goes straight to
+    // it, before argument parsing and logging are set up.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if crate::hook::is_hook_path(&args) || args == ["hook", "post-commit"] {
+        return hook::post_commit_hook();
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -129,12 +129,64 @@ pub fn script(chained: bool) -> String {
     }
 }
 
+/// The lines after the first of a [`direct_script`].
+const DIRECT_BODY: &str = "# BEGIN git-recode\n# git starts git-recode itself (no shell): it logs commits with a Recode-Phase: trailer as milestones\n# END git-recode\n";
+
+/// The post-commit hook git-recode installs where nothing is chained and `exe` can be the
+/// hook's interpreter: `#!<exe>` first, so git starts git-recode itself (no shell, one
+/// process), which takes its one argument, the hook's own path, as `hook post-commit`
+/// (see [`is_hook_path`]). Its lines are those of [`script`]`(false)` but the command.
+pub fn direct_script(exe: &std::path::Path) -> String {
+    format!("#!{}\n{DIRECT_BODY}", exe.display())
+}
+
+/// Whether `text` is a [`direct_script`] (for any interpreter path named `git-recode`).
+fn is_direct(text: &str) -> bool {
+    let Some((first, rest)) = text.split_once('\n') else {
+        return false;
+    };
+    first.strip_prefix("#!").is_some_and(|p| {
+        !p.contains(char::is_whitespace)
+            && std::path::Path::new(p).file_name() == Some(std::ffi::OsStr::new("git-recode"))
+    }) && rest == DIRECT_BODY
+}
+
+/// The interpreter a [`direct_script`] can name: the `git-recode` that `PATH` finds (the
+/// path as found, so a package manager's symlink survives upgrades), when it is this very
+/// binary and its absolute path has no whitespace (a `#!` line cannot quote). `None`: use
+/// [`script`].
+pub fn direct_interpreter() -> Option<std::path::PathBuf> {
+    let me = std::env::current_exe().ok()?.canonicalize().ok()?;
+    let found = std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join("git-recode"))
+        .find(|p| p.is_file())?;
+    let text = found.to_str()?;
+    (found.is_absolute()
+        && !text.contains(char::is_whitespace)
+        && text.len() < 200
+        && found.canonicalize().ok()? == me)
+        .then_some(found)
+}
+
+/// Whether the arguments after the program name are those a [`direct_script`] gets: one
+/// path (with a `/`) whose file name is `post-commit`.
+pub fn is_hook_path(args: &[std::ffi::OsString]) -> bool {
+    match args {
+        [one] => {
+            let p = std::path::Path::new(one);
+            one.as_encoded_bytes().contains(&b'/')
+                && p.file_name() == Some(std::ffi::OsStr::new("post-commit"))
+        }
+        _ => false,
+    }
+}
+
 /// What is in the hooks directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Installed {
     /// No post-commit hook.
     Nothing,
-    /// git-recode's hook, alone, exactly as written.
+    /// git-recode's hook, alone, exactly as written ([`script`] or [`direct_script`]).
     Ours,
     /// git-recode's hook, running a previous one first.
     Chained,
@@ -149,7 +201,7 @@ pub fn installed(dir: &std::path::Path) -> Installed {
     match std::fs::read_to_string(dir.join("post-commit")) {
         Err(_) => Installed::Nothing,
         Ok(text) if text == script(true) => Installed::Chained,
-        Ok(text) if text == script(false) => Installed::Ours,
+        Ok(text) if text == script(false) || is_direct(&text) => Installed::Ours,
         Ok(text) if text.lines().any(|l| l == BEGIN) && text.lines().any(|l| l == END) => {
             Installed::Edited
         }

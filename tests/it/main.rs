@@ -13,6 +13,7 @@ mod errors;
 mod feedback;
 mod forge;
 mod hook;
+mod hooklayout;
 mod ledger;
 mod outcome;
 mod pickup;
