@@ -6,7 +6,8 @@
 //! at, newest first and at most [`SCAN_LIMIT`] of them, so a status stays cheap.
 //!
 //! A milestone picked up this way is stamped with the commit's committer time (second
-//! precision), the moment the hook would have written it.
+//! precision), the moment the hook would have written it. `status` does not attribute
+//! milestones to a branch with no worktree and no ledger (it stays `orphaned`).
 
 use gix::ObjectId;
 
