@@ -238,6 +238,27 @@ mod hook_file_tests {
         );
         assert_eq!(splice_out(&text), "#!/bin/sh\necho before\necho after\n");
     }
+
+    #[test]
+    fn a_direct_hook_is_ours_for_any_git_recode_path() {
+        let text = direct_script(std::path::Path::new("/opt/bin/git-recode"));
+        assert!(is_direct(&text));
+        assert!(is_direct(&text.replace("/opt/bin", "/usr/local/bin")));
+        assert!(!is_direct(&text.replace("git-recode\n", "git-recodex\n")));
+        assert!(!is_direct(&format!("{text}echo more\n")));
+        assert!(!is_direct(&script(false)));
+    }
+
+    #[test]
+    fn only_one_path_named_post_commit_is_the_hook() {
+        let os = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert!(is_hook_path(&os(&["/r/.git/hooks/post-commit"])));
+        assert!(is_hook_path(&os(&[".git/hooks/post-commit"])));
+        assert!(!is_hook_path(&os(&["post-commit"])));
+        assert!(!is_hook_path(&os(&["/r/.git/hooks/pre-commit"])));
+        assert!(!is_hook_path(&os(&["/r/.git/hooks/post-commit", "x"])));
+        assert!(!is_hook_path(&os(&[])));
+    }
 }
 
 /// The fast path of the post-commit hook (most commits are not milestones): `true` when

@@ -241,3 +241,46 @@ pub fn unreached_warning(repo: &gix::Repository, worktrees: &[&std::path::Path])
         crate::render::plural(lost.len() as u64, "worker worktree"),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ts: &str, phase: &str) -> Event {
+        let mut e = Event::new(
+            jiff::Timestamp::UNIX_EPOCH,
+            "7",
+            Some("issue-7"),
+            Body::Milestone {
+                phase: phase.into(),
+                session_id: None,
+            },
+        );
+        e.ts = ts.into();
+        e
+    }
+
+    #[test]
+    fn merge_puts_each_event_after_those_not_newer() {
+        let mut events = vec![
+            at("2026-11-18T10:00:00.000Z", "a"),
+            at("2026-11-18T12:00:00.000Z", "c"),
+        ];
+        merge(
+            &mut events,
+            vec![
+                at("2026-11-18T09:00:00.000Z", "first"),
+                at("2026-11-18T12:00:00.000Z", "same"),
+                at("2026-11-18T11:00:00.000Z", "b"),
+            ],
+        );
+        let phases: Vec<String> = events
+            .iter()
+            .map(|e| match &e.body {
+                Body::Milestone { phase, .. } => phase.clone(),
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(phases, ["first", "a", "b", "c", "same"]);
+    }
+}
