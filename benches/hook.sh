@@ -32,16 +32,16 @@ one_commit() {
 
 median_ms() { sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'; }
 
-# The three repositories take turns, commit by commit, so a machine whose load changes
-# during the run weighs on all three alike.
+# The four repositories take turns, commit by commit, so a machine whose load changes
+# during the run weighs on all of them alike.
 per_kind() {
   local kind=$1
   for i in $(seq 1 "$n"); do
-    for r in plain hooked shell; do
+    for r in plain hooked shell reader; do
       echo "$r $(one_commit "$root/$r" "$kind" "$kind-$i")"
     done
   done >"$root/times-$kind"
-  for r in plain hooked shell; do
+  for r in plain hooked shell reader; do
     awk -v r="$r" '$1 == r {print $2}' "$root/times-$kind" | median_ms >"$root/median-$kind-$r"
   done
 }
@@ -54,6 +54,7 @@ setup() {
 setup "$root/plain"
 setup "$root/hooked"
 setup "$root/shell"
+setup "$root/reader"
 git -C "$root/hooked" recode hook install >/dev/null
 # The baseline: a plain shell hook that reads the trailer and runs `git notes append`.
 cat >"$root/shell/.git/hooks/post-commit" <<'SH'
@@ -63,12 +64,24 @@ p=$(git log -1 --format='%(trailers:key=Recode-Phase,valueonly)')
 exit 0
 SH
 chmod +x "$root/shell/.git/hooks/post-commit"
+# The floor for an ordinary commit: a shell hook that only reads the trailer.
+cat >"$root/reader/.git/hooks/post-commit" <<'SH'
+#!/bin/sh
+p=$(git log -1 --format='%(trailers:key=Recode-Phase,valueonly)')
+exit 0
+SH
+chmod +x "$root/reader/.git/hooks/post-commit"
+echo "median ms per commit over $n commits of each kind; + is what the hook adds to a commit without one"
+printf '%-9s %8s %16s %18s %16s %s\n' kind "no hook" "git-recode" "shell notes" "shell reader" "ratio"
 for kind in plain milestone; do
   per_kind "$kind"
   without=$(cat "$root/median-$kind-plain")
-  with=$(cat "$root/median-$kind-hooked")
-  shell=$(cat "$root/median-$kind-shell")
-  printf '%-9s commit: %6.2f ms without a hook; git-recode hook %6.2f ms (+%.2f); shell+notes hook %6.2f ms (+%.2f)\n' \
-    "$kind" "$without" "$with" "$(echo "$with - $without" | bc -l)" "$shell" "$(echo "$shell - $without" | bc -l)"
+  add() { echo "$(cat "$root/median-$kind-$1") - $without" | bc -l; }
+  ours=$(add hooked); notes=$(add shell); reader=$(add reader)
+  if [ "$kind" = milestone ]; then ratio="git-recode/shell-notes $(echo "$ours / $notes" | bc -l | xargs printf '%.2f')"
+  else ratio="git-recode/shell-reader $(echo "$ours / $reader" | bc -l | xargs printf '%.2f')"; fi
+  printf '%-9s %8.2f %8.2f (+%5.2f) %8.2f (+%5.2f) %8.2f (+%5.2f) %s\n' "$kind" "$without" \
+    "$(cat "$root/median-$kind-hooked")" "$ours" "$(cat "$root/median-$kind-shell")" "$notes" \
+    "$(cat "$root/median-$kind-reader")" "$reader" "$ratio"
 done
 echo "milestones ledgered: $(git -C "$root/hooked" recode log --json | grep -c '"kind":"milestone"')"

@@ -89,20 +89,7 @@ struct WorktreeJson<'a> {
 /// Errors: refusals print a hint and return exit 3; I/O errors.
 pub fn run(cmd: HookCommand) -> Result<i32, Error> {
     match cmd {
-        HookCommand::PostCommit => {
-            let deadline = std::time::Instant::now() + HOOK_BUDGET;
-            if hook::certainly_no_phase() {
-                return Ok(EXIT_OK);
-            }
-            if let Err(e) = post_commit(deadline) {
-                let mut line = format!("git-recode post-commit: error: {e}");
-                if let Some(h) = e.hint() {
-                    line.push_str(&format!("; hint: {h}"));
-                }
-                eprintln!("{}", line.replace('\n', " "));
-            }
-            Ok(EXIT_OK)
-        }
+        HookCommand::PostCommit => Ok(post_commit_hook()),
         HookCommand::Install { chain } => install(chain),
         HookCommand::Uninstall => {
             let ctx = Ctx::open()?;
@@ -239,7 +226,11 @@ fn install(chain: bool) -> Result<i32, Error> {
         Installed::Ours | Installed::Chained | Installed::Edited => {}
         Installed::Nothing => {
             std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
-            write_hook(&hook_path, &hook::script(false))?;
+            let text = match hook::direct_interpreter() {
+                Some(exe) => hook::direct_script(&exe),
+                None => hook::script(false),
+            };
+            write_hook(&hook_path, &text)?;
             crate::say!("installed {}", hook_path.display());
         }
         Installed::Foreign if chain => {
@@ -268,6 +259,24 @@ fn install(chain: bool) -> Result<i32, Error> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// The post-commit hook, as git runs it (`hook post-commit`, or a [`hook::direct_script`]
+/// taken straight from `main` before any argument parsing): never fails, at most one line
+/// on stderr. Returns the exit code, always 0.
+pub fn post_commit_hook() -> i32 {
+    let deadline = std::time::Instant::now() + HOOK_BUDGET;
+    if hook::certainly_no_phase() {
+        return EXIT_OK;
+    }
+    if let Err(e) = post_commit(deadline) {
+        let mut line = format!("git-recode post-commit: error: {e}");
+        if let Some(h) = e.hint() {
+            line.push_str(&format!("; hint: {h}"));
+        }
+        eprintln!("{}", line.replace('\n', " "));
+    }
+    EXIT_OK
 }
 
 fn post_commit(deadline: std::time::Instant) -> Result<(), Error> {

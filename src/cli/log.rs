@@ -4,6 +4,7 @@ use std::io::Write;
 
 use crate::cli::{Ctx, out_err, warn_all};
 use crate::error::{EXIT_OK, Error};
+use crate::hook::pickup;
 use crate::ledger::{self, Entry};
 use crate::snapshot;
 
@@ -35,12 +36,19 @@ pub fn run(args: LogArgs) -> Result<i32, Error> {
             {
                 return Err(Error::UnknownBranch { branch: b.clone() });
             }
-            l.entries
+            let events: Vec<ledger::Event> = l.events().cloned().collect();
+            let found = pickup::pending(&ctx.repo, &ctx.cfg, b, &task, &events)?;
+            l.entries.into_iter().chain(unledgered(found)).collect()
         }
         None => {
             let all = ledger::read_all(&ctx.repo, &refs)?;
             warn_all(&all.warnings);
-            all.by_task.into_values().flat_map(|l| l.entries).collect()
+            let found = pickup::pending_all(&ctx.repo, &ctx.cfg, &all)?;
+            all.by_task
+                .into_values()
+                .flat_map(|l| l.entries)
+                .chain(unledgered(found))
+                .collect()
         }
     };
     entries.sort_by(|a, b| {
@@ -58,6 +66,16 @@ pub fn run(args: LogArgs) -> Result<i32, Error> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// Milestones still only in their commits' trailers (the hook could not write them) as
+/// entries: `seq` 0 until a ledger write picks them up.
+fn unledgered(found: Vec<ledger::Event>) -> impl Iterator<Item = Entry> {
+    found.into_iter().map(|event| Entry {
+        line: event.canonical(),
+        ts: crate::clock::parse(&event.ts).unwrap_or(jiff::Timestamp::UNIX_EPOCH),
+        event,
+    })
 }
 
 /// One human line: `ts  task  #seq  kind  details`.
@@ -83,12 +101,16 @@ fn human(e: &Entry) -> String {
                 .collect()
         })
         .unwrap_or_default();
-    format!(
+    let mut line = format!(
         "{}  {:<6} #{:<3} {:<10} {}",
         ev.ts,
         ev.task,
         ev.seq,
         ev.body.kind(),
         details.join(" ")
-    )
+    );
+    if ev.seq == 0 {
+        line.push_str(" (from the commit's trailer: not ledgered yet)");
+    }
+    line
 }

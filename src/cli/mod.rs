@@ -199,6 +199,17 @@ impl Ctx {
     }
 }
 
+/// Ledger the milestones `branches` (every worker branch when empty) carry only in their
+/// commits' trailers, before a command writes the ledger (SPEC `milestone`: nothing the
+/// hook could not write is lost). A failure is a warning: the command goes on.
+pub fn pick_up(ctx: &Ctx, branches: &[String]) {
+    if let Err(e) = crate::hook::pickup::persist(&ctx.repo, &ctx.cfg, branches) {
+        warn_all(&[format!(
+            "cannot ledger milestones from commit trailers: {e}"
+        )]);
+    }
+}
+
 /// Print warnings once each, on stderr.
 pub fn warn_all(warnings: &[String]) {
     let mut err = std::io::stderr().lock();
@@ -264,6 +275,13 @@ pub fn out_err(e: std::io::Error) -> Error {
 
 /// Parse arguments, run the command, print errors; return the exit code.
 pub fn main() -> i32 {
+    // The post-commit hook runs on every commit: git starting git-recode as the hook's
+    // interpreter, or the hook script's `git-recode hook post-commit`, goes straight to
+    // it, before argument parsing and logging are set up.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if crate::hook::is_hook_path(&args) || args == ["hook", "post-commit"] {
+        return hook::post_commit_hook();
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -159,6 +159,7 @@ pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
         | RecordCommand::Clear { branch, .. } => branch.clone(),
     };
     ctx.not_base(&branch)?;
+    crate::cli::pick_up(&ctx, std::slice::from_ref(&branch));
     match cmd {
         RecordCommand::Spawn {
             branch,

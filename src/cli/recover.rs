@@ -35,6 +35,9 @@ pub struct RecoverArgs {
 /// Errors: as [`recover::run`].
 pub fn run(args: RecoverArgs) -> Result<i32, Error> {
     let ctx = Ctx::open()?;
+    if !args.dry_run {
+        crate::cli::pick_up(&ctx, &args.branches);
+    }
     let report = recover::run(
         &ctx.repo,
         &ctx.cfg,

@@ -60,6 +60,9 @@ struct ResumeDoc<'a> {
 /// human, or running.
 pub fn run(args: ResumeArgs) -> Result<i32, Error> {
     let ctx = Ctx::open()?;
+    if !args.dry_run {
+        crate::cli::pick_up(&ctx, std::slice::from_ref(&args.branch));
+    }
     let snap = ctx.one_worker(&args.branch, false)?;
     let w = classify::classify(&snap);
     if let Some(why) = resume::refusal(&w) {

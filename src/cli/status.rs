@@ -74,6 +74,15 @@ pub fn run(args: StatusArgs) -> Result<i32, Error> {
         },
     )?;
     warn_all(&skew_warning(&workers).into_iter().collect::<Vec<_>>());
+    let paths: Vec<&std::path::Path> = workers
+        .iter()
+        .filter_map(|w| w.worktree.as_deref().map(std::path::Path::new))
+        .collect();
+    warn_all(
+        &crate::hook::pickup::unreached_warning(&ctx.repo, &paths)
+            .into_iter()
+            .collect::<Vec<_>>(),
+    );
     let mut out = std::io::stdout().lock();
     if args.json {
         let doc = wire::StatusDoc {

@@ -3,10 +3,11 @@
 
 use gix::ObjectId;
 
-use crate::ledger::{Body, Event};
+use crate::ledger::Event;
 use crate::repo::RepoError;
 
 pub mod chain;
+pub mod pickup;
 pub use chain::{Manager, WorktreeReach, reach};
 
 /// Environment variable carrying the agent's session id into the hook.
@@ -15,10 +16,11 @@ pub const SESSION_ENV: &str = "RECODE_SESSION_ID";
 pub use crate::trailer::{PHASE_TRAILER, WIP_TRAILER, is_wip, phase_of, trailers};
 
 /// Milestone commits the ledger lacks: commits reachable from `branch_tip` but from none
-/// of `base_tips` (the branch's commits ahead of the base) whose message declares a phase
-/// (`Recode-Phase:` trailer), with no `milestone` event among `events` for that
-/// `(head, phase)`. Oldest first. A hook that gave up on a busy ledger leaves exactly
-/// these behind; each can be ledgered afterwards from the commit's own trailer.
+/// of `base_tips` (the branch's commits ahead of the base; the newest
+/// [`pickup::SCAN_LIMIT`] of them) whose message declares a phase (`Recode-Phase:`
+/// trailer), with no `milestone` event among `events` for that `(head, phase)`. Oldest
+/// first. A hook that gave up on a busy ledger leaves exactly these behind; each can be
+/// ledgered afterwards from the commit's own trailer ([`pickup`]).
 ///
 /// Errors: [`RepoError::Git`] when the walk cannot read a commit.
 pub fn unledgered_milestones<'a>(
@@ -27,27 +29,11 @@ pub fn unledgered_milestones<'a>(
     base_tips: &[ObjectId],
     events: impl IntoIterator<Item = &'a Event>,
 ) -> Result<Vec<(ObjectId, String)>, RepoError> {
-    let seen: std::collections::BTreeSet<(String, String)> = events
+    let ahead = crate::repo::commits_between(repo, branch_tip, base_tips)?;
+    Ok(pickup::unledgered_in(repo, &ahead, events)?
         .into_iter()
-        .filter_map(|e| match (&e.body, &e.head) {
-            (Body::Milestone { phase, .. }, Some(head)) => Some((head.clone(), phase.clone())),
-            _ => None,
-        })
-        .collect();
-    let mut out = Vec::new();
-    for (id, _) in crate::repo::commits_between(repo, branch_tip, base_tips)?
-        .into_iter()
-        .rev()
-    {
-        let commit = repo.find_commit(id).map_err(crate::repo::git)?;
-        let message = commit.message_raw().map_err(crate::repo::git)?.to_string();
-        if let Some(phase) = phase_of(&message)
-            && !seen.contains(&(id.to_hex().to_string(), phase.clone()))
-        {
-            out.push((id, phase));
-        }
-    }
-    Ok(out)
+        .map(|(id, phase, _)| (id, phase))
+        .collect())
 }
 
 /// The commit HEAD points to and its message.
@@ -79,12 +65,64 @@ pub fn script(chained: bool) -> String {
     }
 }
 
+/// The lines after the first of a [`direct_script`].
+const DIRECT_BODY: &str = "# BEGIN git-recode\n# git starts git-recode itself (no shell): it logs commits with a Recode-Phase: trailer as milestones\n# END git-recode\n";
+
+/// The post-commit hook git-recode installs where nothing is chained and `exe` can be the
+/// hook's interpreter: `#!<exe>` first, so git starts git-recode itself (no shell, one
+/// process), which takes its one argument, the hook's own path, as `hook post-commit`
+/// (see [`is_hook_path`]). Its lines are those of [`script`]`(false)` but the command.
+pub fn direct_script(exe: &std::path::Path) -> String {
+    format!("#!{}\n{DIRECT_BODY}", exe.display())
+}
+
+/// Whether `text` is a [`direct_script`] (for any interpreter path named `git-recode`).
+fn is_direct(text: &str) -> bool {
+    let Some((first, rest)) = text.split_once('\n') else {
+        return false;
+    };
+    first.strip_prefix("#!").is_some_and(|p| {
+        !p.contains(char::is_whitespace)
+            && std::path::Path::new(p).file_name() == Some(std::ffi::OsStr::new("git-recode"))
+    }) && rest == DIRECT_BODY
+}
+
+/// The interpreter a [`direct_script`] can name: the `git-recode` that `PATH` finds (the
+/// path as found, so a package manager's symlink survives upgrades), when it is this very
+/// binary and its absolute path has no whitespace (a `#!` line cannot quote). `None`: use
+/// [`script`].
+pub fn direct_interpreter() -> Option<std::path::PathBuf> {
+    let me = std::env::current_exe().ok()?.canonicalize().ok()?;
+    let found = std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join("git-recode"))
+        .find(|p| p.is_file())?;
+    let text = found.to_str()?;
+    (found.is_absolute()
+        && !text.contains(char::is_whitespace)
+        && text.len() < 200
+        && found.canonicalize().ok()? == me)
+        .then_some(found)
+}
+
+/// Whether the arguments after the program name are those a [`direct_script`] gets: one
+/// path (with a `/`) whose file name is `post-commit`.
+pub fn is_hook_path(args: &[std::ffi::OsString]) -> bool {
+    match args {
+        [one] => {
+            let p = std::path::Path::new(one);
+            one.as_encoded_bytes().contains(&b'/')
+                && p.file_name() == Some(std::ffi::OsStr::new("post-commit"))
+        }
+        _ => false,
+    }
+}
+
 /// What is in the hooks directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Installed {
     /// No post-commit hook.
     Nothing,
-    /// git-recode's hook, alone, exactly as written.
+    /// git-recode's hook, alone, exactly as written ([`script`] or [`direct_script`]).
     Ours,
     /// git-recode's hook, running a previous one first.
     Chained,
@@ -99,7 +137,7 @@ pub fn installed(dir: &std::path::Path) -> Installed {
     match std::fs::read_to_string(dir.join("post-commit")) {
         Err(_) => Installed::Nothing,
         Ok(text) if text == script(true) => Installed::Chained,
-        Ok(text) if text == script(false) => Installed::Ours,
+        Ok(text) if text == script(false) || is_direct(&text) => Installed::Ours,
         Ok(text) if text.lines().any(|l| l == BEGIN) && text.lines().any(|l| l == END) => {
             Installed::Edited
         }
@@ -179,5 +217,26 @@ mod hook_file_tests {
             script(false).trim_start_matches("#!/bin/sh\n")
         );
         assert_eq!(splice_out(&text), "#!/bin/sh\necho before\necho after\n");
+    }
+
+    #[test]
+    fn a_direct_hook_is_ours_for_any_git_recode_path() {
+        let text = direct_script(std::path::Path::new("/opt/bin/git-recode"));
+        assert!(is_direct(&text));
+        assert!(is_direct(&text.replace("/opt/bin", "/usr/local/bin")));
+        assert!(!is_direct(&text.replace("git-recode\n", "git-recodex\n")));
+        assert!(!is_direct(&format!("{text}echo more\n")));
+        assert!(!is_direct(&script(false)));
+    }
+
+    #[test]
+    fn only_one_path_named_post_commit_is_the_hook() {
+        let os = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert!(is_hook_path(&os(&["/r/.git/hooks/post-commit"])));
+        assert!(is_hook_path(&os(&[".git/hooks/post-commit"])));
+        assert!(!is_hook_path(&os(&["post-commit"])));
+        assert!(!is_hook_path(&os(&["/r/.git/hooks/pre-commit"])));
+        assert!(!is_hook_path(&os(&["/r/.git/hooks/post-commit", "x"])));
+        assert!(!is_hook_path(&os(&[])));
     }
 }

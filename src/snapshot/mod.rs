@@ -219,6 +219,14 @@ pub fn gather(
             Some(h) => repo::commits_between(repo, h, &base_tips)?,
             None => Vec::new(),
         };
+        // Milestones the hook could not write, shown from their commits' trailers; not on
+        // a branch of unknown provenance (no worktree, no ledger: orphaned stays orphaned).
+        let mut events = events;
+        if wt.is_some() || !events.is_empty() {
+            let found = crate::hook::pickup::unledgered_in(repo, &ahead_commits, &events)?;
+            let found = crate::hook::pickup::events_for(task, branch, found);
+            crate::hook::pickup::merge(&mut events, found);
+        }
         let behind = match head {
             Some(h) => base_tips
                 .first()

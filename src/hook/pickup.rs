@@ -1,0 +1,286 @@
+//! Milestones the hook could not write are not lost (SPEC "milestone", `hook`): a commit
+//! whose hook gave up on a busy ledger, or whose worktree never reaches the hook, still
+//! carries its `Recode-Phase:` trailer. Reads (`status`, `classify`, `log`) show such a
+//! milestone from the trailer; the next ledger write for the branch (`record …`,
+//! `resume`, `recover`) ledgers it. Only a branch's commits ahead of the base are looked
+//! at, newest first and at most [`SCAN_LIMIT`] of them, so a status stays cheap.
+//!
+//! A milestone picked up this way is stamped with the commit's committer time (second
+//! precision), the moment the hook would have written it. `status` does not attribute
+//! milestones to a branch with no worktree and no ledger (it stays `orphaned`).
+
+use gix::ObjectId;
+
+use crate::config::Config;
+use crate::ledger::{self, Body, Event, Ledgers};
+use crate::repo::{self, RepoError};
+use crate::snapshot::GatherError;
+
+/// Most commits ahead of the base looked at per branch (the newest ones).
+pub const SCAN_LIMIT: usize = 256;
+
+/// Milestone commits among `ahead` (commits ahead of the base, newest first, as
+/// [`repo::commits_between`] gives them; only the first [`SCAN_LIMIT`] are read) with no
+/// `milestone` event among `events` for that `(head, phase)`. Returns `(commit, phase,
+/// committer time in seconds)`, oldest first.
+///
+/// Errors: [`RepoError::Git`] when a commit cannot be read.
+pub fn unledgered_in<'a>(
+    repo: &gix::Repository,
+    ahead: &[(ObjectId, i64)],
+    events: impl IntoIterator<Item = &'a Event>,
+) -> Result<Vec<(ObjectId, String, i64)>, RepoError> {
+    let seen: std::collections::BTreeSet<(&str, &str)> = events
+        .into_iter()
+        .filter_map(|e| match (&e.body, &e.head) {
+            (Body::Milestone { phase, .. }, Some(head)) => Some((head.as_str(), phase.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (id, time) in ahead.iter().take(SCAN_LIMIT).rev() {
+        let commit = repo.find_commit(*id).map_err(repo::git)?;
+        let message = commit.message_raw().map_err(repo::git)?;
+        // Cheap test first: most commits carry no trailer at all.
+        let bytes: &[u8] = message.as_ref();
+        let needle = super::PHASE_TRAILER.as_bytes();
+        if !bytes
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
+        {
+            continue;
+        }
+        if let Some(phase) = super::phase_of(&message.to_string())
+            && !seen.contains(&(id.to_hex().to_string().as_str(), phase.as_str()))
+        {
+            out.push((*id, phase, *time));
+        }
+    }
+    Ok(out)
+}
+
+/// The `milestone` events for `found` (from [`unledgered_in`]) on `branch` of `task`,
+/// stamped with each commit's committer time; `seq` is 0 until appended.
+pub fn events_for(task: &str, branch: &str, found: Vec<(ObjectId, String, i64)>) -> Vec<Event> {
+    found
+        .into_iter()
+        .map(|(id, phase, secs)| {
+            Event::new(
+                crate::clock::from_secs(secs),
+                task,
+                Some(branch),
+                Body::Milestone {
+                    phase,
+                    session_id: None,
+                },
+            )
+            .with_head(Some(id.to_hex().to_string()))
+        })
+        .collect()
+}
+
+/// Put `extra` into `events` (in ledger order) by `ts`, after the events with the same `ts`.
+pub fn merge(events: &mut Vec<Event>, extra: Vec<Event>) {
+    let key = |e: &Event| crate::clock::parse(&e.ts).ok();
+    for e in extra {
+        let k = key(&e);
+        let at = events
+            .iter()
+            .rposition(|x| key(x) <= k)
+            .map_or(0, |i| i + 1);
+        events.insert(at, e);
+    }
+}
+
+/// The milestones `branch` (a local branch, else nothing) carries in trailers that
+/// `events` (its task's ledger) lacks, as events for task `task`. Nothing for the base
+/// branch.
+///
+/// Errors: [`RepoError`] when the branch's commits cannot be walked or read.
+pub fn pending(
+    repo: &gix::Repository,
+    cfg: &Config,
+    branch: &str,
+    task: &str,
+    events: &[Event],
+) -> Result<Vec<Event>, RepoError> {
+    let Some(tip) = repo::tip(repo, &format!("refs/heads/{branch}")) else {
+        return Ok(Vec::new());
+    };
+    let base = repo::base_name(repo, cfg);
+    if branch == base {
+        return Ok(Vec::new());
+    }
+    let ahead = newest_ahead(repo, tip, &repo::base_tips(repo, cfg, &base))?;
+    Ok(events_for(
+        task,
+        branch,
+        unledgered_in(repo, &ahead, events)?,
+    ))
+}
+
+/// The newest [`SCAN_LIMIT`] commits reachable from `tip` and from none of `hidden`.
+fn newest_ahead(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    hidden: &[ObjectId],
+) -> Result<Vec<(ObjectId, i64)>, RepoError> {
+    if hidden.contains(&tip) {
+        return Ok(Vec::new());
+    }
+    let walk = repo
+        .rev_walk([tip])
+        .with_hidden(hidden.iter().copied())
+        .sorting(gix::revision::walk::Sorting::ByCommitTime(
+            gix::traverse::commit::simple::CommitTimeOrder::NewestFirst,
+        ))
+        .all()
+        .map_err(repo::git)?;
+    let mut out = Vec::new();
+    for info in walk.take(SCAN_LIMIT) {
+        let info = info.map_err(repo::git)?;
+        out.push((info.id, info.commit_time.unwrap_or(0)));
+    }
+    Ok(out)
+}
+
+/// Pending milestones of every local worker branch (matching `recode.branchPattern`, or
+/// named by a ledger), for `log` of all tasks and `recover --all`.
+///
+/// Errors: [`RepoError`] when refs or commits cannot be read.
+pub fn pending_all(
+    repo: &gix::Repository,
+    cfg: &Config,
+    ledgers: &Ledgers,
+) -> Result<Vec<Event>, RepoError> {
+    let named: std::collections::BTreeMap<String, &str> = ledgers
+        .by_task
+        .iter()
+        .filter_map(|(t, l)| {
+            l.events()
+                .rev()
+                .find_map(|e| e.branch.clone())
+                .map(|b| (b, t.as_str()))
+        })
+        .collect();
+    let platform = repo.references().map_err(repo::git)?;
+    let mut out = Vec::new();
+    for r in platform.local_branches().map_err(repo::git)?.flatten() {
+        let branch = r.name().shorten().to_string();
+        let task = match (cfg.task_of(&branch), named.get(&branch)) {
+            (Some(t), _) => t,
+            (None, Some(t)) => t.to_string(),
+            (None, None) => continue,
+        };
+        let events: Vec<Event> = ledgers
+            .by_task
+            .get(&task)
+            .map(|l| l.events().cloned().collect())
+            .unwrap_or_default();
+        out.extend(pending(repo, cfg, &branch, &task, &events)?);
+    }
+    Ok(out)
+}
+
+/// Ledger the milestones `branches` carry in trailers that their ledgers lack (the
+/// pickup at the start of a command that writes the ledger). Returns how many were
+/// appended. With `branches` empty, every worker branch.
+///
+/// Errors: [`GatherError`] when the ledger or the branches cannot be read, or an append
+/// fails.
+pub fn persist(
+    repo: &gix::Repository,
+    cfg: &Config,
+    branches: &[String],
+) -> Result<usize, GatherError> {
+    let refs = crate::snapshot::notes_refs(repo, cfg);
+    let found = if branches.is_empty() {
+        pending_all(repo, cfg, &ledger::read_all(repo, &refs)?)?
+    } else {
+        let mut found = Vec::new();
+        for b in branches {
+            let task = cfg.key_of(b);
+            let (l, _) = ledger::read_task(repo, &refs, &task)?;
+            let events: Vec<Event> = l.events().cloned().collect();
+            found.extend(pending(repo, cfg, b, &task, &events)?);
+        }
+        found
+    };
+    let n = found.len();
+    for e in found {
+        ledger::append(repo, &cfg.notes_ref, e)?;
+    }
+    Ok(n)
+}
+
+/// The one-line warning `status` prints when the hook is reached somewhere but not from
+/// some of `worktrees` (the workers' worktree directories): commits there do not run the
+/// hook, so their milestones reach the ledger only late, from their trailers. `None` when
+/// every one of them reaches the hook, or when no worktree does (the hook is not in use).
+pub fn unreached_warning(repo: &gix::Repository, worktrees: &[&std::path::Path]) -> Option<String> {
+    let all = super::reach(repo);
+    if !all.iter().any(|r| r.reaches) {
+        return None;
+    }
+    let wanted: Vec<std::path::PathBuf> = worktrees
+        .iter()
+        .map(|p| super::chain::normalize(p))
+        .collect();
+    let lost: Vec<String> = all
+        .iter()
+        .filter(|r| !r.reaches && wanted.contains(&r.path))
+        .map(|r| format!("{}: {}", r.path.display(), r.why.as_deref().unwrap_or("")))
+        .collect();
+    let (first, more) = match lost.as_slice() {
+        [] => return None,
+        [one] => (one.clone(), String::new()),
+        [one, rest @ ..] => (one.clone(), format!(" (and {} more)", rest.len())),
+    };
+    Some(format!(
+        "commits in {} do not reach the milestone hook ({first}){more}: their milestones are ledgered late, from their trailers; see `git recode hook status`",
+        crate::render::plural(lost.len() as u64, "worker worktree"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ts: &str, phase: &str) -> Event {
+        let mut e = Event::new(
+            jiff::Timestamp::UNIX_EPOCH,
+            "7",
+            Some("issue-7"),
+            Body::Milestone {
+                phase: phase.into(),
+                session_id: None,
+            },
+        );
+        e.ts = ts.into();
+        e
+    }
+
+    #[test]
+    fn merge_puts_each_event_after_those_not_newer() {
+        let mut events = vec![
+            at("2026-11-18T10:00:00.000Z", "a"),
+            at("2026-11-18T12:00:00.000Z", "c"),
+        ];
+        merge(
+            &mut events,
+            vec![
+                at("2026-11-18T09:00:00.000Z", "first"),
+                at("2026-11-18T12:00:00.000Z", "same"),
+                at("2026-11-18T11:00:00.000Z", "b"),
+            ],
+        );
+        let phases: Vec<String> = events
+            .iter()
+            .map(|e| match &e.body {
+                Body::Milestone { phase, .. } => phase.clone(),
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(phases, ["first", "a", "b", "c", "same"]);
+    }
+}
