@@ -203,7 +203,7 @@ impl Ctx {
 /// commits' trailers, before a command writes the ledger (SPEC `milestone`: nothing the
 /// hook could not write is lost). A failure is a warning: the command goes on.
 pub fn pick_up(ctx: &Ctx, branches: &[String]) {
-    if let Err(e) = crate::hook::pickup::persist(&ctx.repo, &ctx.cfg, branches) {
+    if let Err(e) = crate::snapshot::pick_up_milestones(&ctx.repo, &ctx.cfg, branches) {
         warn_all(&[format!(
             "cannot ledger milestones from commit trailers: {e}"
         )]);

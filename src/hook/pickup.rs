@@ -12,9 +12,8 @@
 use gix::ObjectId;
 
 use crate::config::Config;
-use crate::ledger::{self, Body, Event, Ledgers};
+use crate::ledger::{Body, Event, Ledgers};
 use crate::repo::{self, RepoError};
-use crate::snapshot::GatherError;
 
 /// Most commits ahead of the base looked at per branch (the newest ones).
 pub const SCAN_LIMIT: usize = 256;
@@ -180,37 +179,6 @@ pub fn pending_all(
         out.extend(pending(repo, cfg, &branch, &task, &events)?);
     }
     Ok(out)
-}
-
-/// Ledger the milestones `branches` carry in trailers that their ledgers lack (the
-/// pickup at the start of a command that writes the ledger). Returns how many were
-/// appended. With `branches` empty, every worker branch.
-///
-/// Errors: [`GatherError`] when the ledger or the branches cannot be read, or an append
-/// fails.
-pub fn persist(
-    repo: &gix::Repository,
-    cfg: &Config,
-    branches: &[String],
-) -> Result<usize, GatherError> {
-    let refs = crate::snapshot::notes_refs(repo, cfg);
-    let found = if branches.is_empty() {
-        pending_all(repo, cfg, &ledger::read_all(repo, &refs)?)?
-    } else {
-        let mut found = Vec::new();
-        for b in branches {
-            let task = cfg.key_of(b);
-            let (l, _) = ledger::read_task(repo, &refs, &task)?;
-            let events: Vec<Event> = l.events().cloned().collect();
-            found.extend(pending(repo, cfg, b, &task, &events)?);
-        }
-        found
-    };
-    let n = found.len();
-    for e in found {
-        ledger::append(repo, &cfg.notes_ref, e)?;
-    }
-    Ok(n)
 }
 
 /// The one-line warning `status` prints when the hook is reached somewhere but not from

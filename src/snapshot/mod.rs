@@ -5,7 +5,9 @@
 //! branches with ledger events (which may exist only on the remote, or nowhere).
 
 mod ask;
+mod pickup;
 pub use ask::{forge_ask, forge_view};
+pub use pickup::persist as pick_up_milestones;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
