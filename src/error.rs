@@ -165,7 +165,8 @@ impl Error {
         })
     }
 
-    /// Render `error: …`, the cause chain, and `hint: …` (each on its own line).
+    /// Render `error: …`, the cause chain, and `hint: …` (each on its own line; a hint of
+    /// several lines gives one `hint:` line each).
     pub fn render(&self) -> String {
         let mut out = format!("error: {self}\n");
         let mut src = std::error::Error::source(self);
@@ -179,7 +180,8 @@ impl Error {
             last = msg;
             src = s.source();
         }
-        if let Some(h) = self.hint() {
+        // A hint of several lines is several `hint:` lines, as git prints them.
+        for h in self.hint().iter().flat_map(|h| h.lines()) {
             out.push_str(&format!("hint: {h}\n"));
         }
         out

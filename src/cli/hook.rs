@@ -4,7 +4,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::cli::Ctx;
-use crate::error::{EXIT_OK, EXIT_REFUSED, Error};
+use crate::error::{EXIT_OK, Error};
 use serde::Serialize;
 
 use crate::hook::{self, Installed, chain};
@@ -210,16 +210,18 @@ fn install(chain: bool) -> Result<i32, Error> {
         } else {
             "the line"
         };
-        eprintln!("error: {}", a.reason);
-        eprintln!("hint: add {what} printed above to {}", a.file);
+        let mut hint = format!("add {what} printed above to {}", a.file);
         if let Some(then) = &a.then {
-            eprintln!("hint: then run `{then}`");
+            hint.push_str(&format!("\nthen run `{then}`"));
         }
-        eprintln!(
-            "hint: `git recode hook status` will then report: {}",
+        hint.push_str(&format!(
+            "\n`git recode hook status` will then report: {}",
             a.status
-        );
-        return Ok(EXIT_REFUSED);
+        ));
+        return Err(Error::Refused {
+            message: a.reason.clone(),
+            hint,
+        });
     }
     let dir = dir.path;
     match kind {
@@ -250,12 +252,13 @@ fn install(chain: bool) -> Result<i32, Error> {
             );
         }
         Installed::Foreign => {
-            eprintln!(
-                "error: {} exists and git-recode did not write it",
-                hook_path.display()
-            );
-            eprintln!("hint: `git recode hook install --chain` keeps it and runs it first");
-            return Ok(EXIT_REFUSED);
+            return Err(Error::Refused {
+                message: format!(
+                    "{} exists and git-recode did not write it",
+                    hook_path.display()
+                ),
+                hint: "`git recode hook install --chain` keeps it and runs it first".into(),
+            });
         }
     }
     Ok(EXIT_OK)
