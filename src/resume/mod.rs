@@ -100,52 +100,21 @@ pub fn facts(
         .head
         .as_deref()
         .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok());
-    let mut commits = Vec::new();
-    if let Some(h) = head {
-        for (id, _) in repo::commits_between(repo, h, &base_tips)? {
-            let msg = repo
-                .find_commit(id)
-                .ok()
-                .and_then(|c| c.message_raw().ok().map(|m| m.to_string()))
-                .unwrap_or_default();
-            commits.push(CommitFact {
-                id: id.to_hex().to_string(),
-                subject: msg.lines().next().unwrap_or("").to_string(),
-                phase: hook::phase_of(&msg),
-                wip: hook::is_wip(&msg),
-            });
-        }
-    }
-    commits.reverse();
-    let diffstat = match (head, base_tips.first()) {
-        (Some(h), Some(b)) if !commits.is_empty() => {
-            let range = format!("{b}...{h}");
-            String::from_utf8_lossy(&git::read(repo.git_dir(), &["diff", "--stat", &range])?)
-                .trim_end()
-                .to_string()
-        }
-        _ => String::new(),
-    };
-    let uncommitted = match snap.worktree.as_ref().filter(|f| !f.missing) {
-        Some(f) => String::from_utf8_lossy(&git::read(
-            Path::new(&f.path),
-            &["status", "--short", "--untracked-files=all"],
-        )?)
-        .lines()
-        .map(str::to_string)
-        .collect(),
+    let commits = match head {
+        Some(h) => commit_facts(repo, h, &base_tips)?,
         None => Vec::new(),
     };
+    let diffstat = match (head, base_tips.first()) {
+        (Some(h), Some(b)) if !commits.is_empty() => diffstat(repo, *b, h)?,
+        _ => String::new(),
+    };
+    let uncommitted = uncommitted(snap)?;
     let gate = w
         .head
         .as_deref()
         .and_then(|h| ledger::gate_on(&snap.events, h))
         .map(|p| if p { "passed" } else { "failed" }.to_string());
-    let r = ledger::replay(&snap.events);
-    let (last_rc, last_message) = match r.last_exit.map(|i| &snap.events[i].body) {
-        Some(Body::Exit { rc, message, .. }) => (Some(*rc), message.clone()),
-        _ => (None, None),
-    };
+    let (last_rc, last_message) = last_exit(snap);
     let remote_ref = repo::remote_tracking(repo, cfg, &w.branch);
     let attempt = 1 + snap
         .events
@@ -175,6 +144,76 @@ pub fn facts(
         max_attempts: w.max_attempts,
         pull_request: feedback::facts(w.pr.as_ref()),
     })
+}
+
+/// The commits from the base tips to `head`, oldest first, with their subject, phase
+/// trailer and WIP mark.
+///
+/// Errors: [`ResumeError::Repo`] when the history cannot be walked.
+fn commit_facts(
+    repo: &gix::Repository,
+    head: gix::ObjectId,
+    base_tips: &[gix::ObjectId],
+) -> Result<Vec<CommitFact>, ResumeError> {
+    let mut commits = Vec::new();
+    for (id, _) in repo::commits_between(repo, head, base_tips)? {
+        let msg = repo
+            .find_commit(id)
+            .ok()
+            .and_then(|c| c.message_raw().ok().map(|m| m.to_string()))
+            .unwrap_or_default();
+        commits.push(CommitFact {
+            id: id.to_hex().to_string(),
+            subject: msg.lines().next().unwrap_or("").to_string(),
+            phase: hook::phase_of(&msg),
+            wip: hook::is_wip(&msg),
+        });
+    }
+    commits.reverse();
+    Ok(commits)
+}
+
+/// `git diff --stat <base>...<head>`, trailing whitespace trimmed.
+///
+/// Errors: [`ResumeError::Git`].
+fn diffstat(
+    repo: &gix::Repository,
+    base: gix::ObjectId,
+    head: gix::ObjectId,
+) -> Result<String, ResumeError> {
+    let range = format!("{base}...{head}");
+    Ok(
+        String::from_utf8_lossy(&git::read(repo.git_dir(), &["diff", "--stat", &range])?)
+            .trim_end()
+            .to_string(),
+    )
+}
+
+/// `git status --short --untracked-files=all` lines of the worker's worktree (none when
+/// it has none or it is missing).
+///
+/// Errors: [`ResumeError::Git`].
+fn uncommitted(snap: &Snapshot) -> Result<Vec<String>, ResumeError> {
+    let Some(f) = snap.worktree.as_ref().filter(|f| !f.missing) else {
+        return Ok(Vec::new());
+    };
+    let out = git::read(
+        Path::new(&f.path),
+        &["status", "--short", "--untracked-files=all"],
+    )?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .map(str::to_string)
+        .collect())
+}
+
+/// The exit code and final message of the last recorded exit, if any.
+fn last_exit(snap: &Snapshot) -> (Option<i32>, Option<String>) {
+    let r = ledger::replay(&snap.events);
+    match r.last_exit.map(|i| &snap.events[i].body) {
+        Some(Body::Exit { rc, message, .. }) => (Some(*rc), message.clone()),
+        _ => (None, None),
+    }
 }
 
 /// Prefix every line of untrusted text with `| ` so it cannot close its fence.
