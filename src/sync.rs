@@ -346,14 +346,22 @@ fn merge_ref(
     Ok(Some((format!("{local}: {what}, pushed"), Some(push))))
 }
 
-/// Merge every ref of `pairs` in turn: the user's lines and the pushes needed, or `None`
-/// when a local writer won a race (start over).
+/// What merging every ref decided.
+struct Merged {
+    /// The user's line per ref.
+    lines: Vec<String>,
+    /// The pushes needed.
+    pushes: Vec<PushSpec>,
+}
+
+/// Merge every ref of `pairs` in turn, or `None` when a local writer won a race (start
+/// over).
 fn merge_all(
     repo: &gix::Repository,
     pairs: &[Pair],
     remote_values: &BTreeMap<String, ObjectId>,
     now: jiff::Timestamp,
-) -> Result<Option<(Vec<String>, Vec<PushSpec>)>, SyncError> {
+) -> Result<Option<Merged>, SyncError> {
     let mut lines = Vec::new();
     let mut pushes = Vec::new();
     for pair in pairs {
@@ -364,7 +372,7 @@ fn merge_all(
         lines.push(line);
         pushes.extend(push);
     }
-    Ok(Some((lines, pushes)))
+    Ok(Some(Merged { lines, pushes }))
 }
 
 /// Push `pushes` in one `git push` with their leases; on success move their tracking refs.
@@ -435,7 +443,7 @@ pub fn sync(
             backoff(attempt);
             continue;
         }
-        let Some((lines, pushes)) = merge_all(repo, &pairs, &remote_values, now)? else {
+        let Some(Merged { lines, pushes }) = merge_all(repo, &pairs, &remote_values, now)? else {
             continue; // a local writer won: start over
         };
         if pushes.is_empty() || push(repo, &dir, cfg, remote, &pushes, attempt)? {
