@@ -45,120 +45,135 @@ pub struct AgentResult {
 /// Lines that are not JSON are skipped (agents interleave logs).
 pub fn parse_result(text: &str) -> AgentResult {
     let mut r = AgentResult::default();
-    let values: Vec<serde_json::Value> =
-        match serde_json::from_str::<serde_json::Value>(text.trim()) {
-            Ok(v @ serde_json::Value::Object(_)) => vec![v],
-            _ => text
-                .lines()
-                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
-                .collect(),
-        };
-    for v in values {
-        let ty = v["type"].as_str().unwrap_or("");
-        if let Some(s) = v["session_id"].as_str() {
-            r.session_id = Some(s.to_string());
-        }
-        match ty {
-            // Gemini CLI `--output-format json`: one object, no `type`.
-            "" if v.get("response").is_some() || v["error"].is_object() => {
-                if let Some(m) = v["response"].as_str().filter(|m| !m.is_empty()) {
-                    r.message = Some(m.to_string());
-                }
-                gemini_error(&mut r, &v["error"]);
-            }
-            "result" if v["status"].is_string() => {
-                // Gemini CLI stream-json's closing event.
-                if v["status"].as_str() == Some("error") {
-                    r.is_error = true;
-                }
-                gemini_error(&mut r, &v["error"]);
-            }
-            "init" => {
-                if let Some(s) = v["session_id"].as_str() {
-                    r.session_id = Some(s.to_string());
-                }
-            }
-            "assistant" => {
-                // Claude stream-json: an API error may be carried only here (a synthetic
-                // assistant message with `error`, like the transcript's).
-                if let Some(e) = v["error"].as_str() {
-                    r.error_kind = Some(e.to_string());
-                    if let Some(status) = v["apiErrorStatus"]
-                        .as_u64()
-                        .and_then(|n| u16::try_from(n).ok())
-                    {
-                        r.api_error_status.get_or_insert(status);
-                    }
-                    if r.message.is_none()
-                        && let Some(t) = v["message"]["content"]
-                            .as_array()
-                            .and_then(|a| a.iter().find_map(|c| c["text"].as_str()))
-                    {
-                        r.message = Some(t.to_string());
-                    }
-                }
-            }
-            "error" => {
-                // Codex: non-fatal errors (reconnects); kept when nothing better comes.
-                if r.message.is_none()
-                    && let Some(m) = v["message"].as_str()
-                {
-                    r.message = Some(m.to_string());
-                }
-            }
-            "result" => {
-                r.is_error = v["is_error"].as_bool().unwrap_or(false);
-                if let Some(status) = v["api_error_status"]
-                    .as_u64()
-                    .and_then(|n| u16::try_from(n).ok())
-                {
-                    r.api_error_status = Some(status);
-                }
-                r.subtype = v["subtype"].as_str().map(str::to_string);
-                r.terminal_reason = v["terminal_reason"].as_str().map(str::to_string);
-                if let Some(m) = v["result"].as_str() {
-                    r.message = Some(m.to_string());
-                }
-                if r.message.is_none()
-                    && r.is_error
-                    && let Some(e) = v["errors"]
-                        .as_array()
-                        .and_then(|a| a.first())
-                        .and_then(|e| e.as_str())
-                {
-                    r.message = Some(e.to_string());
-                }
-            }
-            "rate_limit_event" => {
-                let info = &v["rate_limit_info"];
-                if info["status"].as_str() != Some("allowed")
-                    && let Some(at) = info["resetsAt"].as_i64()
-                {
-                    r.resets_at = Timestamp::from_second(at).ok();
-                }
-            }
-            "thread.started" => {
-                if let Some(t) = v["thread_id"].as_str() {
-                    r.session_id = Some(t.to_string());
-                }
-            }
-            "turn.failed" => {
-                r.is_error = true;
-                if let Some(m) = v["error"]["message"].as_str() {
-                    r.message = Some(m.to_string());
-                }
-            }
-            "item.completed" if !r.is_error => {
-                if v["item"]["type"].as_str() == Some("agent_message")
-                    && let Some(t) = v["item"]["text"].as_str()
-                {
-                    r.message = Some(t.to_string());
-                }
-            }
-            _ => {}
-        }
+    for v in json_values(text) {
+        read_event(&mut r, &v);
     }
     r
+}
+
+/// The JSON values of an agent's output: the whole text when it is one object, else one
+/// per line that parses (the others are skipped).
+fn json_values(text: &str) -> Vec<serde_json::Value> {
+    match serde_json::from_str::<serde_json::Value>(text.trim()) {
+        Ok(v @ serde_json::Value::Object(_)) => vec![v],
+        _ => text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
+            .collect(),
+    }
+}
+
+/// Fold one event (or Gemini CLI's single object) into `r`, by its `type`.
+fn read_event(r: &mut AgentResult, v: &serde_json::Value) {
+    let ty = v["type"].as_str().unwrap_or("");
+    if let Some(s) = v["session_id"].as_str() {
+        r.session_id = Some(s.to_string());
+    }
+    match ty {
+        // Gemini CLI `--output-format json`: one object, no `type`.
+        "" if v.get("response").is_some() || v["error"].is_object() => {
+            if let Some(m) = v["response"].as_str().filter(|m| !m.is_empty()) {
+                r.message = Some(m.to_string());
+            }
+            gemini_error(r, &v["error"]);
+        }
+        "result" if v["status"].is_string() => {
+            // Gemini CLI stream-json's closing event.
+            if v["status"].as_str() == Some("error") {
+                r.is_error = true;
+            }
+            gemini_error(r, &v["error"]);
+        }
+        "init" => {
+            if let Some(s) = v["session_id"].as_str() {
+                r.session_id = Some(s.to_string());
+            }
+        }
+        "assistant" => claude_assistant(r, v),
+        "error" => {
+            // Codex: non-fatal errors (reconnects); kept when nothing better comes.
+            if r.message.is_none()
+                && let Some(m) = v["message"].as_str()
+            {
+                r.message = Some(m.to_string());
+            }
+        }
+        "result" => claude_result(r, v),
+        "rate_limit_event" => {
+            let info = &v["rate_limit_info"];
+            if info["status"].as_str() != Some("allowed")
+                && let Some(at) = info["resetsAt"].as_i64()
+            {
+                r.resets_at = Timestamp::from_second(at).ok();
+            }
+        }
+        "thread.started" => {
+            if let Some(t) = v["thread_id"].as_str() {
+                r.session_id = Some(t.to_string());
+            }
+        }
+        "turn.failed" => {
+            r.is_error = true;
+            if let Some(m) = v["error"]["message"].as_str() {
+                r.message = Some(m.to_string());
+            }
+        }
+        "item.completed" if !r.is_error => {
+            if v["item"]["type"].as_str() == Some("agent_message")
+                && let Some(t) = v["item"]["text"].as_str()
+            {
+                r.message = Some(t.to_string());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An HTTP status field, when it is a number that fits.
+fn status_of(v: &serde_json::Value) -> Option<u16> {
+    v.as_u64().and_then(|n| u16::try_from(n).ok())
+}
+
+/// Claude stream-json's `assistant` event: an API error may be carried only here (a
+/// synthetic assistant message with `error`, like the transcript's).
+fn claude_assistant(r: &mut AgentResult, v: &serde_json::Value) {
+    let Some(e) = v["error"].as_str() else {
+        return;
+    };
+    r.error_kind = Some(e.to_string());
+    if let Some(status) = status_of(&v["apiErrorStatus"]) {
+        r.api_error_status.get_or_insert(status);
+    }
+    if r.message.is_none()
+        && let Some(t) = v["message"]["content"]
+            .as_array()
+            .and_then(|a| a.iter().find_map(|c| c["text"].as_str()))
+    {
+        r.message = Some(t.to_string());
+    }
+}
+
+/// Claude's `result` (the object of `json`, the last event of `stream-json`): error flag,
+/// status, `subtype`, `terminal_reason`, and the final text (else the first of `errors`).
+fn claude_result(r: &mut AgentResult, v: &serde_json::Value) {
+    r.is_error = v["is_error"].as_bool().unwrap_or(false);
+    if let Some(status) = status_of(&v["api_error_status"]) {
+        r.api_error_status = Some(status);
+    }
+    r.subtype = v["subtype"].as_str().map(str::to_string);
+    r.terminal_reason = v["terminal_reason"].as_str().map(str::to_string);
+    if let Some(m) = v["result"].as_str() {
+        r.message = Some(m.to_string());
+    }
+    if r.message.is_none()
+        && r.is_error
+        && let Some(e) = v["errors"]
+            .as_array()
+            .and_then(|a| a.first())
+            .and_then(|e| e.as_str())
+    {
+        r.message = Some(e.to_string());
+    }
 }
 
 /// Gemini CLI's `error` object (`type`, `message`, `code`), when there is one.

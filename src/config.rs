@@ -106,7 +106,6 @@ impl Config {
     ///
     /// Errors: [`ConfigError::Invalid`] for a value of the wrong shape (a bad regex, a non-number).
     pub fn load(repo: &gix::Repository) -> Result<Config, ConfigError> {
-        let snap = repo.config_snapshot();
         let get = |key: &str| string(repo, key).filter(|v| !v.trim().is_empty());
         let pattern_text = get(BRANCH_PATTERN).unwrap_or_else(|| DEFAULT_BRANCH_PATTERN.into());
         let branch_pattern =
@@ -115,68 +114,29 @@ impl Config {
                 value: pattern_text.clone(),
                 why: e.to_string(),
             })?;
-        let stall_after_secs = match get(STALL_AFTER) {
-            Some(v) => clock::parse_duration(&v).map_err(|e| ConfigError::Invalid {
-                key: STALL_AFTER,
-                value: v.clone(),
-                why: e.to_string(),
-            })?,
-            None => DEFAULT_STALL_AFTER_SECS,
-        };
-        let max_attempts = match get(MAX_ATTEMPTS) {
-            Some(v) => v.trim().parse::<u32>().map_err(|_| ConfigError::Invalid {
-                key: MAX_ATTEMPTS,
-                value: v.clone(),
-                why: "expected a whole number".into(),
-            })?,
-            None => DEFAULT_MAX_ATTEMPTS,
-        };
-        let push_wip = match get(PUSH_WIP) {
-            Some(v) => parse_bool(&v).ok_or_else(|| ConfigError::Invalid {
-                key: PUSH_WIP,
-                value: v.clone(),
-                why: "expected true or false".into(),
-            })?,
-            None => true,
-        };
-        let network_timeout_secs = match get(NETWORK_TIMEOUT) {
-            Some(v) => clock::parse_duration(&v).map_err(|e| ConfigError::Invalid {
-                key: NETWORK_TIMEOUT,
-                value: v.clone(),
-                why: e.to_string(),
-            })?,
-            None => DEFAULT_NETWORK_TIMEOUT_SECS,
-        }
+        let duration = |v: &str| clock::parse_duration(v).map_err(|e| e.to_string());
+        let stall_after_secs = parsed(
+            STALL_AFTER,
+            get(STALL_AFTER),
+            DEFAULT_STALL_AFTER_SECS,
+            duration,
+        )?;
+        let max_attempts = parsed(MAX_ATTEMPTS, get(MAX_ATTEMPTS), DEFAULT_MAX_ATTEMPTS, |v| {
+            v.trim()
+                .parse::<u32>()
+                .map_err(|_| "expected a whole number".into())
+        })?;
+        let push_wip = parsed(PUSH_WIP, get(PUSH_WIP), true, |v| {
+            parse_bool(v).ok_or_else(|| "expected true or false".into())
+        })?;
+        let network_timeout_secs = parsed(
+            NETWORK_TIMEOUT,
+            get(NETWORK_TIMEOUT),
+            DEFAULT_NETWORK_TIMEOUT_SECS,
+            duration,
+        )?
         .max(1) as u64;
-        let mut notes_ref = get(NOTES_REF).unwrap_or_else(|| DEFAULT_NOTES_REF.into());
-        if !notes_ref.starts_with("refs/") {
-            notes_ref = format!("refs/notes/{notes_ref}");
-        }
-        if !notes_ref.starts_with("refs/notes/") {
-            // As `git notes`: a notes ref outside refs/notes/ would commit notes onto a branch.
-            return Err(ConfigError::Invalid {
-                key: NOTES_REF,
-                value: notes_ref,
-                why: "notes refs live under refs/notes/".into(),
-            });
-        }
-        let mut secrets: Vec<String> = snap
-            .plumbing()
-            .strings(SECRETS)
-            .map(|vs| vs.iter().map(|v| v.to_string()).collect())
-            .unwrap_or_default();
-        let secrets_key = SECRETS.to_ascii_lowercase();
-        secrets.extend(
-            command_line_settings()
-                .into_iter()
-                .filter(|(k, _)| *k == secrets_key)
-                .map(|(_, v)| v),
-        );
-        let secrets = if secrets.is_empty() {
-            DEFAULT_SECRETS.iter().map(|s| s.to_string()).collect()
-        } else {
-            secrets
-        };
+        let notes_ref = notes_ref(get(NOTES_REF))?;
         Ok(Config {
             base: get(BASE),
             remote: get(REMOTE).unwrap_or_else(|| DEFAULT_REMOTE.into()),
@@ -188,7 +148,7 @@ impl Config {
             agent: get(AGENT).unwrap_or_else(|| DEFAULT_AGENT.into()),
             agent_configured: get(AGENT).is_some(),
             push_wip,
-            secrets,
+            secrets: secrets(repo),
             network_timeout_secs,
             worktree_dir: get(WORKTREE_DIR),
         })
@@ -206,6 +166,69 @@ impl Config {
     /// The task key of `branch`, or the branch itself when it does not match (SPEC "task").
     pub fn key_of(&self, branch: &str) -> String {
         self.task_of(branch).unwrap_or_else(|| branch.to_string())
+    }
+}
+
+/// `key`'s `value` read by `parse` (whose error says what was expected), or `default`
+/// when unset.
+///
+/// Errors: [`ConfigError::Invalid`] when `parse` fails.
+fn parsed<T>(
+    key: &'static str,
+    value: Option<String>,
+    default: T,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<T, ConfigError> {
+    match value {
+        Some(v) => parse(&v).map_err(|why| ConfigError::Invalid {
+            key,
+            value: v.clone(),
+            why,
+        }),
+        None => Ok(default),
+    }
+}
+
+/// `recode.notesRef` fully qualified (a bare name goes under `refs/notes/`), default
+/// [`DEFAULT_NOTES_REF`].
+///
+/// Errors: [`ConfigError::Invalid`] for a ref outside `refs/notes/`.
+fn notes_ref(value: Option<String>) -> Result<String, ConfigError> {
+    let mut notes_ref = value.unwrap_or_else(|| DEFAULT_NOTES_REF.into());
+    if !notes_ref.starts_with("refs/") {
+        notes_ref = format!("refs/notes/{notes_ref}");
+    }
+    if !notes_ref.starts_with("refs/notes/") {
+        // As `git notes`: a notes ref outside refs/notes/ would commit notes onto a branch.
+        return Err(ConfigError::Invalid {
+            key: NOTES_REF,
+            value: notes_ref,
+            why: "notes refs live under refs/notes/".into(),
+        });
+    }
+    Ok(notes_ref)
+}
+
+/// Every `recode.secrets` value (git's config files, then `git -c`), else
+/// [`DEFAULT_SECRETS`].
+fn secrets(repo: &gix::Repository) -> Vec<String> {
+    let snap = repo.config_snapshot();
+    let mut secrets: Vec<String> = snap
+        .plumbing()
+        .strings(SECRETS)
+        .map(|vs| vs.iter().map(|v| v.to_string()).collect())
+        .unwrap_or_default();
+    let secrets_key = SECRETS.to_ascii_lowercase();
+    secrets.extend(
+        command_line_settings()
+            .into_iter()
+            .filter(|(k, _)| *k == secrets_key)
+            .map(|(_, v)| v),
+    );
+    if secrets.is_empty() {
+        DEFAULT_SECRETS.iter().map(|s| s.to_string()).collect()
+    } else {
+        secrets
     }
 }
 

@@ -230,6 +230,196 @@ fn merge(
     ))
 }
 
+/// The refs `sync` carries: `(local ref, remote-tracking ref, is a notes ref)`.
+type Pair = (String, String, bool);
+
+/// One ref's push: its lease, its refspec, and the tracking ref to move to `merged`
+/// once pushed.
+struct PushSpec {
+    lease: String,
+    spec: String,
+    tracking: String,
+    merged: ObjectId,
+}
+
+/// Point a remote-tracking ref at `id`, best effort (the next sync fetches it again).
+fn set_tracking(repo: &gix::Repository, tracking: &str, id: ObjectId) {
+    let _ = repo.reference(tracking, id, PreviousValue::Any, "recode: sync");
+}
+
+/// Fetch what the remote has of `pairs` into their tracking refs (never over the local
+/// ones). `Ok(false)` when another sync in this clone held a tracking ref locked: a lost
+/// race worth retrying.
+fn fetch_tracking(
+    dir: &std::path::Path,
+    cfg: &Config,
+    remote: &str,
+    pairs: &[Pair],
+    remote_values: &BTreeMap<String, ObjectId>,
+    attempt: u32,
+) -> Result<bool, SyncError> {
+    let specs: Vec<String> = pairs
+        .iter()
+        .filter(|(l, _, _)| remote_values.contains_key(l))
+        .map(|(l, t, _)| format!("+{l}:{t}"))
+        .collect();
+    if specs.is_empty() {
+        return Ok(true);
+    }
+    let mut args = vec!["fetch", "--quiet", "--no-write-fetch-head", remote];
+    args.extend(specs.iter().map(String::as_str));
+    let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
+        .args(&args)
+        .network(cfg.network_timeout_secs)
+        .capture()?;
+    if ok {
+        return Ok(true);
+    }
+    // Another sync in this clone updating the same tracking ref: a lost race.
+    if attempt < TRIES && stderr.contains("cannot lock ref") {
+        return Ok(false);
+    }
+    Err(SyncError::Git(git::GitError::Failed {
+        args: args.join(" "),
+        stderr: format!("{stdout}{stderr}").trim().to_string(),
+    }))
+}
+
+/// Words of a ref's merge for the user: how `merged` came from `ours` and `theirs`.
+fn describe(
+    ours: Option<ObjectId>,
+    theirs: Option<ObjectId>,
+    changed: usize,
+    merged: ObjectId,
+) -> String {
+    match (ours, theirs) {
+        (_, None) => "the remote had none".to_string(),
+        (None, Some(_)) => "taken from the remote".to_string(),
+        _ if changed == 1 => "merged 1 entry".to_string(),
+        _ if changed > 0 => format!("merged {changed} entries"),
+        _ if Some(merged) != ours => "fast-forwarded to the remote".to_string(),
+        _ => "up to date".to_string(),
+    }
+}
+
+/// Merge one ref with the remote's value `theirs` and move the local ref (compare-and-swap
+/// on `ours`). Returns the user's line and the push it needs, or `None` when a local
+/// writer moved the ref meanwhile (start over).
+fn merge_ref(
+    repo: &gix::Repository,
+    (local, tracking, notes): &Pair,
+    theirs: Option<ObjectId>,
+    now: jiff::Timestamp,
+) -> Result<Option<(String, Option<PushSpec>)>, SyncError> {
+    let ours = tip(repo, local);
+    let (merged, changed) = merge(repo, ours, theirs, *notes, now)?;
+    let Some(merged) = merged else {
+        return Ok(Some((format!("{local}: nothing on either side"), None)));
+    };
+    if Some(merged) != ours {
+        let expected = match ours {
+            Some(o) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(o)),
+            None => PreviousValue::MustNotExist,
+        };
+        if repo
+            .reference(local.as_str(), merged, expected, "recode: sync merge")
+            .is_err()
+        {
+            return Ok(None);
+        }
+    }
+    let what = describe(ours, theirs, changed, merged);
+    if Some(merged) == theirs {
+        set_tracking(repo, tracking, merged);
+        return Ok(Some((format!("{local}: {what}"), None)));
+    }
+    let lease = format!(
+        "--force-with-lease={local}:{}",
+        theirs.map(|t| t.to_hex().to_string()).unwrap_or_default()
+    );
+    let push = PushSpec {
+        lease,
+        spec: format!("{merged}:{local}"),
+        tracking: tracking.clone(),
+        merged,
+    };
+    Ok(Some((format!("{local}: {what}, pushed"), Some(push))))
+}
+
+/// What merging every ref decided.
+struct Merged {
+    /// The user's line per ref.
+    lines: Vec<String>,
+    /// The pushes needed.
+    pushes: Vec<PushSpec>,
+}
+
+/// Merge every ref of `pairs` in turn, or `None` when a local writer won a race (start
+/// over).
+fn merge_all(
+    repo: &gix::Repository,
+    pairs: &[Pair],
+    remote_values: &BTreeMap<String, ObjectId>,
+    now: jiff::Timestamp,
+) -> Result<Option<Merged>, SyncError> {
+    let mut lines = Vec::new();
+    let mut pushes = Vec::new();
+    for pair in pairs {
+        let theirs = remote_values.get(&pair.0).copied();
+        let Some((line, push)) = merge_ref(repo, pair, theirs, now)? else {
+            return Ok(None);
+        };
+        lines.push(line);
+        pushes.extend(push);
+    }
+    Ok(Some(Merged { lines, pushes }))
+}
+
+/// Push `pushes` in one `git push` with their leases; on success move their tracking refs.
+/// `Ok(false)` on a lost race worth retrying (a lease that no longer holds, a ref locked).
+fn push(
+    repo: &gix::Repository,
+    dir: &std::path::Path,
+    cfg: &Config,
+    remote: &str,
+    pushes: &[PushSpec],
+    attempt: u32,
+) -> Result<bool, SyncError> {
+    let mut args: Vec<&str> = vec!["push", "--quiet", "--porcelain"];
+    args.extend(pushes.iter().map(|p| p.lease.as_str()));
+    args.push(remote);
+    args.extend(pushes.iter().map(|p| p.spec.as_str()));
+    let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
+        .args(&args)
+        .network(cfg.network_timeout_secs)
+        .capture()?;
+    if ok {
+        for p in pushes {
+            set_tracking(repo, &p.tracking, p.merged);
+        }
+        return Ok(true);
+    }
+    // `--porcelain` reports each ref's verdict on stdout: a lease that no longer holds
+    // or a ref another pusher holds locked is a lost race; anything else is an error.
+    let verdict = format!("{stdout}\n{stderr}");
+    let lost_race = [
+        "stale info",
+        "fetch first",
+        "non-fast-forward",
+        "cannot lock ref",
+        "failed to update ref",
+    ]
+    .iter()
+    .any(|k| verdict.contains(k));
+    if !lost_race || attempt == TRIES {
+        return Err(SyncError::Git(git::GitError::Failed {
+            args: args.join(" "),
+            stderr: verdict.trim().to_string(),
+        }));
+    }
+    Ok(false)
+}
+
 /// Fetch, merge and push the ledger (`recode.notesRef`) and anchors with `remote`.
 ///
 /// Errors: [`SyncError::Git`] when fetch or push fail for another reason than a lost race;
@@ -242,129 +432,22 @@ pub fn sync(
 ) -> Result<Report, SyncError> {
     // Run git where the user is, as plain git would (relative remote URLs resolve from there).
     let dir = std::path::PathBuf::from(".");
-    let pairs = [
+    let pairs: [Pair; 2] = [
         (cfg.notes_ref.clone(), tracking_notes(remote), true),
         (ANCHORS_REF.to_string(), tracking_anchors(remote), false),
     ];
     for attempt in 1..=TRIES {
         let names: Vec<&str> = pairs.iter().map(|(l, _, _)| l.as_str()).collect();
         let remote_values = ls_remote(&dir, remote, &names, cfg.network_timeout_secs)?;
-        // Fetch what the remote has into the tracking refs (never over the local ones).
-        let specs: Vec<String> = pairs
-            .iter()
-            .filter(|(l, _, _)| remote_values.contains_key(l))
-            .map(|(l, t, _)| format!("+{l}:{t}"))
-            .collect();
-        if !specs.is_empty() {
-            let mut args = vec!["fetch", "--quiet", "--no-write-fetch-head", remote];
-            args.extend(specs.iter().map(String::as_str));
-            let git::Captured { ok, stdout, stderr } = git::Git::new(&dir)
-                .args(&args)
-                .network(cfg.network_timeout_secs)
-                .capture()?;
-            if !ok {
-                // Another sync in this clone updating the same tracking ref: a lost race.
-                if attempt < TRIES && stderr.contains("cannot lock ref") {
-                    backoff(attempt);
-                    continue;
-                }
-                return Err(SyncError::Git(git::GitError::Failed {
-                    args: args.join(" "),
-                    stderr: format!("{stdout}{stderr}").trim().to_string(),
-                }));
-            }
-        }
-        let mut lines = Vec::new();
-        let mut push_specs = Vec::new();
-        for (local, tracking, notes) in &pairs {
-            let ours = tip(repo, local);
-            let theirs = remote_values.get(local).copied();
-            let (merged, changed) = merge(repo, ours, theirs, *notes, now)?;
-            let Some(merged) = merged else {
-                lines.push(format!("{local}: nothing on either side"));
-                continue;
-            };
-            if Some(merged) != ours {
-                let expected = match ours {
-                    Some(o) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(o)),
-                    None => PreviousValue::MustNotExist,
-                };
-                if repo
-                    .reference(local.as_str(), merged, expected, "recode: sync merge")
-                    .is_err()
-                {
-                    lines.clear();
-                    push_specs.clear();
-                    break; // a local writer won: start over
-                }
-            }
-            let what = match (ours, theirs) {
-                (_, None) => "the remote had none".to_string(),
-                (None, Some(_)) => "taken from the remote".to_string(),
-                _ if changed == 1 => "merged 1 entry".to_string(),
-                _ if changed > 0 => format!("merged {changed} entries"),
-                _ if Some(merged) != ours => "fast-forwarded to the remote".to_string(),
-                _ => "up to date".to_string(),
-            };
-            if Some(merged) != theirs {
-                let lease = format!(
-                    "--force-with-lease={local}:{}",
-                    theirs.map(|t| t.to_hex().to_string()).unwrap_or_default()
-                );
-                push_specs.push((lease, format!("{merged}:{local}"), tracking.clone(), merged));
-                lines.push(format!("{local}: {what}, pushed"));
-            } else {
-                lines.push(format!("{local}: {what}"));
-                let _ = repo.reference(
-                    tracking.as_str(),
-                    merged,
-                    PreviousValue::Any,
-                    "recode: sync",
-                );
-            }
-        }
-        if lines.len() < pairs.len() {
+        if !fetch_tracking(&dir, cfg, remote, &pairs, &remote_values, attempt)? {
+            backoff(attempt);
             continue;
         }
-        if push_specs.is_empty() {
+        let Some(Merged { lines, pushes }) = merge_all(repo, &pairs, &remote_values, now)? else {
+            continue; // a local writer won: start over
+        };
+        if pushes.is_empty() || push(repo, &dir, cfg, remote, &pushes, attempt)? {
             return Ok(Report { lines });
-        }
-        let mut args: Vec<&str> = vec!["push", "--quiet", "--porcelain"];
-        args.extend(push_specs.iter().map(|(lease, _, _, _)| lease.as_str()));
-        args.push(remote);
-        args.extend(push_specs.iter().map(|(_, spec, _, _)| spec.as_str()));
-        let git::Captured { ok, stdout, stderr } = git::Git::new(&dir)
-            .args(&args)
-            .network(cfg.network_timeout_secs)
-            .capture()?;
-        if ok {
-            for (_, _, tracking, merged) in &push_specs {
-                let _ = repo.reference(
-                    tracking.as_str(),
-                    *merged,
-                    PreviousValue::Any,
-                    "recode: sync",
-                );
-            }
-            return Ok(Report { lines });
-        }
-        // `--porcelain` reports each ref's verdict on stdout: a lease that no longer holds
-        // or a ref another pusher holds locked is a lost race; anything else is an error.
-        let verdict = format!("{stdout}\n{stderr}");
-        let lost_race = [
-            "stale info",
-            "fetch first",
-            "non-fast-forward",
-            "cannot lock ref",
-            "failed to update ref",
-        ]
-        .iter()
-        .any(|k| verdict.contains(k));
-        if !lost_race || attempt == TRIES {
-            return Err(SyncError::Git(git::GitError::Failed {
-                args: args.join(" "),
-                stderr: verdict.trim().to_string(),
-            }));
         }
         tracing::debug!(attempt, "sync push lost a race; retrying");
         backoff(attempt);

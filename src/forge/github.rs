@@ -20,13 +20,12 @@ use serde::Deserialize;
 
 use super::etag::{Cache, Entry};
 use super::feedback::{self, CheckRuns, CombinedStatus, ReviewComment, ReviewItem};
+use super::http::{self, Heads, RETRIES, backoff};
 use super::{Forge, ForgeError};
 use crate::model::{Checks, Feedback, Pr, PrState, Review};
 
 /// Environment variable overriding the API base URL (tests point it at a loopback server).
 pub const API_ENV: &str = "RECODE_GITHUB_API";
-/// Retries after the first try.
-const RETRIES: u32 = 3;
 /// Items per page (GitHub's maximum).
 const PER_PAGE: &str = "100";
 /// Most pages followed in one paginated read (a guard against a looping `link`).
@@ -116,14 +115,6 @@ impl std::fmt::Debug for GitHub {
     }
 }
 
-fn max_wait() -> Duration {
-    let secs = std::env::var("RECODE_FORGE_MAX_WAIT")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(20);
-    Duration::from_secs(secs)
-}
-
 fn now_secs() -> i64 {
     crate::clock::now().map(|t| t.as_second()).unwrap_or(0)
 }
@@ -143,6 +134,16 @@ pub fn api_base(host: &str) -> String {
         })
         .trim_end_matches('/')
         .to_string()
+}
+
+/// The ETag cache's key of a request: its URL, then `?k=v&…` of its query (unencoded).
+fn cache_key(url: &str, query: &[(&str, &str)]) -> String {
+    if query.is_empty() {
+        url.to_string()
+    } else {
+        let q: Vec<String> = query.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{url}?{}", q.join("&"))
+    }
 }
 
 /// What one request got back.
@@ -222,43 +223,13 @@ impl GitHub {
         body: Option<&serde_json::Value>,
         what: &str,
     ) -> Result<Answer, ForgeError> {
-        let key = if query.is_empty() {
-            url.to_string()
-        } else {
-            let q: Vec<String> = query.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            format!("{url}?{}", q.join("&"))
-        };
+        let key = cache_key(url, query);
         let kept = (method == "GET").then(|| self.cached(&key)).flatten();
         let mut attempt = 0;
         loop {
             attempt += 1;
             tracing::debug!(method, url, attempt, "forge request");
-            let auth = format!("Bearer {}", self.token);
-            let res = match (method, body) {
-                ("POST", Some(b)) => self
-                    .agent
-                    .post(url)
-                    .query_pairs(query.iter().copied())
-                    .header("Authorization", &auth)
-                    .header("Accept", "application/vnd.github+json")
-                    .header("X-GitHub-Api-Version", "2022-11-28")
-                    .content_type("application/json")
-                    .send(b.to_string().as_bytes()),
-                _ => {
-                    let mut req = self
-                        .agent
-                        .get(url)
-                        .query_pairs(query.iter().copied())
-                        .header("Authorization", &auth)
-                        .header("Accept", "application/vnd.github+json")
-                        .header("X-GitHub-Api-Version", "2022-11-28");
-                    if let Some(e) = &kept {
-                        req = req.header("If-None-Match", &e.etag);
-                    }
-                    req.call()
-                }
-            };
-            let mut res = match res {
+            let mut res = match self.send(method, url, query, body, kept.as_ref()) {
                 Ok(r) => r,
                 Err(e) => {
                     if attempt <= RETRIES {
@@ -272,79 +243,79 @@ impl GitHub {
                 }
             };
             let status = res.status().as_u16();
-            let header = |k: &str| {
-                res.headers()
-                    .get(k)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string)
-            };
-            let retry_after = header("retry-after").and_then(|v| v.parse::<u64>().ok());
-            let remaining = header("x-ratelimit-remaining");
-            let reset = header("x-ratelimit-reset").and_then(|v| v.parse::<i64>().ok());
-            let link = header("link");
-            let etag = header("etag");
+            let heads = Heads::of(res.headers());
             if status == 304
                 && let Some(e) = &kept
             {
                 return Ok(Answer {
-                    link: link.or_else(|| e.link.clone()),
+                    link: heads.link.or_else(|| e.link.clone()),
                     text: e.body.clone(),
                 });
             }
             let text = res.body_mut().read_to_string().unwrap_or_default();
-            let rate_limited = (status == 403 || status == 429)
-                && (retry_after.is_some()
-                    || remaining.as_deref() == Some("0")
-                    || text.to_ascii_lowercase().contains("rate limit"));
-            if (status >= 500 || rate_limited) && attempt <= RETRIES {
-                let wait = if let Some(s) = retry_after {
-                    Duration::from_secs(s)
-                } else if let (Some("0"), Some(reset)) = (remaining.as_deref(), reset) {
-                    Duration::from_secs((reset - now_secs()).max(0) as u64)
-                } else if rate_limited {
-                    Duration::from_secs(60)
-                } else {
-                    backoff(attempt)
-                };
-                std::thread::sleep(wait.min(max_wait()));
+            if let Some(wait) = http::retry_wait(status, &heads, &text, attempt, now_secs()) {
+                http::sleep(wait);
                 continue;
             }
             if status >= 300 {
-                let message = serde_json::from_str::<serde_json::Value>(&text)
-                    .ok()
-                    .map(|v| {
-                        let mut m = v["message"].as_str().unwrap_or("").to_string();
-                        if let Some(errs) = v["errors"].as_array() {
-                            for e in errs {
-                                if let Some(em) = e["message"].as_str() {
-                                    m.push_str(": ");
-                                    m.push_str(em);
-                                }
-                            }
-                        }
-                        m
-                    })
-                    .unwrap_or_else(|| text.chars().take(200).collect());
                 return Err(ForgeError::Status {
                     status,
                     what: what.to_string(),
-                    message,
+                    message: http::error_message(&text),
                 });
             }
             if method == "GET"
-                && let Some(etag) = etag
+                && let Some(etag) = heads.etag
             {
-                self.remember(
-                    &key,
-                    Entry {
-                        etag,
-                        body: text.clone(),
-                        link: link.clone(),
-                        used: now_secs(),
-                    },
-                );
+                let entry = Entry {
+                    etag,
+                    body: text.clone(),
+                    link: heads.link.clone(),
+                    used: now_secs(),
+                };
+                self.remember(&key, entry);
             }
-            return Ok(Answer { link, text });
+            return Ok(Answer {
+                link: heads.link,
+                text,
+            });
+        }
+    }
+
+    /// Send one try of a request: a POST with its JSON body, else a GET (conditional on
+    /// `kept`'s ETag); each with the token, GitHub's media type and the API version.
+    fn send(
+        &self,
+        method: &str,
+        url: &str,
+        query: &[(&str, &str)],
+        body: Option<&serde_json::Value>,
+        kept: Option<&Entry>,
+    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        let auth = format!("Bearer {}", self.token);
+        match (method, body) {
+            ("POST", Some(b)) => self
+                .agent
+                .post(url)
+                .query_pairs(query.iter().copied())
+                .header("Authorization", &auth)
+                .header("Accept", "application/vnd.github+json")
+                .header("X-GitHub-Api-Version", "2022-11-28")
+                .content_type("application/json")
+                .send(b.to_string().as_bytes()),
+            _ => {
+                let mut req = self
+                    .agent
+                    .get(url)
+                    .query_pairs(query.iter().copied())
+                    .header("Authorization", &auth)
+                    .header("Accept", "application/vnd.github+json")
+                    .header("X-GitHub-Api-Version", "2022-11-28");
+                if let Some(e) = kept {
+                    req = req.header("If-None-Match", &e.etag);
+                }
+                req.call()
+            }
         }
     }
 
@@ -620,10 +591,6 @@ impl Drop for GitHub {
 /// Prefer an open pull request, else the highest number.
 fn pick<'a>(prs: impl Iterator<Item = &'a PullRequest>) -> Option<&'a PullRequest> {
     prs.max_by_key(|p| (p.state == "open" && p.merged_at.is_none(), p.number))
-}
-
-fn backoff(attempt: u32) -> Duration {
-    Duration::from_millis(250 * (1 << attempt.min(4)))
 }
 
 /// The `rel="next"` URL of a `link` header.

@@ -20,6 +20,7 @@ use crate::model::{Checks, Feedback, Pr, PrState, Review};
 pub mod etag;
 pub mod feedback;
 mod github;
+mod http;
 
 pub use github::{API_ENV, CUTOFF_SLACK_SECS, GitHub, Head, PullRequest};
 

@@ -23,28 +23,10 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     };
     r.classified(&now_w)?;
     let dir = snap.worktree.as_ref().map(|f| PathBuf::from(&f.path));
-    if let (Some(gate), Some(dir)) = (&r.cfg.gate, &dir) {
-        let head = now_w.head.clone().unwrap_or_default();
-        let passed = match run_gate(gate, dir, w, &head) {
-            Ok(p) => p,
-            Err(e) => return r.step_failed(&now_w, format!("cannot run recode.gate: {e}"), false),
-        };
-        r.append(
-            w,
-            Some(head),
-            Body::Gate {
-                passed,
-                command: Some(gate.clone()),
-                by: GateBy::Recover,
-            },
-        )?;
-        if !passed {
-            return Ok(failed(
-                w,
-                "recode.gate failed: the worker is half-done (resume)",
-                false,
-            ));
-        }
+    if let (Some(gate), Some(dir)) = (&r.cfg.gate, &dir)
+        && let Some(s) = check_gate(r, w, &now_w, gate, dir)?
+    {
+        return Ok(s);
     }
     if forge::remote_url(r.repo, &r.cfg.remote).is_none() {
         return Ok(step(
@@ -54,33 +36,103 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         ));
     }
     let cwd = dir.unwrap_or_else(|| r.repo.common_dir().to_path_buf());
-    if snap.branch_local {
-        match push::secrets_hold(r, w, &cwd) {
-            Ok(Some(why)) => return Ok(step(w, Outcome::Held, format!("push held: {why}"))),
-            Ok(None) => {}
-            Err(e) => return r.step_failed(&now_w, e.to_string(), false),
-        }
-        failpoint("publish-push");
-        if let Err(e) = push::push(r, &cwd, &w.branch) {
-            return r.step_failed(&now_w, format!("push rejected: {e}"), true);
-        }
+    if snap.branch_local
+        && let Some(s) = push_branch(r, w, &now_w, &cwd)?
+    {
+        return Ok(s);
     }
     let Some(gh) = &r.forge else {
-        return Ok(step(
-            w,
-            Outcome::Held,
-            format!(
-                "pushed {}; {}: open the pull request by hand",
-                w.branch,
-                if forge::token().is_none() {
-                    "no GH_TOKEN/GITHUB_TOKEN".to_string()
-                } else {
-                    format!("the remote '{}' is not on GitHub", r.cfg.remote)
-                }
-            ),
-        ));
+        return Ok(step(w, Outcome::Held, no_forge(r, w)));
     };
     failpoint("publish-pr");
+    open_pull(r, w, &now_w, gh.as_ref())
+}
+
+/// Re-run `recode.gate` on the worker's head in `dir` and ledger its verdict. `Some` step
+/// ends the publish: the gate could not run, or it failed.
+///
+/// Errors: [`RecoverError`] when the ledger cannot be written.
+fn check_gate(
+    r: &Run,
+    w: &Worker,
+    now_w: &Worker,
+    gate: &str,
+    dir: &Path,
+) -> Result<Option<Step>, RecoverError> {
+    let head = now_w.head.clone().unwrap_or_default();
+    let passed = match run_gate(gate, dir, w, &head) {
+        Ok(p) => p,
+        Err(e) => {
+            return r
+                .step_failed(now_w, format!("cannot run recode.gate: {e}"), false)
+                .map(Some);
+        }
+    };
+    r.append(
+        w,
+        Some(head),
+        Body::Gate {
+            passed,
+            command: Some(gate.to_string()),
+            by: GateBy::Recover,
+        },
+    )?;
+    Ok((!passed).then(|| {
+        failed(
+            w,
+            "recode.gate failed: the worker is half-done (resume)",
+            false,
+        )
+    }))
+}
+
+/// Push the worker's branch from `cwd` unless a secret holds it. `Some` step ends the
+/// publish: held, or the push was rejected.
+///
+/// Errors: [`RecoverError`] when the ledger cannot be written.
+fn push_branch(
+    r: &Run,
+    w: &Worker,
+    now_w: &Worker,
+    cwd: &Path,
+) -> Result<Option<Step>, RecoverError> {
+    match push::secrets_hold(r, w, cwd) {
+        Ok(Some(why)) => return Ok(Some(step(w, Outcome::Held, format!("push held: {why}")))),
+        Ok(None) => {}
+        Err(e) => return r.step_failed(now_w, e.to_string(), false).map(Some),
+    }
+    failpoint("publish-push");
+    if let Err(e) = push::push(r, cwd, &w.branch) {
+        return r
+            .step_failed(now_w, format!("push rejected: {e}"), true)
+            .map(Some);
+    }
+    Ok(None)
+}
+
+/// Why a pushed branch gets no pull request from us (no token, or not GitHub).
+fn no_forge(r: &Run, w: &Worker) -> String {
+    format!(
+        "pushed {}; {}: open the pull request by hand",
+        w.branch,
+        if forge::token().is_none() {
+            "no GH_TOKEN/GITHUB_TOKEN".to_string()
+        } else {
+            format!("the remote '{}' is not on GitHub", r.cfg.remote)
+        }
+    )
+}
+
+/// Open the worker's pull request (or find the one that exists) and ledger `published`.
+///
+/// Errors: [`RecoverError`] when the ledger cannot be written; a forge error is a
+/// `failed` step.
+fn open_pull(
+    r: &Run,
+    w: &Worker,
+    now_w: &Worker,
+    gh: &dyn forge::Forge,
+) -> Result<Step, RecoverError> {
     let title = format!("Task {}: {}", w.task, w.branch);
     let body = match w.task.parse::<u64>() {
         Ok(n) => format!("Closes #{n}\n\nPublished by git-recode after its gate passed."),

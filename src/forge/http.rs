@@ -1,0 +1,109 @@
+//! What one GitHub answer says beyond its body: the headers read, whether and how long
+//! to wait before a retry (5xx, rate limits, `retry-after`, `x-ratelimit-reset`), and the
+//! error message of a failed request. Used by [`super::GitHub`]'s one request loop.
+
+use std::time::Duration;
+
+/// Retries after the first try.
+pub(super) const RETRIES: u32 = 3;
+
+/// The longest wait before one retry: `RECODE_FORGE_MAX_WAIT` seconds, default 20.
+fn max_wait() -> Duration {
+    let secs = std::env::var("RECODE_FORGE_MAX_WAIT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(20);
+    Duration::from_secs(secs)
+}
+
+/// The wait before retry `attempt` when the answer names none: 0.5 s doubling, capped at 4 s.
+pub(super) fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(250 * (1 << attempt.min(4)))
+}
+
+/// Sleep `wait`, capped at the longest wait.
+pub(super) fn sleep(wait: Duration) {
+    std::thread::sleep(wait.min(max_wait()));
+}
+
+/// The response headers a request reads.
+pub(super) struct Heads {
+    /// `retry-after`, in seconds.
+    retry_after: Option<u64>,
+    /// `x-ratelimit-remaining`.
+    remaining: Option<String>,
+    /// `x-ratelimit-reset`, in seconds since the epoch.
+    reset: Option<i64>,
+    /// `link` (pagination).
+    pub link: Option<String>,
+    /// `etag`.
+    pub etag: Option<String>,
+}
+
+impl Heads {
+    /// Read them from `headers` (absent or not text: `None`).
+    pub fn of(headers: &ureq::http::HeaderMap) -> Heads {
+        let header = |k: &str| {
+            headers
+                .get(k)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        Heads {
+            retry_after: header("retry-after").and_then(|v| v.parse::<u64>().ok()),
+            remaining: header("x-ratelimit-remaining"),
+            reset: header("x-ratelimit-reset").and_then(|v| v.parse::<i64>().ok()),
+            link: header("link"),
+            etag: header("etag"),
+        }
+    }
+}
+
+/// How long to wait before retrying an answer with `status`, `heads` and body `text` after
+/// try `attempt`, or `None` when it is not retried (not a 5xx or rate limit, or retries
+/// spent). A 403 that is not a rate limit is a permission error, not retried. `now` is
+/// the clock in seconds since the epoch.
+pub(super) fn retry_wait(
+    status: u16,
+    heads: &Heads,
+    text: &str,
+    attempt: u32,
+    now: i64,
+) -> Option<Duration> {
+    let rate_limited = (status == 403 || status == 429)
+        && (heads.retry_after.is_some()
+            || heads.remaining.as_deref() == Some("0")
+            || text.to_ascii_lowercase().contains("rate limit"));
+    if !((status >= 500 || rate_limited) && attempt <= RETRIES) {
+        return None;
+    }
+    Some(if let Some(s) = heads.retry_after {
+        Duration::from_secs(s)
+    } else if let (Some("0"), Some(reset)) = (heads.remaining.as_deref(), heads.reset) {
+        Duration::from_secs((reset - now).max(0) as u64)
+    } else if rate_limited {
+        Duration::from_secs(60)
+    } else {
+        backoff(attempt)
+    })
+}
+
+/// The message of a failed request's body: GitHub's `message` and each of `errors`'
+/// messages after `: `, else the body's first 200 characters.
+pub(super) fn error_message(text: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .map(|v| {
+            let mut m = v["message"].as_str().unwrap_or("").to_string();
+            if let Some(errs) = v["errors"].as_array() {
+                for e in errs {
+                    if let Some(em) = e["message"].as_str() {
+                        m.push_str(": ");
+                        m.push_str(em);
+                    }
+                }
+            }
+            m
+        })
+        .unwrap_or_else(|| text.chars().take(200).collect())
+}
