@@ -39,6 +39,11 @@ pub struct Options {
     pub forge: crate::forge::View,
     /// Show progress on stderr (a terminal, not a machine mode).
     pub progress: bool,
+    /// Read every worktree, also those of workers whose recorded pid is alive (`status
+    /// --deep`, `classify`, and `recover`'s re-check). Without it such a worktree is not
+    /// read at all (no status, no ignored listing): its worker is `running`, action
+    /// `wait`, whatever it holds (SPEC worker object, `dirty`).
+    pub deep: bool,
 }
 
 /// The result of a census: one snapshot per worker, in task order.
@@ -234,6 +239,17 @@ pub fn gather(
             }
             _ => 0,
         };
+        let replayed = ledger::replay(&events);
+        let transcript_mtime = replayed
+            .session_id
+            .as_deref()
+            .and_then(crate::agent::transcript)
+            .and_then(worktree::mtime);
+        let pid_alive = probe_pid(&events, &replayed, &this_host);
+        // A live agent's worktree is not read unless asked (`--deep`): it is `running`,
+        // action `wait`, whatever it holds.
+        let skip_read =
+            !opts.deep && pid_alive == Some(true) && !replayed.last_attempt_exited;
         let mut facts = wt.map(|w| WorktreeFacts {
             path: w.path.to_string_lossy().to_string(),
             missing: w.missing,
@@ -247,6 +263,7 @@ pub fn gather(
             is_main: w.is_main,
             locked: w.locked.clone(),
             unreadable: None,
+            not_read: skip_read && !w.missing,
             has_submodules: w.git_dir.join("modules").is_dir()
                 || w.path.join(".gitmodules").is_file(),
         });
@@ -258,7 +275,7 @@ pub fn gather(
                 let tips = all_ref_tips.get_or_insert_with(|| all_tips(repo));
                 f.unreachable_commits = repo::count_between(repo, h, tips)?;
             }
-            if !w.missing {
+            if !w.missing && !skip_read {
                 // Ignored files matter only where a delete could be planned (nothing ahead);
                 // they are listed in the same thread, after the status, when it is clean.
                 // A merged pull request may be a squash or rebase merge, whose commits the
@@ -272,21 +289,6 @@ pub fn gather(
                 status_jobs.push((snapshots.len(), w.path.clone(), candidate));
             }
         }
-        let replayed = ledger::replay(&events);
-        let transcript_mtime = replayed
-            .session_id
-            .as_deref()
-            .and_then(crate::agent::transcript)
-            .and_then(worktree::mtime);
-        let pid_alive = replayed.last_attempt.and_then(|i| match &events[i].body {
-            Body::Spawn {
-                host,
-                pid: Some(pid),
-                pid_start,
-                ..
-            } => process::is_alive(host, *pid, pid_start.as_deref(), &this_host),
-            _ => None,
-        });
         snapshots.push(Snapshot {
             task: task.clone(),
             branch: branch.clone(),
@@ -439,6 +441,21 @@ fn run_status_jobs(
         .collect()
 }
 
+/// Probe the pid of the last attempt when it is a `spawn` recorded with one (SPEC
+/// `spawn`: alive only with the recorded start token, on this host); `None` when not
+/// probeable here.
+fn probe_pid(events: &[ledger::Event], replayed: &ledger::Replay, this_host: &str) -> Option<bool> {
+    replayed.last_attempt.and_then(|i| match &events[i].body {
+        Body::Spawn {
+            host,
+            pid: Some(pid),
+            pid_start,
+            ..
+        } => process::is_alive(host, *pid, pid_start.as_deref(), this_host),
+        _ => None,
+    })
+}
+
 /// Tips of every ref (branches, remote-tracking branches, tags), to find commits no ref contains.
 fn all_tips(repo: &gix::Repository) -> Vec<ObjectId> {
     let mut out = BTreeSet::new();
@@ -479,6 +496,7 @@ pub fn gather_one(
             only_branch: Some(branch.to_string()),
             forge,
             progress: false,
+            deep: true,
         },
     )?;
     let snap = census

@@ -116,6 +116,10 @@ pub fn classify(s: &Snapshot) -> Worker {
     let dirty = wt.and_then(|w| if w.missing { None } else { w.dirty });
     let is_dirty = dirty.is_some_and(|d| !d.is_clean());
     let clean = !is_dirty;
+    let not_read = wt.is_some_and(|w| w.not_read);
+    if not_read {
+        ev.push("worktree not read: its recorded pid is alive (`status --deep` reads it)".into());
+    }
     if let Some(d) = dirty {
         ev.push(format!(
             "worktree: {} staged, {} unstaged, {} untracked, {} conflicted",
@@ -180,6 +184,7 @@ pub fn classify(s: &Snapshot) -> Worker {
         behind: s.behind,
         remote_ahead: s.remote_ahead,
         dirty,
+        dirty_not_read: not_read,
         operation: wt.and_then(|w| w.operation),
         liveness,
         state,
