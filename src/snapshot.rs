@@ -74,15 +74,7 @@ pub fn notes_refs(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
     refs
 }
 
-/// Compare task keys: numbers numerically, before names.
-pub fn task_order(a: &str, b: &str) -> std::cmp::Ordering {
-    match (a.parse::<u64>(), b.parse::<u64>()) {
-        (Ok(x), Ok(y)) => x.cmp(&y),
-        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
-        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
-        _ => a.cmp(b),
-    }
-}
+pub use crate::ledger::task_order;
 
 /// The newest branch named in a ledger.
 fn ledger_branch(l: &Ledger) -> Option<String> {
@@ -248,8 +240,7 @@ pub fn gather(
         let pid_alive = probe_pid(&events, &replayed, &this_host);
         // A live agent's worktree is not read unless asked (`--deep`): it is `running`,
         // action `wait`, whatever it holds.
-        let skip_read =
-            !opts.deep && pid_alive == Some(true) && !replayed.last_attempt_exited;
+        let skip_read = !opts.deep && pid_alive == Some(true) && !replayed.last_attempt_exited;
         let mut facts = wt.map(|w| WorktreeFacts {
             path: w.path.to_string_lossy().to_string(),
             missing: w.missing,

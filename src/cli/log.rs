@@ -4,7 +4,7 @@ use std::io::Write;
 
 use crate::cli::{Ctx, out_err, warn_all};
 use crate::error::{EXIT_OK, Error};
-use crate::ledger::{self, Entry};
+use crate::ledger::{self, Event, Line};
 use crate::snapshot;
 
 /// Show the ledger of one task, or of all tasks, in ledger order
@@ -19,14 +19,17 @@ pub struct LogArgs {
     pub json: bool,
 }
 
-/// Run `log`.
+/// Run `log`: lines are written as they are produced (the first one flushed at once), so
+/// `git recode log --json | head -1` ends early; a closed pipe ends the run quietly.
 ///
 /// Errors: ledger read errors; [`Error::UnknownBranch`] when the branch's task has no ledger.
 pub fn run(args: LogArgs) -> Result<i32, Error> {
     let ctx = Ctx::open()?;
     let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
-    let mut entries: Vec<Entry> = match &args.branch {
+    let mut out = Out::new(args.json);
+    match &args.branch {
         Some(b) => {
+            // One task's note: the only one read.
             let task = ctx.cfg.key_of(b);
             let (l, warnings) = ledger::read_task(&ctx.repo, &refs, &task)?;
             warn_all(&warnings);
@@ -35,34 +38,70 @@ pub fn run(args: LogArgs) -> Result<i32, Error> {
             {
                 return Err(Error::UnknownBranch { branch: b.clone() });
             }
-            l.entries
+            for e in &l.entries {
+                out.write(&e.line, Some(&e.event))?;
+            }
         }
         None => {
-            let all = ledger::read_all(&ctx.repo, &refs)?;
-            warn_all(&all.warnings);
-            all.by_task.into_values().flat_map(|l| l.entries).collect()
-        }
-    };
-    entries.sort_by(|a, b| {
-        a.ts.cmp(&b.ts)
-            .then_with(|| snapshot::task_order(&a.event.task, &b.event.task))
-            .then_with(|| a.event.seq.cmp(&b.event.seq))
-            .then_with(|| a.line.cmp(&b.line))
-    });
-    let mut out = std::io::stdout().lock();
-    for e in &entries {
-        if args.json {
-            writeln!(out, "{}", e.line).map_err(out_err)?;
-        } else {
-            writeln!(out, "{}", human(e)).map_err(out_err)?;
+            let mut stream = ledger::Stream::open(&ctx.repo, &refs)?;
+            for line in stream.by_ref() {
+                let Line { line, .. } = line?;
+                out.write(&line, None)?;
+            }
+            out.flush()?;
+            warn_all(&stream.warnings);
         }
     }
+    out.flush()?;
     Ok(EXIT_OK)
 }
 
+/// Buffered stdout that flushes its first line at once.
+struct Out {
+    w: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    json: bool,
+    first: bool,
+}
+
+impl Out {
+    fn new(json: bool) -> Out {
+        Out {
+            w: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock()),
+            json,
+            first: true,
+        }
+    }
+
+    /// Write one ledger line: as stored with `--json`, else the human line (from `event`
+    /// when already parsed).
+    fn write(&mut self, line: &str, event: Option<&Event>) -> Result<(), Error> {
+        if self.json {
+            writeln!(self.w, "{line}").map_err(out_err)?;
+        } else {
+            let parsed;
+            let ev = match event {
+                Some(e) => e,
+                None => {
+                    parsed = serde_json::from_str::<Event>(line)
+                        .expect("the stream yields only lines that parsed as events");
+                    &parsed
+                }
+            };
+            writeln!(self.w, "{}", human(ev)).map_err(out_err)?;
+        }
+        if std::mem::take(&mut self.first) {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), Error> {
+        self.w.flush().map_err(out_err)
+    }
+}
+
 /// One human line: `ts  task  #seq  kind  details`.
-fn human(e: &Entry) -> String {
-    let ev = &e.event;
+fn human(ev: &Event) -> String {
     let mut v = serde_json::to_value(ev).unwrap_or_default();
     if let Some(m) = v.as_object_mut() {
         for k in ["v", "ts", "seq", "task", "kind", "branch"] {

@@ -18,9 +18,11 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 mod replay;
+mod stream;
 pub use replay::{
     Replay, failure_streak, gate_on, phantom_since_last_exit, replay, standing_escalation,
 };
+pub use stream::{Line, Stream, task_order};
 
 use crate::clock;
 use crate::config::ANCHORS_REF;

@@ -480,7 +480,12 @@ fn live_worker_worktree_is_read_only_with_deep() {
     };
     let (w, err) = one(&["status", "--json"]);
     assert_eq!(
-        (w.liveness.as_str(), w.action.as_str(), w.dirty, err.as_str()),
+        (
+            w.liveness.as_str(),
+            w.action.as_str(),
+            w.dirty,
+            err.as_str()
+        ),
         ("running", "wait", None, "")
     );
     assert_eq!(w.reason, "worker is running (its pid is alive)");
@@ -497,7 +502,12 @@ fn live_worker_worktree_is_read_only_with_deep() {
     std::fs::write(&index, "not an index").unwrap();
     let (w, err) = one(&["status", "--json"]);
     assert_eq!(
-        (w.liveness.as_str(), w.action.as_str(), w.dirty, err.as_str()),
+        (
+            w.liveness.as_str(),
+            w.action.as_str(),
+            w.dirty,
+            err.as_str()
+        ),
         ("running", "wait", None, "")
     );
     let (w, err) = one(&["status", "--json", "--deep"]);
