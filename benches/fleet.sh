@@ -11,7 +11,7 @@
 # wall time is reported with git-recode's peak RSS and ratios to the shell census a loop runs
 # today (benches/shell-census.sh) and to plain `git status` two at a time
 # (benches/git-status-par.sh), all from the same run. Repositories are kept under BENCH_DIR
-# (default $TMPDIR/recode-fleet) for the next run.
+# (default $TMPDIR/recode-fleet) for the next run; SETUP_ONLY=1 only builds them.
 set -eu -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=benches/lib.sh
@@ -57,6 +57,10 @@ measure() {
   printf '%-6s %-9s %9.3f %8.1f %10.3f %8sx %10.3f %8sx\n' "$n" "$label" "$r" "$rss" "$c" "$(ratio "$c" "$r")" "$p" "$(ratio "$p" "$r")"
 }
 
+if [ -n "${SETUP_ONLY:-}" ]; then # build the repositories now, measure later
+  for n in $sizes; do fleet "$root/$n" "$n"; stop_agents; done
+  exit 0
+fi
 load_note
 printf '%-6s %-9s %9s %8s %10s %9s %10s %9s\n' wts mix recode_s rss_MiB census_s vs_census gitpar_s vs_gitpar
 for n in $sizes; do

@@ -99,7 +99,7 @@ pub fn gather(
     now: Timestamp,
     opts: &Options,
 ) -> Result<Census, GatherError> {
-    let ledgers = ledger::read_all(repo, &notes_refs(repo, cfg))?;
+    let mut ledgers = ledger::read_all(repo, &notes_refs(repo, cfg))?;
     let mut warnings = ledgers.warnings.clone();
     let worktrees = worktree::list(repo)?;
     let base = repo::base_name(repo, cfg);
@@ -169,11 +169,29 @@ pub fn gather(
     let mut snapshots = Vec::new();
     let mut status_jobs: Vec<(usize, std::path::PathBuf, bool)> = Vec::new();
     let mut all_ref_tips: Option<Vec<ObjectId>> = None;
+    // Each ledger's events move into the snapshot of the last branch of its task (a copy
+    // only for a task with several branches): the ledger is held once.
+    let mut branches_of: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in workers.values() {
+        *branches_of.entry(t.as_str()).or_default() += 1;
+    }
     for (branch, task) in &workers {
-        let ledger = ledgers.by_task.get(task);
-        let events: Vec<ledger::Event> = ledger
-            .map(|l| l.events().cloned().collect())
-            .unwrap_or_default();
+        let left = branches_of.get_mut(task.as_str()).map_or(0, |n| {
+            *n -= 1;
+            *n
+        });
+        let events: Vec<ledger::Event> = if left == 0 {
+            ledgers
+                .by_task
+                .remove(task)
+                .map(|l| l.entries.into_iter().map(|e| e.event).collect())
+        } else {
+            ledgers
+                .by_task
+                .get(task)
+                .map(|l| l.events().cloned().collect())
+        }
+        .unwrap_or_default();
         let wt = worktrees
             .iter()
             .find(|w| w.branch.as_deref() == Some(branch.as_str()))

@@ -16,7 +16,7 @@ use gix::ObjectId;
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::{LedgerError, git_err, parse_note, ref_tip, tree_of, walk_notes};
+use super::{Entry, LedgerError, git_err, parse_note, ref_tip, sort_entries, tree_of, walk_notes};
 use crate::clock;
 
 /// Compare task keys: numbers numerically, before names.
@@ -108,7 +108,7 @@ pub struct Stream<'r> {
 /// Every anchor with a note in `refs`, and that note's blob in each ref that has one.
 ///
 /// Errors: [`LedgerError::Git`] when a ref or a notes tree cannot be read.
-fn note_index(
+pub(super) fn note_index(
     repo: &gix::Repository,
     refs: &[String],
 ) -> Result<BTreeMap<ObjectId, Vec<ObjectId>>, LedgerError> {
@@ -125,6 +125,29 @@ fn note_index(
         }
     }
     Ok(index)
+}
+
+/// Read the note of `anchor` (its `blobs`, one per notes ref): the union of their lines,
+/// parsed into entries in ledger order; bad lines skipped with one warning each.
+///
+/// Errors: [`LedgerError::Git`] when a note cannot be read.
+pub(super) fn read_note(
+    repo: &gix::Repository,
+    anchor: ObjectId,
+    blobs: &[ObjectId],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Entry>, LedgerError> {
+    let mut lines = BTreeSet::new();
+    for_each_line(repo, blobs, |l| {
+        lines.insert(l.to_string());
+    })?;
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    drop(lines);
+    let hint = super::anchor_task(repo, anchor)
+        .unwrap_or_else(|| format!("(a note on {}, not a task anchor)", anchor.to_hex()));
+    let mut entries = parse_note(&text, &hint, warnings);
+    sort_entries(&mut entries);
+    Ok(entries)
 }
 
 /// Call `f` with each non-empty line of the notes `blobs`.
@@ -175,29 +198,6 @@ impl<'r> Stream<'r> {
         }
         Ok(s)
     }
-
-    /// Read a pending task: the union of its notes' lines, parsed and sorted.
-    fn read(&mut self, anchor: ObjectId, blobs: &[ObjectId]) -> Result<Vec<Line>, LedgerError> {
-        let mut lines = BTreeSet::new();
-        for_each_line(self.repo, blobs, |l| {
-            lines.insert(l.to_string());
-        })?;
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        drop(lines);
-        let hint = super::anchor_task(self.repo, anchor)
-            .unwrap_or_else(|| format!("(a note on {}, not a task anchor)", anchor.to_hex()));
-        let mut out: Vec<Line> = parse_note(&text, &hint, &mut self.warnings)
-            .into_iter()
-            .map(|e| Line {
-                ts: e.ts,
-                task: e.event.task,
-                seq: e.event.seq,
-                line: e.line,
-            })
-            .collect();
-        out.sort();
-        Ok(out)
-    }
 }
 
 impl Iterator for Stream<'_> {
@@ -209,10 +209,21 @@ impl Iterator for Stream<'_> {
             match std::mem::replace(&mut self.slots[i], Slot::Read(Vec::new().into_iter())) {
                 Slot::Pending(anchor, blobs) => {
                     // Every line of the task sorts at or after its first key: read it now.
-                    let mut lines = match self.read(anchor, &blobs) {
-                        Ok(l) => l.into_iter(),
+                    let entries = match read_note(self.repo, anchor, &blobs, &mut self.warnings) {
+                        Ok(e) => e,
                         Err(e) => return Some(Err(e)),
                     };
+                    let mut lines: Vec<Line> = entries
+                        .into_iter()
+                        .map(|e| Line {
+                            ts: e.ts,
+                            task: e.event.task,
+                            seq: e.event.seq,
+                            line: e.line,
+                        })
+                        .collect();
+                    lines.sort();
+                    let mut lines = lines.into_iter();
                     if let Some(first) = lines.next() {
                         self.heap.push(Reverse((first, i)));
                     }
