@@ -25,7 +25,9 @@ time_cmd() {
 rss_mib() {
   local kib
   if [ -x /usr/bin/time ]; then
-    kib=$( { /usr/bin/time -f '%M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+    local f; f=$(mktemp)
+    /usr/bin/time -o "$f" -f '%M' "$@" >/dev/null 2>&1 || true
+    kib=$(tail -1 "$f"); rm -f "$f"
   else
     "$@" >/dev/null 2>&1 & local pid=$! hwm=0
     while kill -0 "$pid" 2>/dev/null; do

@@ -99,7 +99,7 @@ pub fn gather(
     now: Timestamp,
     opts: &Options,
 ) -> Result<Census, GatherError> {
-    let mut ledgers = ledger::read_all(repo, &notes_refs(repo, cfg))?;
+    let mut ledgers = read_ledgers(repo, cfg, opts.only_branch.as_deref())?;
     let mut warnings = ledgers.warnings.clone();
     let worktrees = worktree::list(repo)?;
     let base = repo::base_name(repo, cfg);
@@ -448,6 +448,31 @@ fn run_status_jobs(
             })
         })
         .collect()
+}
+
+/// The ledgers a gather needs: every one for a census; for one branch (`classify`,
+/// `recover`'s re-check) only its task's (the task of a branch is its key by
+/// `recode.branchPattern`, as `record` wrote it), so a re-check costs one note, not the
+/// whole ledger.
+fn read_ledgers(
+    repo: &gix::Repository,
+    cfg: &Config,
+    only_branch: Option<&str>,
+) -> Result<ledger::Ledgers, LedgerError> {
+    let refs = notes_refs(repo, cfg);
+    let Some(branch) = only_branch else {
+        return ledger::read_all(repo, &refs);
+    };
+    let task = cfg.key_of(branch);
+    let (l, warnings) = ledger::read_task(repo, &refs, &task)?;
+    let mut out = ledger::Ledgers {
+        warnings,
+        ..Default::default()
+    };
+    if !l.entries.is_empty() {
+        out.by_task.insert(task, l);
+    }
+    Ok(out)
 }
 
 /// Probe the pid of the last attempt when it is a `spawn` recorded with one (SPEC
