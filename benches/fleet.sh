@@ -10,7 +10,8 @@
 # Each command runs once to warm the page cache, then RUNS times (default 3); the median
 # wall time is reported with git-recode's peak RSS and ratios to the shell census a loop runs
 # today (benches/shell-census.sh) and to plain `git status` two at a time
-# (benches/git-status-par.sh), all from the same run. Repositories are kept under BENCH_DIR
+# (benches/git-status-par.sh), all from the same run; deep_s is `status --deep`, which
+# reads every worktree as status did before live workers were skipped. Repositories are kept under BENCH_DIR
 # (default $TMPDIR/recode-fleet) for the next run; SETUP_ONLY=1 only builds them.
 set -eu -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,13 +49,14 @@ fleet() {
 
 # measure LABEL N REPO: one table row.
 measure() {
-  local label=$1 n=$2 repo=$3 r c p rss
+  local label=$1 n=$2 repo=$3 r d c p rss
   bash "$here/shell-census.sh" "$repo" >/dev/null 2>&1 # refresh every index once, like a loop's first tick
   r=$(time_cmd "$bin" -C "$repo" status --json --offline)
+  d=$(time_cmd "$bin" -C "$repo" status --json --offline --deep)
   c=$(time_cmd bash "$here/shell-census.sh" "$repo")
   p=$(time_cmd bash "$here/git-status-par.sh" "$repo")
   rss=$(rss_mib "$bin" -C "$repo" status --json --offline)
-  printf '%-6s %-9s %9.3f %8.1f %10.3f %8sx %10.3f %8sx\n' "$n" "$label" "$r" "$rss" "$c" "$(ratio "$c" "$r")" "$p" "$(ratio "$p" "$r")"
+  printf '%-6s %-9s %9.3f %8.1f %9.3f %10.3f %8sx %10.3f %8sx\n' "$n" "$label" "$r" "$rss" "$d" "$c" "$(ratio "$c" "$r")" "$p" "$(ratio "$p" "$r")"
 }
 
 if [ -n "${SETUP_ONLY:-}" ]; then # build the repositories now, measure later
@@ -62,14 +64,16 @@ if [ -n "${SETUP_ONLY:-}" ]; then # build the repositories now, measure later
   exit 0
 fi
 load_note
-printf '%-6s %-9s %9s %8s %10s %9s %10s %9s\n' wts mix recode_s rss_MiB census_s vs_census gitpar_s vs_gitpar
+printf '%-6s %-9s %9s %8s %9s %10s %9s %10s %9s\n' wts mix recode_s rss_MiB deep_s census_s vs_census gitpar_s vs_gitpar
 for n in $sizes; do
   dir="$root/$n"
   fleet "$dir" "$n"
+  # A day on, the fleet's own fresh files and events are old: only a live pid keeps a worker running.
+  export RECODE_NOW; RECODE_NOW=$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ)
   live=$("$bin" -C "$dir/repo" status --porcelain --offline | awk -F'\t' '$3 == "running" && $5 == "wait"' | wc -l)
   measure "live-80%" "$n" "$dir/repo"
   stop_agents
-  # A day later every agent's own activity is old: the whole fleet is dead debris.
-  RECODE_NOW=$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ) measure "all-dead" "$n" "$dir/repo"
-  echo "       ($live of $n workers running with a live pid in the live mix)"
+  measure "all-dead" "$n" "$dir/repo"
+  unset RECODE_NOW
+  echo "       ($live of $n workers running, action wait, in the live mix)"
 done
