@@ -11,6 +11,7 @@
 use std::borrow::Cow;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::rc::Rc;
 
 use gix::ObjectId;
 use jiff::Timestamp;
@@ -34,8 +35,8 @@ pub fn task_order(a: &str, b: &str) -> Ordering {
 pub struct Line {
     /// `ts` parsed (the epoch when unparseable, so such lines sort first).
     pub ts: Timestamp,
-    /// The event's task key.
-    pub task: String,
+    /// The event's task key (shared by the lines of a task).
+    pub task: Rc<str>,
     /// The event's `seq`.
     pub seq: u64,
     /// The line exactly as stored.
@@ -75,13 +76,13 @@ fn key_of(line: &str) -> Line {
     match serde_json::from_str::<KeyFields>(line) {
         Ok(k) => Line {
             ts: clock::parse(&k.ts).unwrap_or(Timestamp::UNIX_EPOCH),
-            task: k.task.into_owned(),
+            task: Rc::from(k.task.as_ref()),
             seq: k.seq,
             line: line.to_string(),
         },
         Err(_) => Line {
             ts: Timestamp::UNIX_EPOCH,
-            task: String::new(),
+            task: Rc::from(""),
             seq: 0,
             line: String::new(),
         },
@@ -213,13 +214,19 @@ impl Iterator for Stream<'_> {
                         Ok(e) => e,
                         Err(e) => return Some(Err(e)),
                     };
+                    let mut shared: Rc<str> = Rc::from("");
                     let mut lines: Vec<Line> = entries
                         .into_iter()
-                        .map(|e| Line {
-                            ts: e.ts,
-                            task: e.event.task,
-                            seq: e.event.seq,
-                            line: e.line,
+                        .map(|e| {
+                            if *shared != *e.event.task {
+                                shared = Rc::from(e.event.task);
+                            }
+                            Line {
+                                ts: e.ts,
+                                task: Rc::clone(&shared),
+                                seq: e.event.seq,
+                                line: e.line,
+                            }
                         })
                         .collect();
                     lines.sort();
