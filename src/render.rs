@@ -80,6 +80,7 @@ pub fn porcelain(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
 fn dirty_cell(w: &Worker) -> String {
     match (w.dirty, &w.worktree) {
         (_, None) => "-".into(),
+        (None, Some(_)) if w.dirty_not_read => "not read (live)".into(),
         (None, Some(_)) => "?".into(),
         (Some(d), _) if d.is_clean() => "clean".into(),
         (Some(d), _) => plural(d.total() as u64, "file"),

@@ -27,6 +27,10 @@ pub fn classify(s: &Snapshot) -> Worker {
 
     let dirty = wt.and_then(|w| if w.missing { None } else { w.dirty });
     let clean = dirty.is_none_or(|d| d.is_clean());
+    let not_read = wt.is_some_and(|w| w.not_read);
+    if not_read {
+        ev.push("worktree not read: its recorded pid is alive (`status --deep` reads it)".into());
+    }
     position_evidence(s, dirty, &mut ev);
     let pr = match &s.forge {
         Forge::Known(pr) => pr.clone(),
@@ -70,6 +74,7 @@ pub fn classify(s: &Snapshot) -> Worker {
         behind: s.behind,
         remote_ahead: s.remote_ahead,
         dirty,
+        dirty_not_read: not_read,
         operation: wt.and_then(|w| w.operation),
         liveness,
         state,

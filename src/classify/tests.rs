@@ -294,6 +294,47 @@ fn running_by_live_pid_even_with_old_activity() {
 }
 
 #[test]
+fn a_live_worker_not_read_waits_with_dirty_null() {
+    // `status` without --deep: the worktree of a live pid is not read.
+    let w = snap()
+        .wt_with(|w| {
+            w.dirty = None;
+            w.not_read = true;
+        })
+        .spawn(7200)
+        .with(|s| s.pid_alive = Some(true))
+        .run();
+    lsa(&w, Liveness::Running, State::Empty, Action::Wait);
+    assert_eq!((w.dirty, w.dirty_not_read), (None, true));
+    assert_eq!(
+        w.reason.last_override(),
+        Some(&Override::Running { pid_alive: true })
+    );
+    assert!(
+        w.evidence
+            .iter()
+            .any(|e| e.starts_with("worktree not read"))
+    );
+    // Were the pid gone on that same reading, the unread worktree is still never deleted.
+    let w = snap()
+        .wt_with(|w| {
+            w.dirty = None;
+            w.not_read = true;
+        })
+        .spawn(7200)
+        .with(|s| s.pid_alive = Some(false))
+        .run();
+    assert_eq!((w.state, w.action), (State::Empty, Action::None));
+    assert_eq!(
+        w.reason.last_override(),
+        Some(&Override::Unreadable {
+            path: WT.into(),
+            why: "its status was not read".into()
+        })
+    );
+}
+
+#[test]
 fn running_by_recent_activity_without_a_probeable_pid() {
     let w = snap()
         .dirty(dirty(0, 1, 0, 0))

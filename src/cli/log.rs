@@ -5,7 +5,7 @@ use std::io::Write;
 use crate::cli::{Ctx, out_err, warn_all};
 use crate::error::{EXIT_OK, Error};
 use crate::hook::pickup;
-use crate::ledger::{self, Entry};
+use crate::ledger::{self, Event, Line};
 use crate::snapshot;
 
 /// Show the ledger of one task, or of all tasks, in ledger order
@@ -20,14 +20,17 @@ pub struct LogArgs {
     pub json: bool,
 }
 
-/// Run `log`.
+/// Run `log`: lines are written as they are produced (the first one flushed at once), so
+/// `git recode log --json | head -1` ends early; a closed pipe ends the run quietly.
 ///
 /// Errors: ledger read errors; [`Error::UnknownBranch`] when the branch's task has no ledger.
 pub fn run(args: LogArgs) -> Result<i32, Error> {
     let ctx = Ctx::open()?;
     let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
-    let mut entries: Vec<Entry> = match &args.branch {
+    let mut out = Out::new(args.json);
+    match &args.branch {
         Some(b) => {
+            // One task's note: the only one read.
             let task = ctx.cfg.key_of(b);
             let (l, warnings) = ledger::read_task(&ctx.repo, &refs, &task)?;
             warn_all(&warnings);
@@ -36,51 +39,129 @@ pub fn run(args: LogArgs) -> Result<i32, Error> {
             {
                 return Err(Error::UnknownBranch { branch: b.clone() });
             }
-            let events: Vec<ledger::Event> = l.events().cloned().collect();
-            let found = pickup::pending(&ctx.repo, &ctx.cfg, b, &task, &events)?;
-            l.entries.into_iter().chain(unledgered(found)).collect()
+            let events: Vec<Event> = l.events().cloned().collect();
+            let mut found = unledgered(pickup::pending(&ctx.repo, &ctx.cfg, b, &task, &events)?);
+            for e in &l.entries {
+                out.write_before(&mut found, e.ts, &task)?;
+                out.write(&e.line, Some(&e.event))?;
+            }
+            out.write_before(&mut found, jiff::Timestamp::MAX, "")?;
         }
         None => {
-            let all = ledger::read_all(&ctx.repo, &refs)?;
-            warn_all(&all.warnings);
-            let found = pickup::pending_all(&ctx.repo, &ctx.cfg, &all)?;
-            all.by_task
-                .into_values()
-                .flat_map(|l| l.entries)
-                .chain(unledgered(found))
-                .collect()
-        }
-    };
-    entries.sort_by(|a, b| {
-        a.ts.cmp(&b.ts)
-            .then_with(|| snapshot::task_order(&a.event.task, &b.event.task))
-            .then_with(|| a.event.seq.cmp(&b.event.seq))
-            .then_with(|| a.line.cmp(&b.line))
-    });
-    let mut out = std::io::stdout().lock();
-    for e in &entries {
-        if args.json {
-            writeln!(out, "{}", e.line).map_err(out_err)?;
-        } else {
-            writeln!(out, "{}", human(e)).map_err(out_err)?;
+            let mut found = pending_everywhere(&ctx, &refs)?;
+            let mut stream = ledger::Stream::open(&ctx.repo, &refs)?;
+            for line in stream.by_ref() {
+                let Line { line, ts, task, .. } = line?;
+                out.write_before(&mut found, ts, &task)?;
+                out.write(&line, None)?;
+            }
+            out.write_before(&mut found, jiff::Timestamp::MAX, "")?;
+            out.flush()?;
+            warn_all(&stream.warnings);
         }
     }
+    out.flush()?;
     Ok(EXIT_OK)
 }
 
-/// Milestones still only in their commits' trailers (the hook could not write them) as
-/// entries: `seq` 0 until a ledger write picks them up.
-fn unledgered(found: Vec<ledger::Event>) -> impl Iterator<Item = Entry> {
-    found.into_iter().map(|event| Entry {
-        line: event.canonical(),
-        ts: crate::clock::parse(&event.ts).unwrap_or(jiff::Timestamp::UNIX_EPOCH),
-        event,
-    })
+/// Milestones still only in their commits' trailers (the hook could not write them), each
+/// with its time and task, oldest last (popped first): shown with `seq` 0 until a ledger
+/// write picks them up.
+fn unledgered(mut found: Vec<Event>) -> Vec<(jiff::Timestamp, Event)> {
+    let mut out: Vec<(jiff::Timestamp, Event)> = found
+        .drain(..)
+        .map(|e| {
+            let ts = crate::clock::parse(&e.ts).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+            (ts, e)
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| snapshot::task_order(&b.1.task, &a.1.task))
+    });
+    out
+}
+
+/// The pending milestones of every local worker branch, for `log` of all tasks: each
+/// such branch's task note is read (the workers still at work, not the whole history).
+fn pending_everywhere(ctx: &Ctx, refs: &[String]) -> Result<Vec<(jiff::Timestamp, Event)>, Error> {
+    let mut found = Vec::new();
+    let none = std::collections::BTreeMap::new();
+    for (branch, task) in pickup::local_worker_branches(&ctx.repo, &ctx.cfg, &none)? {
+        let (l, _) = ledger::read_task(&ctx.repo, refs, &task)?;
+        let events: Vec<Event> = l.events().cloned().collect();
+        found.extend(pickup::pending(
+            &ctx.repo, &ctx.cfg, &branch, &task, &events,
+        )?);
+    }
+    Ok(unledgered(found))
+}
+
+/// Buffered stdout that flushes its first line at once.
+struct Out {
+    w: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    json: bool,
+    first: bool,
+}
+
+impl Out {
+    fn new(json: bool) -> Out {
+        Out {
+            w: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock()),
+            json,
+            first: true,
+        }
+    }
+
+    /// Write one ledger line: as stored with `--json`, else the human line (from `event`
+    /// when already parsed).
+    fn write(&mut self, line: &str, event: Option<&Event>) -> Result<(), Error> {
+        if self.json {
+            writeln!(self.w, "{line}").map_err(out_err)?;
+        } else {
+            let parsed;
+            let ev = match event {
+                Some(e) => e,
+                None => {
+                    parsed = serde_json::from_str::<Event>(line)
+                        .expect("the stream yields only lines that parsed as events");
+                    &parsed
+                }
+            };
+            writeln!(self.w, "{}", human(ev)).map_err(out_err)?;
+        }
+        if std::mem::take(&mut self.first) {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Write the pending milestones (`found`, oldest last) that sort before `(ts, task)`.
+    fn write_before(
+        &mut self,
+        found: &mut Vec<(jiff::Timestamp, Event)>,
+        ts: jiff::Timestamp,
+        task: &str,
+    ) -> Result<(), Error> {
+        while let Some((t, e)) = found.last() {
+            let before = *t < ts
+                || (*t == ts && snapshot::task_order(&e.task, task) != std::cmp::Ordering::Greater);
+            if !before {
+                break;
+            }
+            let (_, e) = found.pop().expect("looked at it above");
+            self.write(&e.canonical(), Some(&e))?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), Error> {
+        self.w.flush().map_err(out_err)
+    }
 }
 
 /// One human line: `ts  task  #seq  kind  details`.
-fn human(e: &Entry) -> String {
-    let ev = &e.event;
+fn human(ev: &Event) -> String {
     let mut v = serde_json::to_value(ev).unwrap_or_default();
     if let Some(m) = v.as_object_mut() {
         for k in ["v", "ts", "seq", "task", "kind", "branch"] {

@@ -30,6 +30,9 @@ pub struct StatusArgs {
     /// Also list tasks whose branch exists nowhere
     #[arg(long)]
     pub all: bool,
+    /// Also read the worktrees of workers whose recorded pid is alive (else not read: dirty is null)
+    #[arg(long)]
+    pub deep: bool,
 }
 
 /// Classify every worker of the repository in the current directory.
@@ -71,6 +74,7 @@ pub fn run(args: StatusArgs) -> Result<i32, Error> {
             only_branch: None,
             forge,
             progress: !args.json && !args.porcelain,
+            deep: args.deep,
         },
     )?;
     warn_all(&skew_warning(&workers).into_iter().collect::<Vec<_>>());

@@ -143,6 +143,28 @@ fn newest_ahead(
     Ok(out)
 }
 
+/// Local branches that are workers, with their task: matching `recode.branchPattern`, or
+/// named (`branch` → task) by a ledger.
+///
+/// Errors: [`RepoError`] when the refs cannot be read.
+pub fn local_worker_branches(
+    repo: &gix::Repository,
+    cfg: &Config,
+    named: &std::collections::BTreeMap<String, &str>,
+) -> Result<Vec<(String, String)>, RepoError> {
+    let platform = repo.references().map_err(repo::git)?;
+    let mut out = Vec::new();
+    for r in platform.local_branches().map_err(repo::git)?.flatten() {
+        let branch = r.name().shorten().to_string();
+        match (cfg.task_of(&branch), named.get(&branch)) {
+            (Some(t), _) => out.push((branch, t)),
+            (None, Some(t)) => out.push((branch, t.to_string())),
+            (None, None) => {}
+        }
+    }
+    Ok(out)
+}
+
 /// Pending milestones of every local worker branch (matching `recode.branchPattern`, or
 /// named by a ledger), for `log` of all tasks and `recover --all`.
 ///
@@ -162,15 +184,8 @@ pub fn pending_all(
                 .map(|b| (b, t.as_str()))
         })
         .collect();
-    let platform = repo.references().map_err(repo::git)?;
     let mut out = Vec::new();
-    for r in platform.local_branches().map_err(repo::git)?.flatten() {
-        let branch = r.name().shorten().to_string();
-        let task = match (cfg.task_of(&branch), named.get(&branch)) {
-            (Some(t), _) => t,
-            (None, Some(t)) => t.to_string(),
-            (None, None) => continue,
-        };
+    for (branch, task) in local_worker_branches(repo, cfg, &named)? {
         let events: Vec<Event> = ledgers
             .by_task
             .get(&task)

@@ -18,9 +18,11 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 mod replay;
+mod stream;
 pub use replay::{
     Replay, failure_streak, gate_on, phantom_since_last_exit, replay, standing_escalation,
 };
+pub use stream::{Line, Stream, task_order};
 
 use crate::clock;
 use crate::config::ANCHORS_REF;
@@ -455,49 +457,30 @@ pub fn notes_in_tree(
 }
 
 /// Read every ledger in `refs` (the local notes ref first, then any fetched copies),
-/// merging the notes of one anchor by union of lines.
+/// merging the notes of one anchor by union of lines, one anchor at a time. For `status`:
+/// each [`Entry::line`] is left empty once the entries are in ledger order (the events
+/// are what a census needs; `log` reads lines through [`Stream`]).
 ///
 /// Errors: [`LedgerError::Git`] when a ref or object cannot be read. Bad lines are not
 /// errors: they land in [`Ledgers::warnings`], once each.
 pub fn read_all(repo: &gix::Repository, refs: &[String]) -> Result<Ledgers, LedgerError> {
-    let mut lines_by_anchor: BTreeMap<ObjectId, BTreeSet<String>> = BTreeMap::new();
-    for name in refs {
-        let Some(tip) = ref_tip(repo, name)? else {
-            continue;
-        };
-        let tree = tree_of(repo, tip, name)?;
-        let mut notes = Vec::new();
-        walk_notes(repo, tree, "", &mut notes, name)?;
-        for (anchor, blob) in notes {
-            let blob = repo
-                .find_blob(blob)
-                .map_err(|e| git_err("read a note", name)(Box::new(e)))?;
-            let text = String::from_utf8_lossy(&blob.data);
-            let set = lines_by_anchor.entry(anchor).or_default();
-            for line in text.lines() {
-                if !line.trim().is_empty() {
-                    set.insert(line.trim_end_matches('\r').to_string());
-                }
-            }
-        }
-    }
     let mut out = Ledgers::default();
-    for (anchor, lines) in lines_by_anchor {
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        let hint = anchor_task(repo, anchor)
-            .unwrap_or_else(|| format!("(a note on {}, not a task anchor)", anchor.to_hex()));
-        let mut entries = parse_note(&text, &hint, &mut out.warnings);
+    for (anchor, blobs) in stream::note_index(repo, refs)? {
+        let entries = stream::read_note(repo, anchor, &blobs, &mut out.warnings)?;
         let task = entries
             .first()
             .map(|e| e.event.task.clone())
-            .unwrap_or(hint);
-        sort_entries(&mut entries);
+            .or_else(|| anchor_task(repo, anchor))
+            .unwrap_or_else(|| format!("(a note on {}, not a task anchor)", anchor.to_hex()));
         let ledger = out.by_task.entry(task.clone()).or_insert_with(|| Ledger {
             task,
             entries: Vec::new(),
         });
         ledger.entries.extend(entries);
         sort_entries(&mut ledger.entries);
+        for e in &mut ledger.entries {
+            e.line = String::new();
+        }
     }
     Ok(out)
 }

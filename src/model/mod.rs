@@ -342,6 +342,9 @@ pub struct WorktreeFacts {
     /// Why the worktree could not be read (status, or its ignored files): what cannot be
     /// read is not clean, so it is never deleted, published or WIP-committed on this reading.
     pub unreadable: Option<String>,
+    /// Not read at all (no status, no ignored listing) because the worker's recorded pid
+    /// is alive and `--deep` was not given: `dirty` is `None`, and the worker waits.
+    pub not_read: bool,
     /// It holds initialized submodules, which `git worktree remove` refuses to remove.
     pub has_submodules: bool,
 }
@@ -416,6 +419,9 @@ pub struct Worker {
     pub remote_ahead: Option<u32>,
     /// Dirty counts.
     pub dirty: Option<Dirty>,
+    /// The worktree was not read because the worker's pid is alive (`dirty` is then
+    /// `None`; `status --deep` reads it).
+    pub dirty_not_read: bool,
     /// In-progress operation.
     pub operation: Option<Operation>,
     /// Liveness.

@@ -22,6 +22,15 @@ pub(super) fn recheck(
             false,
         )));
     };
+    // Never act on a reading that skipped the worktree (a live pid, without `--deep`):
+    // the re-check reads every worktree, so this holds by construction; kept as a guard.
+    if snap.worktree.as_ref().is_some_and(|f| f.not_read) {
+        return Ok(Err(step(
+            w,
+            Outcome::Skipped,
+            "re-checked: the worktree was not read (its pid is alive)",
+        )));
+    }
     if now_w.action != expected {
         return Ok(Err(step(
             w,

@@ -276,6 +276,9 @@ pub fn run(
             only_branch: None,
             forge: forge_view,
             progress: req.progress,
+            // The plan may skip a live worker's worktree (it waits); every action
+            // re-checks with a full reading first (guard.rs).
+            deep: false,
         },
     )?;
     warnings.extend(census.warnings.iter().cloned());

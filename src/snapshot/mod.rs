@@ -44,6 +44,11 @@ pub struct Options {
     pub forge: crate::forge::View,
     /// Show progress on stderr (a terminal, not a machine mode).
     pub progress: bool,
+    /// Read every worktree, also those of workers whose recorded pid is alive (`status
+    /// --deep`, `classify`, and `recover`'s re-check). Without it such a worktree is not
+    /// read at all (no status, no ignored listing): its worker is `running`, action
+    /// `wait`, whatever it holds (SPEC worker object, `dirty`).
+    pub deep: bool,
 }
 
 /// The result of a census: one snapshot per worker, in task order.
@@ -74,15 +79,7 @@ pub fn notes_refs(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
     refs
 }
 
-/// Compare task keys: numbers numerically, before names.
-pub fn task_order(a: &str, b: &str) -> std::cmp::Ordering {
-    match (a.parse::<u64>(), b.parse::<u64>()) {
-        (Ok(x), Ok(y)) => x.cmp(&y),
-        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
-        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
-        _ => a.cmp(b),
-    }
-}
+pub use crate::ledger::task_order;
 
 /// The newest branch named in a ledger.
 fn ledger_branch(l: &Ledger) -> Option<String> {
@@ -146,7 +143,7 @@ pub fn gather(
     now: Timestamp,
     opts: &Options,
 ) -> Result<Census, GatherError> {
-    let ledgers = ledger::read_all(repo, &notes_refs(repo, cfg))?;
+    let mut ledgers = read_ledgers(repo, cfg, opts.only_branch.as_deref())?;
     let mut warnings = ledgers.warnings.clone();
     let worktrees = worktree::list(repo)?;
     let base = repo::base_name(repo, cfg);
@@ -193,11 +190,29 @@ pub fn gather(
     let mut snapshots = Vec::new();
     let mut status_jobs: Vec<(usize, std::path::PathBuf, bool)> = Vec::new();
     let mut all_ref_tips: Option<Vec<ObjectId>> = None;
+    // Each ledger's events move into the snapshot of the last branch of its task (a copy
+    // only for a task with several branches): the ledger is held once.
+    let mut branches_of: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in workers.values() {
+        *branches_of.entry(t.as_str()).or_default() += 1;
+    }
     for (branch, task) in &workers {
-        let ledger = ledgers.by_task.get(task);
-        let events: Vec<ledger::Event> = ledger
-            .map(|l| l.events().cloned().collect())
-            .unwrap_or_default();
+        let left = branches_of.get_mut(task.as_str()).map_or(0, |n| {
+            *n -= 1;
+            *n
+        });
+        let events: Vec<ledger::Event> = if left == 0 {
+            ledgers
+                .by_task
+                .remove(task)
+                .map(|l| l.entries.into_iter().map(|e| e.event).collect())
+        } else {
+            ledgers
+                .by_task
+                .get(task)
+                .map(|l| l.events().cloned().collect())
+        }
+        .unwrap_or_default();
         let wt = worktrees
             .iter()
             .find(|w| w.branch.as_deref() == Some(branch.as_str()))
@@ -263,6 +278,16 @@ pub fn gather(
             }
             _ => 0,
         };
+        let replayed = ledger::replay(&events);
+        let transcript_mtime = replayed
+            .session_id
+            .as_deref()
+            .and_then(crate::agent::transcript)
+            .and_then(worktree::mtime);
+        let pid_alive = probe_pid(&events, &replayed, &this_host);
+        // A live agent's worktree is not read unless asked (`--deep`): it is `running`,
+        // action `wait`, whatever it holds.
+        let skip_read = !opts.deep && pid_alive == Some(true) && !replayed.last_attempt_exited;
         let mut facts = wt.map(|w| WorktreeFacts {
             path: w.path.to_string_lossy().to_string(),
             missing: w.missing,
@@ -276,6 +301,7 @@ pub fn gather(
             is_main: w.is_main,
             locked: w.locked.clone(),
             unreadable: None,
+            not_read: skip_read && !w.missing,
             has_submodules: w.git_dir.join("modules").is_dir()
                 || w.path.join(".gitmodules").is_file(),
         });
@@ -287,7 +313,7 @@ pub fn gather(
                 let tips = all_ref_tips.get_or_insert_with(|| all_tips(repo));
                 f.unreachable_commits = repo::count_between(repo, h, tips)?;
             }
-            if !w.missing {
+            if !w.missing && !skip_read {
                 // Ignored files matter only where a delete could be planned (nothing ahead);
                 // they are listed in the same thread, after the status, when it is clean.
                 // A merged pull request may be a squash or rebase merge, whose commits the
@@ -301,21 +327,6 @@ pub fn gather(
                 status_jobs.push((snapshots.len(), w.path.clone(), candidate));
             }
         }
-        let replayed = ledger::replay(&events);
-        let transcript_mtime = replayed
-            .session_id
-            .as_deref()
-            .and_then(crate::agent::transcript)
-            .and_then(worktree::mtime);
-        let pid_alive = replayed.last_attempt.and_then(|i| match &events[i].body {
-            Body::Spawn {
-                host,
-                pid: Some(pid),
-                pid_start,
-                ..
-            } => process::is_alive(host, *pid, pid_start.as_deref(), &this_host),
-            _ => None,
-        });
         snapshots.push(Snapshot {
             task: task.clone(),
             branch: branch.clone(),
@@ -468,6 +479,46 @@ fn run_status_jobs(
         .collect()
 }
 
+/// The ledgers a gather needs: every one for a census; for one branch (`classify`,
+/// `recover`'s re-check) only its task's (the task of a branch is its key by
+/// `recode.branchPattern`, as `record` wrote it), so a re-check costs one note, not the
+/// whole ledger.
+fn read_ledgers(
+    repo: &gix::Repository,
+    cfg: &Config,
+    only_branch: Option<&str>,
+) -> Result<ledger::Ledgers, LedgerError> {
+    let refs = notes_refs(repo, cfg);
+    let Some(branch) = only_branch else {
+        return ledger::read_all(repo, &refs);
+    };
+    let task = cfg.key_of(branch);
+    let (l, warnings) = ledger::read_task(repo, &refs, &task)?;
+    let mut out = ledger::Ledgers {
+        warnings,
+        ..Default::default()
+    };
+    if !l.entries.is_empty() {
+        out.by_task.insert(task, l);
+    }
+    Ok(out)
+}
+
+/// Probe the pid of the last attempt when it is a `spawn` recorded with one (SPEC
+/// `spawn`: alive only with the recorded start token, on this host); `None` when not
+/// probeable here.
+fn probe_pid(events: &[ledger::Event], replayed: &ledger::Replay, this_host: &str) -> Option<bool> {
+    replayed.last_attempt.and_then(|i| match &events[i].body {
+        Body::Spawn {
+            host,
+            pid: Some(pid),
+            pid_start,
+            ..
+        } => process::is_alive(host, *pid, pid_start.as_deref(), this_host),
+        _ => None,
+    })
+}
+
 /// Tips of every ref (branches, remote-tracking branches, tags), to find commits no ref contains.
 fn all_tips(repo: &gix::Repository) -> Vec<ObjectId> {
     let mut out = BTreeSet::new();
@@ -508,6 +559,7 @@ pub fn gather_one(
             only_branch: Some(branch.to_string()),
             forge,
             progress: false,
+            deep: true,
         },
     )?;
     let snap = census

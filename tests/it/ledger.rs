@@ -279,3 +279,174 @@ fn a_lock_left_by_a_killed_writer_fails_fast_and_names_the_file() {
     std::fs::remove_file(&lock).unwrap();
     assert_eq!(env.ok(&repo, &["log", "--json"]).lines().count(), 1);
 }
+
+/// `count` canonical milestone lines of task `task`, one a second from `start` (seconds
+/// into the hour 10:00), as a note file's text.
+fn milestones(task: &str, start: u32, count: u32) -> String {
+    (0..count)
+        .map(|i| {
+            let s = start + i;
+            format!(
+                "{{\"kind\":\"milestone\",\"phase\":\"p{i}\",\"seq\":{},\"task\":\"{task}\",\"ts\":\"2026-11-20T10:{:02}:{:02}.000Z\",\"v\":1}}\n",
+                i + 1,
+                s / 60,
+                s % 60
+            )
+        })
+        .collect()
+}
+
+/// Write `text` as the note on task `task`'s anchor in `notes_ref` (plain git).
+fn put_note(env: &TestEnv, repo: &std::path::Path, notes_ref: &str, task: &str, text: &str) {
+    let anchor = env.anchor(repo, task);
+    env.git(
+        repo,
+        &[
+            "hash-object",
+            "-w",
+            env.root().join(format!("anchor-{task}")).to_str().unwrap(),
+        ],
+    );
+    let f = env.root().join(format!("note-{task}"));
+    std::fs::write(&f, text).unwrap();
+    // `git notes --ref` puts a name outside refs/notes/ under it: write there, then move.
+    let outside = !notes_ref.starts_with("refs/notes/");
+    let at = if outside {
+        "refs/notes/put-note"
+    } else {
+        notes_ref
+    };
+    env.git(
+        repo,
+        &[
+            "notes",
+            "--ref",
+            at,
+            "add",
+            "-f",
+            "-F",
+            f.to_str().unwrap(),
+            &anchor,
+        ],
+    );
+    if outside {
+        env.git(repo, &["update-ref", notes_ref, at]);
+        env.git(repo, &["update-ref", "-d", at]);
+    }
+}
+
+/// SPEC `log --json`: every task's lines merged by ts, then task (numbers numerically),
+/// then seq; a fetched copy's lines are a union; a closed stdout (`| head -1`) ends the run
+/// with exit 0 and nothing on stderr.
+#[test]
+fn log_merges_every_task_in_order_and_stops_at_a_closed_pipe() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    // Task 10 from 10:00:00, task 2 from 10:00:01, both every second; task 3 stored out of
+    // order (lines in a note are not in ts order after a sorted-union merge).
+    put_note(
+        &env,
+        &repo,
+        "refs/notes/recode",
+        "10",
+        &milestones("10", 0, 3),
+    );
+    put_note(
+        &env,
+        &repo,
+        "refs/notes/recode",
+        "2",
+        &milestones("2", 1, 2),
+    );
+    let three: Vec<String> = milestones("3", 0, 2)
+        .lines()
+        .rev()
+        .map(String::from)
+        .collect();
+    put_note(
+        &env,
+        &repo,
+        "refs/notes/recode",
+        "3",
+        &format!("{}\n", three.join("\n")),
+    );
+    // A fetched copy with task 2's lines and one more.
+    put_note(
+        &env,
+        &repo,
+        "refs/recode/remotes/origin/notes",
+        "2",
+        &milestones("2", 1, 3),
+    );
+    let log = env.ok(&repo, &["log", "--json"]);
+    let order: Vec<(String, String)> = log
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["ts"].as_str().unwrap()[14..19].to_string(),
+                v["task"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("00:00", "3"),
+        ("00:00", "10"),
+        ("00:01", "2"),
+        ("00:01", "3"),
+        ("00:01", "10"),
+        ("00:02", "2"),
+        ("00:02", "10"),
+        ("00:03", "2"),
+    ];
+    assert_eq!(
+        order,
+        want.map(|(t, k)| (t.to_string(), k.to_string())).to_vec()
+    );
+
+    // A long ledger into a pipe already closed, and into one closed after the first line.
+    put_note(
+        &env,
+        &repo,
+        "refs/notes/recode",
+        "11",
+        &milestones("11", 0, 2000),
+    );
+    for json in [true, false] {
+        let args: &[&str] = if json { &["log", "--json"] } else { &["log"] };
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = env.cmd(&repo).args(args).stdout(writer).output().unwrap();
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).to_string()
+            ),
+            (Some(0), String::new()),
+            "{args:?}"
+        );
+        let mut child = env
+            .cmd(&repo)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut first,
+        )
+        .unwrap();
+        assert!(first.contains("10:00:00"), "{first}");
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).to_string()
+            ),
+            (Some(0), String::new()),
+            "{args:?} | head -1"
+        );
+    }
+}

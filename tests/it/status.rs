@@ -496,3 +496,112 @@ fn a_future_spawn_with_a_dead_pid_is_stalled_and_status_warns() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+/// A child process that sleeps until the test ends (killed and reaped on drop, panics included).
+struct Sleeper(std::process::Child);
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// SPEC worker object, `dirty`: a worker whose recorded pid is alive is `running`, action
+/// `wait`, and its worktree is not read (dirty null) unless `status --deep`. The skip is
+/// proved with a corrupt worktree index: read, it is a warning and an unreadable reason;
+/// skipped, nothing is said.
+#[test]
+fn live_worker_worktree_is_read_only_with_deep() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = env.root().join("w");
+    let wt_s = wt.to_str().unwrap();
+    env.git(&repo, &["worktree", "add", "-q", "-b", "issue-7", wt_s]);
+    std::fs::write(wt.join("README.md"), "changed\n").unwrap(); // unstaged
+    std::fs::write(wt.join("new.txt"), "x\n").unwrap(); // untracked
+    std::fs::write(wt.join("staged.txt"), "s\n").unwrap();
+    env.git(&wt, &["add", "staged.txt"]); // staged
+    let agent = Sleeper(
+        std::process::Command::new("sleep")
+            .arg("600")
+            .spawn()
+            .unwrap(),
+    );
+    let pid = agent.0.id().to_string();
+    env.ok(&repo, &["record", "spawn", "issue-7", "--pid", &pid]);
+    let one = |args: &[&str]| -> (Worker, String) {
+        let out = env.output(&repo, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let mut doc: StatusDoc = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc.workers.len(), 1);
+        (
+            doc.workers.remove(0),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (w, err) = one(&["status", "--json"]);
+    assert_eq!(
+        (
+            w.liveness.as_str(),
+            w.action.as_str(),
+            w.dirty,
+            err.as_str()
+        ),
+        ("running", "wait", None, "")
+    );
+    assert_eq!(w.reason, "worker is running (its pid is alive)");
+    let (w, _) = one(&["status", "--json", "--deep"]);
+    assert_eq!(
+        (w.liveness.as_str(), w.action.as_str(), w.dirty),
+        ("running", "wait", d(1, 1, 1, 0))
+    );
+    let table = env.ok(&repo, &["status"]);
+    assert!(table.contains("not read (live)"), "{table}");
+
+    // Corrupt the worktree's index: any read of it fails.
+    let index = repo.join(".git/worktrees/w/index");
+    std::fs::write(&index, "not an index").unwrap();
+    let (w, err) = one(&["status", "--json"]);
+    assert_eq!(
+        (
+            w.liveness.as_str(),
+            w.action.as_str(),
+            w.dirty,
+            err.as_str()
+        ),
+        ("running", "wait", None, "")
+    );
+    let (w, err) = one(&["status", "--json", "--deep"]);
+    assert_eq!((w.action.as_str(), w.dirty), ("wait", None));
+    assert!(
+        err.contains(&format!("cannot read the worktree {wt_s}")),
+        "{err}"
+    );
+    // classify always reads it.
+    let c = env.output(&repo, &["classify", "issue-7", "--json"]);
+    assert!(
+        String::from_utf8_lossy(&c.stderr).contains("cannot read the worktree"),
+        "{c:?}"
+    );
+    // recover plans on the skipped reading, does nothing, and says so.
+    let plan = env.ok(&repo, &["recover", "--all", "--json"]);
+    let plan: serde_json::Value = serde_json::from_str(&plan).unwrap();
+    assert_eq!(plan["results"][0]["action"], "wait");
+    assert_eq!(plan["results"][0]["result"], "skipped");
+    drop(agent);
+    // The agent is gone (and its spawn old): the worktree is read again, and is unreadable.
+    let out = env
+        .cmd(&repo)
+        .args(["status", "--json"])
+        .env("RECODE_NOW", crate::common::LATER)
+        .output()
+        .unwrap();
+    let doc: StatusDoc = serde_json::from_slice(&out.stdout).unwrap();
+    let w = &doc.workers[0];
+    assert_eq!((w.liveness.as_str(), w.dirty.as_ref()), ("stalled", None));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot read the worktree"),
+        "{out:?}"
+    );
+}
