@@ -75,10 +75,12 @@ fn unledgered(mut found: Vec<Event>) -> Vec<(jiff::Timestamp, Event)> {
             (ts, e)
         })
         .collect();
+    // Stable ascending (a branch's milestones stay oldest commit first), then reversed.
     out.sort_by(|a, b| {
-        b.0.cmp(&a.0)
-            .then_with(|| snapshot::task_order(&b.1.task, &a.1.task))
+        a.0.cmp(&b.0)
+            .then_with(|| snapshot::task_order(&a.1.task, &b.1.task))
     });
+    out.reverse();
     out
 }
 
