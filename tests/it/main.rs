@@ -14,6 +14,7 @@ mod feedback;
 mod forge;
 mod hook;
 mod ledger;
+mod neverlose;
 mod outcome;
 mod recover;
 mod resume;
