@@ -940,8 +940,10 @@ fn append_paced(
             task
         );
         let commit = write_commit(repo, edit.tree, tip, &msg, now, notes_ref)?;
-        Ok(cas_ref(repo, notes_ref, tip, commit, "notes: recode append", pace)?
-            .then(|| event.clone()))
+        Ok(
+            cas_ref(repo, notes_ref, tip, commit, "notes: recode append", pace)?
+                .then(|| event.clone()),
+        )
     })
 }
 

@@ -1351,7 +1351,10 @@ fn an_unwritable_notes_ref_gives_up_within_the_budget_with_one_line() {
     std::fs::create_dir_all(&lock).unwrap();
     std::fs::write(repo.join("a"), "a\n").unwrap();
     env.git(&repo, &["add", "a"]);
-    env.git(&repo, &["commit", "-q", "-m", "a", "-m", "Recode-Phase: implemented"]);
+    env.git(
+        &repo,
+        &["commit", "-q", "-m", "a", "-m", "Recode-Phase: implemented"],
+    );
     let t = std::time::Instant::now();
     let out = env.output(&repo, &["hook", "post-commit"]);
     assert!(

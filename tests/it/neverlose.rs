@@ -20,7 +20,7 @@
 //! - the ledger only grows: every line present before is present after.
 //!
 //! `RECODE_TRIALS` (default 24), `RECODE_SEED` (first seed, default 1) and
-//! `RECODE_THREADS` (default 1) override the run; a seed reproduces its trial. A violation
+//! `RECODE_THREADS` (default 2) override the run; a seed reproduces its trial. A violation
 //! prints its seed; the run fails at the end.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -164,9 +164,7 @@ impl Trial {
         let mut rng = Rng::new(seed);
         let env = TestEnv::new();
         let faults = Faults {
-            failpoint: rng
-                .chance(60)
-                .then(|| *rng.pick(&FAILPOINTS)),
+            failpoint: rng.chance(60).then(|| *rng.pick(&FAILPOINTS)),
             unsignable: rng.chance(20),
             rejecting: rng.chance(20),
             caller_env: rng.chance(20),
@@ -200,13 +198,24 @@ impl Trial {
         t.commit_file(&repo, "main2.txt", "main moved\n");
         t.git(
             &root,
-            &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()],
+            &[
+                "init",
+                "-q",
+                "--bare",
+                "-b",
+                "main",
+                origin.to_str().unwrap(),
+            ],
         );
         let url = format!("https://github.com/acme/{}.git", t.slug);
         t.git(&repo, &["remote", "add", "origin", &url]);
         t.git(
             &repo,
-            &["config", &format!("url.{}.insteadOf", origin.display()), &url],
+            &[
+                "config",
+                &format!("url.{}.insteadOf", origin.display()),
+                &url,
+            ],
         );
         t.git(&repo, &["push", "-q", "-u", "origin", "main"]);
         let n = 3 + rng.below(4);
@@ -300,7 +309,13 @@ impl Trial {
             Kind::Bystander => {
                 self.git(
                     &self.repo,
-                    &["worktree", "lock", "--reason", "on a volume not mounted", &wt_s],
+                    &[
+                        "worktree",
+                        "lock",
+                        "--reason",
+                        "on a volume not mounted",
+                        &wt_s,
+                    ],
                 );
                 std::fs::remove_dir_all(&wt).unwrap();
                 self.workers.push(branch);
@@ -374,7 +389,10 @@ impl Trial {
             w("build.log", "ignored output\n");
         }
         if rng.chance(35) {
-            w(*rng.pick(&[".env", ".env.local"]), "API_KEY=ignored-secret\n");
+            w(
+                *rng.pick(&[".env", ".env.local"]),
+                "API_KEY=ignored-secret\n",
+            );
         }
         if rng.chance(15) {
             w("id_rsa", "untracked secret key\n");
@@ -468,7 +486,11 @@ fn worktree_list(env: &TestEnv, repo: &Path) -> Vec<(PathBuf, bool)> {
         .git(repo, &["worktree", "list", "--porcelain"])
         .split("\n\n")
     {
-        let Some(path) = block.lines().next().and_then(|l| l.strip_prefix("worktree ")) else {
+        let Some(path) = block
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("worktree "))
+        else {
             continue;
         };
         let locked = block.lines().any(|l| l.starts_with("locked"));
@@ -559,7 +581,12 @@ fn ledger_lines(env: &TestEnv, repo: &Path) -> BTreeSet<String> {
         .lines()
         .filter_map(|l| l.split_whitespace().nth(2).map(|id| format!("{id}\n")))
         .collect();
-    let out = run_git(env, repo, &["cat-file", "--batch=%(objectname)"], ids.as_bytes());
+    let out = run_git(
+        env,
+        repo,
+        &["cat-file", "--batch=%(objectname)"],
+        ids.as_bytes(),
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| l.starts_with('{'))
@@ -647,7 +674,11 @@ impl Trial {
                     v.push(format!(
                         "{when}: content {blob} of {path} in {} lost{}",
                         wt.display(),
-                        if *keep { " (an ignored secret, must stay on disk)" } else { "" }
+                        if *keep {
+                            " (an ignored secret, must stay on disk)"
+                        } else {
+                            ""
+                        }
                     ));
                 }
             }
@@ -698,7 +729,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 fn randomized_trials_never_lose_work() {
     let trials = env_u64("RECODE_TRIALS", 24);
     let first = env_u64("RECODE_SEED", 1);
-    let threads = env_u64("RECODE_THREADS", 1).max(1);
+    let threads = env_u64("RECODE_THREADS", 2).max(1);
     let start = std::time::Instant::now();
     let next = std::sync::atomic::AtomicU64::new(first);
     let failures = std::sync::Mutex::new(Vec::<(u64, Vec<String>)>::new());

@@ -974,10 +974,19 @@ fn a_staged_version_changed_again_is_committed_before_the_worktree_version() {
     let (code, doc, _) = recover(&env, &repo, &["issue-14"]);
     assert_eq!(code, 0);
     assert_eq!(results(&doc), vec![("issue-14", "wip-commit", "held")]);
-    assert_eq!(env.git(&wt, &["show", "HEAD~1:README.md"]), "staged version");
+    assert_eq!(
+        env.git(&wt, &["show", "HEAD~1:README.md"]),
+        "staged version"
+    );
     assert_eq!(env.git(&wt, &["show", "HEAD~1:new.txt"]), "added, staged");
-    assert_eq!(env.git(&wt, &["show", "HEAD:README.md"]), "worktree version");
-    assert_eq!(env.git(&wt, &["show", "HEAD:new.txt"]), "added, then changed");
+    assert_eq!(
+        env.git(&wt, &["show", "HEAD:README.md"]),
+        "worktree version"
+    );
+    assert_eq!(
+        env.git(&wt, &["show", "HEAD:new.txt"]),
+        "added, then changed"
+    );
     assert_eq!(
         env.git(&wt, &["log", "--format=%s", "main..HEAD"]),
         "wip: recode snapshot (2 files)\n\
