@@ -389,10 +389,8 @@ impl Trial {
             w("build.log", "ignored output\n");
         }
         if rng.chance(35) {
-            w(
-                *rng.pick(&[".env", ".env.local"]),
-                "API_KEY=ignored-secret\n",
-            );
+            let name = *rng.pick(&[".env", ".env.local"]);
+            w(name, "API_KEY=ignored-secret\n");
         }
         if rng.chance(15) {
             w("id_rsa", "untracked secret key\n");
