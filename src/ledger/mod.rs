@@ -852,7 +852,7 @@ fn try_anchor(
 
 /// Append `event` to its task's ledger in `notes_ref` with compare-and-swap, retrying on
 /// a lost race (re-reading the ledger and recomputing `seq` each time) for up to
-/// [`RETRY_BUDGET_MS`]. Returns the event as stored.
+/// 20 s. Returns the event as stored.
 ///
 /// Errors: [`LedgerError::Contended`] when races kept being lost; at once, without
 /// retrying, [`LedgerError::StaleLock`], [`LedgerError::Unwritable`] (the ref cannot be
