@@ -957,7 +957,7 @@ fn the_callers_git_dir_never_redirects_the_wip_commit() {
     assert_eq!(env.git(&repo, &["show", "issue-10:w.txt"]), "worker change");
 }
 
-/// Found by the never-lose harness (seed 4): `add -A` replaced a staged version that the
+/// Found by the never-lose harness (seed 2): `add -A` replaced a staged version that the
 /// worktree had changed again (`MM`, `AM`, `MD`), and that version became unreachable.
 /// The index is committed first, so both versions are on the branch.
 #[test]
