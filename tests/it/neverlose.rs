@@ -19,7 +19,7 @@
 //! - every locked worktree whose directory is missing is still registered;
 //! - the ledger only grows: every line present before is present after.
 //!
-//! `RECODE_TRIALS` (default 16), `RECODE_SEED` (first seed, default 1) and
+//! `RECODE_TRIALS` (default 32), `RECODE_SEED` (first seed, default 1) and
 //! `RECODE_THREADS` (default 2) override the run; a seed reproduces its trial. A violation
 //! prints its seed; the run fails at the end.
 
@@ -461,7 +461,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 /// override it). Prints `trials N, violations V, seeds A..B, seconds S`.
 #[test]
 fn randomized_trials_never_lose_work() {
-    let trials = env_u64("RECODE_TRIALS", 16);
+    let trials = env_u64("RECODE_TRIALS", 32);
     let first = env_u64("RECODE_SEED", 1);
     let threads = env_u64("RECODE_THREADS", 2).max(1);
     let start = std::time::Instant::now();
