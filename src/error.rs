@@ -158,6 +158,12 @@ impl Error {
             Error::Git(crate::git::GitError::TooOld { .. }) => {
                 "install a newer git (https://git-scm.com/downloads) and put it first on PATH".into()
             }
+            Error::Ledger(LedgerError::Unwritable { name, .. })
+            | Error::Recover(RecoverError::Ledger(LedgerError::Unwritable { name, .. })) => {
+                format!(
+                    "make {name} writable (check the permissions of the repository's refs directory and what stands at {name}.lock), then run the command again"
+                )
+            }
             Error::Ledger(LedgerError::Contended { .. }) => {
                 "many writers are appending at once; run the command again".into()
             }

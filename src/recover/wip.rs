@@ -111,6 +111,15 @@ fn add_and_commit(
     left_out: &[String],
     phase: Option<&str>,
 ) -> Result<Option<(String, u32)>, GitError> {
+    // `add -A` replaces a staged version that the worktree changed again (`MM`, `AM`,
+    // `MD`): commit the index first, so that version stays reachable too (safety rule 1).
+    let restaged = staged_then_changed(dir)?;
+    if restaged > 0 {
+        let message = format!(
+            "wip: recode snapshot of the index ({restaged} files changed again after staging)\n\nRecode-Wip: true\n"
+        );
+        commit(r, dir, &message)?;
+    }
     git::Git::new(dir)
         .args(["add", "-A", "--", "."])
         .args(left_out.iter().map(|p| format!(":(exclude,literal){p}")))
@@ -128,6 +137,16 @@ fn add_and_commit(
         message.push_str(&format!("{}: {p}\n", crate::trailer::PHASE_TRAILER));
     }
     failpoint("wip-commit");
+    commit(r, dir, &message)?;
+    let head = git::read(dir, &["rev-parse", "HEAD"])?;
+    Ok(Some((
+        String::from_utf8_lossy(&head).trim().to_string(),
+        files,
+    )))
+}
+
+/// Commit the index as it is (hooks skipped; a fallback identity when none is set).
+fn commit(r: &Run, dir: &Path, message: &str) -> Result<(), GitError> {
     let mut commit = git::Git::new(dir).args([
         "-c",
         "core.hooksPath=/dev/null",
@@ -136,7 +155,7 @@ fn add_and_commit(
         "--no-verify",
         "--allow-empty-message",
         "-m",
-        &message,
+        message,
     ]);
     if r.repo.committer().and_then(|c| c.ok()).is_none() {
         for (k, v) in [
@@ -149,11 +168,29 @@ fn add_and_commit(
         }
     }
     commit.output()?;
-    let head = git::read(dir, &["rev-parse", "HEAD"])?;
-    Ok(Some((
-        String::from_utf8_lossy(&head).trim().to_string(),
-        files,
-    )))
+    Ok(())
+}
+
+/// How many paths have a staged version (added, modified, type-changed) that the worktree
+/// changed or deleted again: `add -A` would replace that version.
+///
+/// Errors: [`GitError`] when the status cannot be read.
+fn staged_then_changed(dir: &Path) -> Result<usize, GitError> {
+    let out = git::read(
+        dir,
+        &[
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--no-renames",
+            "--untracked-files=no",
+            "--ignore-submodules=all",
+        ],
+    )?;
+    Ok(out
+        .split(|b| *b == 0)
+        .filter(|e| e.len() > 3 && b"MAT".contains(&e[0]) && b"MTD".contains(&e[1]))
+        .count())
 }
 
 /// The absolute path of `name` in the worktree's own git dir (`--git-path`).

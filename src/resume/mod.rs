@@ -253,6 +253,25 @@ pub fn sh_quote(s: &str) -> String {
     gix::quote::single(s.as_bytes().as_bstr()).to_string()
 }
 
+/// Fill a `recode.agent` template in one pass, left to right: each placeholder is replaced
+/// by its value, and a value is never scanned again, so a session id, directory or prompt
+/// path that contains `{cwd}` or `{prompt_file}` text stays as it is.
+pub fn fill(template: &str, values: &[(&str, String)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while !rest.is_empty() {
+        if let Some((key, value)) = values.iter().find(|(k, _)| rest.starts_with(k)) {
+            out.push_str(value);
+            rest = &rest[key.len()..];
+        } else {
+            let c = rest.chars().next().expect("rest is not empty");
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
 /// Decide session or fresh and build the command for `recode.agent`.
 pub fn launch(
     agent: &str,
@@ -313,10 +332,14 @@ pub fn launch(
         ("claude", None) => format!("claude -p {prompt_arg}"),
         ("codex", Some(id)) => format!("codex exec resume {} {prompt_arg}", sh_quote(id)),
         ("codex", None) => format!("codex exec {prompt_arg}"),
-        (template, _) => template
-            .replace("{session_id}", &sh_quote(session.as_deref().unwrap_or("")))
-            .replace("{cwd}", &sh_quote(&cwd))
-            .replace("{prompt_file}", &sh_quote(prompt_file)),
+        (template, _) => fill(
+            template,
+            &[
+                ("{session_id}", sh_quote(session.as_deref().unwrap_or(""))),
+                ("{cwd}", sh_quote(&cwd)),
+                ("{prompt_file}", sh_quote(prompt_file)),
+            ],
+        ),
     };
     Launch {
         mode,

@@ -50,6 +50,14 @@ impl TestEnv {
             .stdin(Stdio::null());
     }
 
+    /// A `git` command in `dir` with the test environment (for stdin or a failure to inspect).
+    pub fn git_cmd(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new("git");
+        self.apply_env(&mut cmd);
+        cmd.current_dir(dir);
+        cmd
+    }
+
     /// `git <args>` in `dir`; panics unless it succeeds; returns trimmed stdout.
     pub fn git(&self, dir: &Path, args: &[&str]) -> String {
         let mut cmd = Command::new("git");

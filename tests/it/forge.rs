@@ -1343,3 +1343,58 @@ fn a_second_status_asks_conditionally_and_costs_no_rate_limit() {
         vec![200, 200, 200, 200, 304, 304, 304, 304, 200]
     );
 }
+
+/// SPEC exit codes: a forge error during `recover` is an error (exit 1), after what could
+/// be done safely was done: the WIP commit is made, the delete waits for a forge that
+/// answers.
+#[test]
+fn a_forge_failure_during_recover_exits_1_after_the_safe_steps() {
+    let fx = Fx::new();
+    let empty = fx.worker("issue-1-empty", 0, 1);
+    let dirty = fx.worker("issue-2-dirty", 1, 1);
+    std::fs::write(dirty.join("notes.txt"), "uncommitted\n").unwrap();
+    for _ in 0..4 {
+        fx.gh.fail_next(500, &[], r#"{"message":"Server Error"}"#);
+    }
+    let r = fx.run_env(
+        true,
+        &[("RECODE_FORGE_MAX_WAIT", "0")],
+        &["recover", "--all", "--json"],
+    );
+    assert_eq!(
+        r.code,
+        Some(1),
+        "SPEC: a forge error is an error\n{}",
+        r.stderr
+    );
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let results: Vec<(&str, &str, &str)> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["branch"].as_str().unwrap(),
+                x["action"].as_str().unwrap(),
+                x["result"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        results,
+        vec![
+            ("issue-1-empty", "wait", "skipped"),
+            ("issue-2-dirty", "wip-commit", "done"),
+        ]
+    );
+    assert_eq!(r.warnings().len(), 1, "{}", r.stderr);
+    assert!(r.warnings()[0].contains("500"), "{}", r.stderr);
+    assert!(
+        r.stderr.lines().any(|l| l.starts_with("error: ")),
+        "{}",
+        r.stderr
+    );
+    assert!(empty.join("README.md").exists());
+    assert_eq!(fx.env.git(&dirty, &["status", "--porcelain"]), "");
+    assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 4]);
+}

@@ -1340,3 +1340,37 @@ fn a_held_notes_lock_gives_up_fast_with_one_line_and_the_milestone_is_recoverabl
         vec![]
     );
 }
+
+/// The hook meets a notes ref that cannot be written (a directory at its lock path): it
+/// gives up at once, within its budget, with one line on stderr, and the commit stands.
+#[test]
+fn an_unwritable_notes_ref_gives_up_within_the_budget_with_one_line() {
+    let env = TestEnv::new();
+    let repo = hooked(&env, "issue-28");
+    let lock = repo.join(".git/refs/notes/recode.lock");
+    std::fs::create_dir_all(&lock).unwrap();
+    std::fs::write(repo.join("a"), "a\n").unwrap();
+    env.git(&repo, &["add", "a"]);
+    env.git(
+        &repo,
+        &["commit", "-q", "-m", "a", "-m", "Recode-Phase: implemented"],
+    );
+    let t = std::time::Instant::now();
+    let out = env.output(&repo, &["hook", "post-commit"]);
+    assert!(
+        t.elapsed() < std::time::Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "git-recode post-commit: error: cannot write refs/notes/recode: {} is in the way",
+            lock.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(ledger(&env, &repo, "28"), "");
+}

@@ -450,3 +450,33 @@ fn log_merges_every_task_in_order_and_stops_at_a_closed_pipe() {
         );
     }
 }
+
+/// A notes ref that cannot be written for any reason but a lost race (here a directory
+/// stands at its lock path: no writer holds it) fails at once with the cause, exit 1,
+/// instead of retrying for 20 s; nothing was appended.
+#[test]
+fn an_unwritable_notes_ref_fails_at_once_naming_the_cause() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    env.ok(&repo, &["record", "spawn", "issue-3", "--cwd", "."]);
+    let lock = repo.join(".git/refs/notes/recode.lock");
+    std::fs::create_dir(&lock).unwrap();
+    let start = std::time::Instant::now();
+    let out = env.output(&repo, &["record", "spawn", "issue-3", "--cwd", "."]);
+    assert!(start.elapsed().as_secs() < 3, "took {:?}", start.elapsed());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let p = lock.display();
+    assert!(
+        stderr.starts_with(&format!(
+            "error: cannot write refs/notes/recode: {p} is in the way and is not a lock file a writer holds\n"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("hint: make refs/notes/recode writable (check the permissions of the repository's refs directory and what stands at refs/notes/recode.lock), then run the command again\n"),
+        "{stderr}"
+    );
+    std::fs::remove_dir(&lock).unwrap();
+    assert_eq!(env.ok(&repo, &["log", "--json"]).lines().count(), 1);
+}

@@ -956,3 +956,42 @@ fn the_callers_git_dir_never_redirects_the_wip_commit() {
     assert_eq!(index_bytes(&env, &repo), main_index);
     assert_eq!(env.git(&repo, &["show", "issue-10:w.txt"]), "worker change");
 }
+
+/// Found by the never-lose harness (seed 2): `add -A` replaced a staged version that the
+/// worktree had changed again (`MM`, `AM`, `MD`), and that version became unreachable.
+/// The index is committed first, so both versions are on the branch.
+#[test]
+fn a_staged_version_changed_again_is_committed_before_the_worktree_version() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = add_worker(&env, &repo, 14, "issue-14");
+    std::fs::write(wt.join("README.md"), "staged version\n").unwrap();
+    std::fs::write(wt.join("new.txt"), "added, staged\n").unwrap();
+    env.git(&wt, &["add", "README.md", "new.txt"]);
+    std::fs::write(wt.join("README.md"), "worktree version\n").unwrap();
+    std::fs::write(wt.join("new.txt"), "added, then changed\n").unwrap();
+    let before = env.work(&repo);
+    let (code, doc, _) = recover(&env, &repo, &["issue-14"]);
+    assert_eq!(code, 0);
+    assert_eq!(results(&doc), vec![("issue-14", "wip-commit", "held")]);
+    assert_eq!(
+        env.git(&wt, &["show", "HEAD~1:README.md"]),
+        "staged version"
+    );
+    assert_eq!(env.git(&wt, &["show", "HEAD~1:new.txt"]), "added, staged");
+    assert_eq!(
+        env.git(&wt, &["show", "HEAD:README.md"]),
+        "worktree version"
+    );
+    assert_eq!(
+        env.git(&wt, &["show", "HEAD:new.txt"]),
+        "added, then changed"
+    );
+    assert_eq!(
+        env.git(&wt, &["log", "--format=%s", "main..HEAD"]),
+        "wip: recode snapshot (2 files)\n\
+         wip: recode snapshot of the index (2 files changed again after staging)"
+    );
+    assert_eq!(env.git(&wt, &["status", "--porcelain"]), "");
+    env.assert_nothing_lost(&repo, &before);
+}

@@ -726,3 +726,54 @@ fn result_json_from_each_agent() {
         "transient\n"
     );
 }
+
+/// The `recode.agent` template is filled in one pass: a value holding placeholder text
+/// (a session id `{cwd}`, a directory named `{prompt_file}`) is never expanded again.
+#[test]
+fn a_template_value_holding_a_placeholder_is_never_expanded_again() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = env.root().join("wt-{prompt_file}");
+    env.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-29",
+            wt.to_str().unwrap(),
+            "main",
+        ],
+    );
+    env.git(
+        &repo,
+        &[
+            "config",
+            "recode.agent",
+            "my-agent --session {session_id} --in {cwd} --prompt {prompt_file}",
+        ],
+    );
+    ok_at(
+        &env,
+        &wt,
+        T1,
+        &[
+            "record",
+            "spawn",
+            "issue-29",
+            "--session-id",
+            "s-{cwd}-{session_id}",
+        ],
+    );
+    exit(&env, &wt, "issue-29", "1", "failed");
+    let v = resume_json(&env, &repo, "issue-29");
+    let wts = wt.display().to_string();
+    assert_eq!(
+        v["command"],
+        format!(
+            "cd '{wts}' && my-agent --session 's-{{cwd}}-{{session_id}}' --in '{wts}' --prompt '{}'",
+            v["prompt_file"].as_str().unwrap()
+        )
+    );
+}

@@ -1,0 +1,502 @@
+//! The randomized never-lose harness (SPEC safety rules 0 and 1).
+//!
+//! A trial is one generated repository with a handful of workers, each in a debris state
+//! picked by a seeded PRNG (empty; commits ahead; gated; merged by merge commit, squash or
+//! rebase, pushed or not, the fake forge reporting the PR merged; an open PR; a detached
+//! HEAD after commits or after a rebase; a locked bystander worktree whose directory is
+//! missing), dirt laid over some of them (staged, unstaged, staged-then-changed, untracked,
+//! ignored, ignored secrets, untracked secrets, an untracked nested repository), and
+//! faults (SIGKILL at one failpoint, a WIP commit that cannot be signed, an origin whose
+//! pre-receive hook rejects every push, the caller's GIT_DIR/GIT_WORK_TREE/GIT_INDEX_FILE
+//! exported, a forge answering 500). `recover --all` runs twice (the first with the kill);
+//! after each run the invariants are checked:
+//!
+//! - every commit reachable before (any ref, any worktree HEAD) is reachable after, from a
+//!   ref, a worktree HEAD, or the origin;
+//! - every staged, unstaged or untracked content is on disk at its path or in a reachable
+//!   commit's tree; an ignored secret is still on disk (other ignored files may go with a
+//!   removed worktree: SPEC "special cases");
+//! - every locked worktree whose directory is missing is still registered;
+//! - the ledger only grows: every line present before is present after.
+//!
+//! `RECODE_TRIALS` (default 32), `RECODE_SEED` (first seed, default 1) and
+//! `RECODE_THREADS` (default 2) override the run; a seed reproduces its trial. A violation
+//! prints its seed; the run fails at the end.
+
+mod invariants;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::common::{LATER, TestEnv};
+use crate::fake_github::FakeGitHub;
+
+/// xorshift64*: a tiny seeded PRNG, so a seed reproduces a trial.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// True with probability `pct` percent.
+    fn chance(&mut self, pct: u64) -> bool {
+        self.below(100) < pct
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+const FAILPOINTS: [&str; 7] = [
+    "delete-worktree",
+    "delete-branch",
+    "wip-add",
+    "wip-commit",
+    "wip-push",
+    "publish-push",
+    "publish-pr",
+];
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Empty,
+    Ahead,
+    Gated,
+    MergedMerge,
+    MergedSquash,
+    MergedRebase,
+    OpenPr,
+    Detached,
+    DetachedRebased,
+    Bystander,
+}
+
+const KINDS: [Kind; 10] = [
+    Kind::Empty,
+    Kind::Ahead,
+    Kind::Gated,
+    Kind::MergedMerge,
+    Kind::MergedSquash,
+    Kind::MergedRebase,
+    Kind::OpenPr,
+    Kind::Detached,
+    Kind::DetachedRebased,
+    Kind::Bystander,
+];
+
+/// What a trial injects, for the failure message.
+#[derive(Debug, Default)]
+struct Faults {
+    failpoint: Option<&'static str>,
+    unsignable: bool,
+    rejecting: bool,
+    caller_env: bool,
+    forge_500: bool,
+}
+
+/// One generated repository.
+struct Trial {
+    seed: u64,
+    env: TestEnv,
+    repo: PathBuf,
+    origin: PathBuf,
+    slug: String,
+    gh: FakeGitHub,
+    faults: Faults,
+    workers: Vec<String>,
+}
+
+fn shared_forge() -> FakeGitHub {
+    static GH: OnceLock<FakeGitHub> = OnceLock::new();
+    GH.get_or_init(FakeGitHub::start).clone()
+}
+
+impl Trial {
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        self.env.git(dir, args)
+    }
+
+    fn commit_file(&self, dir: &Path, name: &str, text: &str) {
+        let p = dir.join(name);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(&p, text).unwrap();
+        self.git(dir, &["add", "--", name]);
+        self.git(dir, &["commit", "-q", "-m", &format!("add {name}")]);
+    }
+
+    fn recode(&self, dir: &Path) -> std::process::Command {
+        let mut c = self.env.cmd(dir);
+        c.env("RECODE_GITHUB_API", &self.gh.url)
+            .env("RECODE_FORGE_MAX_WAIT", "0")
+            .env("GH_TOKEN", "test-token");
+        c
+    }
+
+    fn record(&self, args: &[&str]) {
+        let out = self
+            .recode(&self.repo)
+            .env("RECODE_NOW", "2029-12-31T00:00:00Z")
+            .arg("record")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "seed {}: record {args:?}: {}",
+            self.seed,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn new(seed: u64) -> Trial {
+        let mut rng = Rng::new(seed);
+        let env = TestEnv::new();
+        let faults = Faults {
+            failpoint: rng.chance(60).then(|| *rng.pick(&FAILPOINTS)),
+            unsignable: rng.chance(20),
+            rejecting: rng.chance(20),
+            caller_env: rng.chance(20),
+            forge_500: rng.chance(10),
+        };
+        let gh = if faults.forge_500 {
+            FakeGitHub::start()
+        } else {
+            shared_forge()
+        };
+        let slug = format!("t{seed}");
+        let root = env.root();
+        let repo = root.join("r");
+        std::fs::create_dir_all(&repo).unwrap();
+        let origin = root.join("origin.git");
+        let mut t = Trial {
+            seed,
+            env,
+            repo: repo.clone(),
+            origin: origin.clone(),
+            slug,
+            gh,
+            faults,
+            workers: Vec::new(),
+        };
+        t.git(&repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join(".gitignore"), ".env*\n*.log\n").unwrap();
+        t.git(&repo, &["add", ".gitignore"]);
+        t.commit_file(&repo, "README.md", "hello\n");
+        t.git(&repo, &["tag", "base0"]);
+        t.commit_file(&repo, "main2.txt", "main moved\n");
+        t.git(
+            &root,
+            &[
+                "init",
+                "-q",
+                "--bare",
+                "-b",
+                "main",
+                origin.to_str().unwrap(),
+            ],
+        );
+        let url = format!("https://github.com/acme/{}.git", t.slug);
+        t.git(&repo, &["remote", "add", "origin", &url]);
+        t.git(
+            &repo,
+            &[
+                "config",
+                &format!("url.{}.insteadOf", origin.display()),
+                &url,
+            ],
+        );
+        t.git(&repo, &["push", "-q", "-u", "origin", "main"]);
+        let n = 3 + rng.below(4);
+        for i in 1..=n {
+            let kind = *rng.pick(&KINDS);
+            t.add_worker(&mut rng, i, kind);
+        }
+        if rng.chance(30) {
+            std::fs::write(repo.join("main-staged.txt"), "user's staged work\n").unwrap();
+            t.git(&repo, &["add", "main-staged.txt"]);
+            std::fs::write(repo.join("main-untracked.txt"), "user's notes\n").unwrap();
+        }
+        t.inject();
+        t
+    }
+
+    fn inject(&self) {
+        if self.faults.unsignable {
+            self.git(&self.repo, &["config", "commit.gpgSign", "true"]);
+            self.git(&self.repo, &["config", "gpg.program", "/nonexistent/gpg"]);
+        }
+        if self.faults.rejecting {
+            let hook = self.origin.join("hooks/pre-receive");
+            std::fs::write(&hook, "#!/bin/sh\necho rejected by policy >&2\nexit 1\n").unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        if self.faults.forge_500 {
+            for _ in 0..40 {
+                self.gh.fail_next(500, &[], r#"{"message":"Server Error"}"#);
+            }
+        }
+    }
+
+    fn add_worker(&mut self, rng: &mut Rng, i: u64, kind: Kind) {
+        let name = format!("{kind:?}").to_ascii_lowercase();
+        let branch = if matches!(kind, Kind::Bystander) && rng.chance(50) {
+            format!("feature-{i}-away")
+        } else {
+            format!("issue-{i}-{name}")
+        };
+        let wt = self.env.root().join(format!("wt/{i}"));
+        let wt_s = wt.to_str().unwrap().to_string();
+        self.git(
+            &self.repo,
+            &["worktree", "add", "-q", "-b", &branch, &wt_s, "base0"],
+        );
+        let commits = match kind {
+            Kind::Empty => 0,
+            Kind::Bystander => rng.below(2),
+            _ => 1 + rng.below(3),
+        };
+        for k in 0..commits {
+            self.commit_file(&wt, &format!("w{i}-{k}.txt"), &format!("{branch} {k}\n"));
+        }
+        let pushed = rng.chance(60);
+        if pushed && commits > 0 && !matches!(kind, Kind::Bystander) {
+            self.git(&wt, &["push", "-q", "-u", "origin", &branch]);
+        }
+        if rng.chance(85) {
+            self.record(&["spawn", &branch]);
+            let rc = rng.pick(&["0", "1", "2"]).to_string();
+            self.record(&["exit", &branch, "--rc", &rc]);
+        }
+        match kind {
+            Kind::Gated => self.record(&["gate", &branch, "--passed"]),
+            Kind::MergedMerge | Kind::MergedSquash | Kind::MergedRebase => {
+                self.merge(&branch, kind);
+                let tip = self.git(&wt, &["rev-parse", "HEAD"]);
+                let n = self.gh.add_pr("acme", &self.slug, &branch, "merged");
+                self.gh.set_head(n, &tip);
+                if rng.chance(20) {
+                    self.commit_file(&wt, &format!("w{i}-after.txt"), "new work\n");
+                }
+            }
+            Kind::OpenPr => {
+                let tip = self.git(&wt, &["rev-parse", "HEAD"]);
+                let n = self.gh.add_pr("acme", &self.slug, &branch, "open");
+                self.gh.set_head(n, &tip);
+            }
+            Kind::Detached => {
+                self.git(&wt, &["checkout", "-q", "--detach"]);
+                for k in 0..1 + rng.below(2) {
+                    self.commit_file(&wt, &format!("d{i}-{k}.txt"), "detached work\n");
+                }
+            }
+            Kind::DetachedRebased => {
+                self.git(&wt, &["checkout", "-q", "--detach"]);
+                self.git(&wt, &["rebase", "-q", "main"]);
+            }
+            Kind::Bystander => {
+                self.git(
+                    &self.repo,
+                    &[
+                        "worktree",
+                        "lock",
+                        "--reason",
+                        "on a volume not mounted",
+                        &wt_s,
+                    ],
+                );
+                std::fs::remove_dir_all(&wt).unwrap();
+                self.workers.push(branch);
+                return;
+            }
+            Kind::Empty | Kind::Ahead => {}
+        }
+        if rng.chance(55) {
+            self.dirty(rng, &wt, i);
+        }
+        self.workers.push(branch);
+    }
+
+    /// Merge `branch` into main the way the forge's button would, and push main.
+    fn merge(&self, branch: &str, kind: Kind) {
+        let r = &self.repo;
+        match kind {
+            Kind::MergedMerge => {
+                self.git(r, &["merge", "-q", "--no-ff", "-m", "Merge PR", branch]);
+            }
+            Kind::MergedSquash => {
+                self.git(r, &["merge", "-q", "--squash", branch]);
+                self.git(r, &["commit", "-q", "-m", "Squashed PR"]);
+            }
+            _ => {
+                let range = format!("base0..{branch}");
+                if !self.git(r, &["rev-list", &range]).is_empty() {
+                    self.git(r, &["cherry-pick", "--allow-empty", &range]);
+                }
+            }
+        }
+        self.git(r, &["push", "-q", "origin", "main"]);
+    }
+
+    /// Lay dirt over a worktree: a random subset of every kind git distinguishes.
+    fn dirty(&self, rng: &mut Rng, wt: &Path, i: u64) {
+        let w = |p: &str, text: &str| {
+            let f = wt.join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, text).unwrap();
+        };
+        if rng.chance(50) {
+            w(&format!("u{i}.txt"), "untracked\n");
+            w("newdir/deep/x.txt", "untracked in a new directory\n");
+        }
+        if rng.chance(40) {
+            w(&format!("s{i}.txt"), "staged new\n");
+            self.git(wt, &["add", &format!("s{i}.txt")]);
+        }
+        match rng.below(5) {
+            0 => w("README.md", "unstaged change\n"),
+            1 => {
+                w("README.md", "staged version\n");
+                self.git(wt, &["add", "README.md"]);
+                w("README.md", "worktree version\n");
+            }
+            2 => {
+                w("README.md", "staged, then deleted\n");
+                self.git(wt, &["add", "README.md"]);
+                std::fs::remove_file(wt.join("README.md")).unwrap();
+            }
+            3 => std::fs::remove_file(wt.join("README.md")).unwrap(),
+            _ => {}
+        }
+        if rng.chance(30) {
+            w(&format!("a{i}.txt"), "added, then changed: staged\n");
+            self.git(wt, &["add", &format!("a{i}.txt")]);
+            w(&format!("a{i}.txt"), "added, then changed: worktree\n");
+        }
+        if rng.chance(35) {
+            w("build.log", "ignored output\n");
+        }
+        if rng.chance(35) {
+            let name = *rng.pick(&[".env", ".env.local"]);
+            w(name, "API_KEY=ignored-secret\n");
+        }
+        if rng.chance(15) {
+            w("id_rsa", "untracked secret key\n");
+        }
+        if rng.chance(15) {
+            let dep = wt.join("vendor/dep");
+            std::fs::create_dir_all(&dep).unwrap();
+            self.git(&dep, &["init", "-q", "-b", "main"]);
+            self.commit_file(&dep, "lib.c", &format!("nested {i}\n"));
+            std::fs::write(dep.join("uncommitted.c"), "nested dirt\n").unwrap();
+        }
+    }
+
+    /// `recover --all --json` with the faults; `None` when killed by a signal.
+    fn recover(&self, failpoint: Option<&str>) -> (Option<i32>, String) {
+        let mut c = self.recode(&self.repo);
+        c.env("RECODE_NOW", LATER);
+        if let Some(fp) = failpoint {
+            c.env("RECODE_FAILPOINT", fp);
+        }
+        if self.faults.caller_env {
+            let gd = self.repo.join(".git");
+            c.env("GIT_DIR", &gd)
+                .env("GIT_WORK_TREE", &self.repo)
+                .env("GIT_INDEX_FILE", gd.join("index"));
+        }
+        let out = c.args(["recover", "--all", "--json"]).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+impl Trial {
+    /// Run the trial: two recovers, invariants after each; returns the violations.
+    fn run(&self) -> Vec<String> {
+        let before = invariants::before(&self.env, &self.repo);
+        let mut v = Vec::new();
+        for (n, fp) in [(1, self.faults.failpoint), (2, None)] {
+            let (code, stderr) = self.recover(fp);
+            let when = format!("after run {n} (exit {code:?})");
+            if stderr.contains("panicked") || !matches!(code, None | Some(0 | 1 | 3)) {
+                v.push(format!("{when}: crashed: {stderr}"));
+            }
+            if code.is_none() && fp.is_none() {
+                v.push(format!("{when}: killed without a failpoint: {stderr}"));
+            }
+            v.extend(invariants::check(
+                &self.env,
+                &self.repo,
+                &self.origin,
+                &before,
+                &when,
+            ));
+        }
+        v
+    }
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The CI run: a fixed set of seeds (`RECODE_TRIALS`, `RECODE_SEED`, `RECODE_THREADS`
+/// override it). Prints `trials N, violations V, seeds A..B, seconds S`.
+#[test]
+fn randomized_trials_never_lose_work() {
+    let trials = env_u64("RECODE_TRIALS", 32);
+    let first = env_u64("RECODE_SEED", 1);
+    let threads = env_u64("RECODE_THREADS", 2).max(1);
+    let start = std::time::Instant::now();
+    let next = std::sync::atomic::AtomicU64::new(first);
+    let failures = std::sync::Mutex::new(Vec::<(u64, Vec<String>)>::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if seed >= first + trials {
+                        break;
+                    }
+                    let t = Trial::new(seed);
+                    let v = t.run();
+                    if !v.is_empty() {
+                        eprintln!(
+                            "never-lose violation, seed {seed} (RECODE_SEED={seed} RECODE_TRIALS=1), workers {:?}, faults {:?}:\n  {}",
+                            t.workers,
+                            t.faults,
+                            v.join("\n  ")
+                        );
+                        failures.lock().unwrap().push((seed, v));
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    println!(
+        "trials {trials}, violations {}, seeds {first}..{}, seconds {}",
+        failures.len(),
+        first + trials - 1,
+        start.elapsed().as_secs()
+    );
+    let seeds: Vec<u64> = failures.iter().map(|f| f.0).collect();
+    assert!(seeds.is_empty(), "never-lose violations at seeds {seeds:?}");
+}
