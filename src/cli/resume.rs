@@ -82,9 +82,13 @@ pub fn run(args: ResumeArgs) -> Result<i32, Error> {
         .unwrap_or_else(|| "<prompt file>".into());
     let default_cwd = match &place {
         resume::Place::Existing(p) | resume::Place::Added(p) => p.clone(),
+        resume::Place::WouldAdd { path, .. } => path.clone(),
     };
     let agent = agent_of(&ctx, &snap);
-    let launch: Launch = resume::launch(&agent, &snap, &w, &shown_file, &default_cwd);
+    let mut launch: Launch = resume::launch(&agent, &snap, &w, &shown_file, &default_cwd);
+    if let resume::Place::WouldAdd { add, .. } = &place {
+        launch.command = format!("{add} && {}", launch.command);
+    }
     if !args.dry_run {
         if let Some(p) = &prompt_file {
             write_prompt(p, &prompt)?;

@@ -368,8 +368,17 @@ pub fn refusal(w: &Worker) -> Option<String> {
 pub enum Place {
     /// The worker's worktree (or the recorded `cwd` inside it), which exists.
     Existing(String),
-    /// No worktree: one is (or, on a dry run, would be) added here with `git worktree add`.
+    /// No worktree: one was added here with `git worktree add`.
     Added(String),
+    /// No worktree, on a dry run: one would be added at `path`; `add` is the shell command
+    /// that adds it (`git -C <common dir> worktree add …`, quoted), which the handed-out
+    /// command runs first.
+    WouldAdd {
+        /// Where.
+        path: String,
+        /// The `git worktree add` command line.
+        add: String,
+    },
 }
 
 /// Errors of `resume`: reading the facts, deciding where to resume.
@@ -448,35 +457,50 @@ pub fn place(
         })
         .collect();
     let path = root.join(dir_name).display().to_string();
-    if dry_run {
-        return Ok(Place::Added(path));
-    }
-    let mut add = crate::git::Git::new(repo.common_dir()).args(["worktree", "add", "--quiet"]);
-    add = if snap.branch_local {
-        add.args([path.as_str(), snap.branch.as_str()])
+    let mut args: Vec<String> = vec!["worktree".into(), "add".into(), "--quiet".into()];
+    if snap.branch_local {
+        args.extend([path.clone(), snap.branch.clone()]);
     } else if snap.branch_remote {
         let upstream = crate::repo::remote_tracking(repo, cfg, &snap.branch);
         let upstream = upstream.trim_start_matches("refs/remotes/").to_string();
-        add.args([
-            "--track",
-            "-b",
-            snap.branch.as_str(),
-            path.as_str(),
-            upstream.as_str(),
-        ])
+        args.extend([
+            "--track".into(),
+            "-b".into(),
+            snap.branch.clone(),
+            path.clone(),
+            upstream,
+        ]);
     } else {
-        add.args([
-            "-b",
-            snap.branch.as_str(),
-            path.as_str(),
-            snap.base.as_str(),
-        ])
-    };
-    add.output().map_err(|source| ResumeError::Add {
-        branch: snap.branch.clone(),
-        path: path.clone(),
-        source,
-    })?;
+        args.extend([
+            "-b".into(),
+            snap.branch.clone(),
+            path.clone(),
+            snap.base.clone(),
+        ]);
+    }
+    if dry_run {
+        // The command handed out adds the worktree itself, so it runs as shown.
+        let mut add = vec![
+            "git".to_string(),
+            "-C".into(),
+            repo.common_dir().display().to_string(),
+        ];
+        add.extend(args);
+        let add = add
+            .iter()
+            .map(|a| sh_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ");
+        return Ok(Place::WouldAdd { path, add });
+    }
+    crate::git::Git::new(repo.common_dir())
+        .args(&args)
+        .output()
+        .map_err(|source| ResumeError::Add {
+            branch: snap.branch.clone(),
+            path: path.clone(),
+            source,
+        })?;
     Ok(Place::Added(path))
 }
 

@@ -777,3 +777,153 @@ fn a_template_value_holding_a_placeholder_is_never_expanded_again() {
         )
     );
 }
+
+/// SPEC `resume`: a registered worktree whose directory is missing is refused (exit 1,
+/// the `git worktree repair` hint) and nothing is ledgered, locked or not.
+#[test]
+fn a_missing_registered_worktree_is_refused_and_nothing_is_ledgered() {
+    let env = TestEnv::new();
+    let (repo, wt) = worker(&env, 31, "issue-31");
+    std::fs::write(wt.join("w.txt"), "work\n").unwrap();
+    env.git(&wt, &["add", "w.txt"]);
+    env.git(&wt, &["commit", "-qm", "partial work"]);
+    ok_at(
+        &env,
+        &wt,
+        T1,
+        &["record", "spawn", "issue-31", "--session-id", "s-31"],
+    );
+    exit(&env, &wt, "issue-31", "1", "failed");
+    env.git(
+        &repo,
+        &[
+            "worktree",
+            "lock",
+            "--reason",
+            "crashed",
+            wt.to_str().unwrap(),
+        ],
+    );
+    std::fs::remove_dir_all(&wt).unwrap();
+    let before = env.ok(&repo, &["log", "--json"]);
+    for args in [
+        &["resume", "issue-31"][..],
+        &["resume", "issue-31", "--dry-run", "--json"][..],
+    ] {
+        let out = at(&env, &repo, LATER, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(out.stdout, b"", "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with(&format!(
+                "error: the worktree of issue-31 is registered at {}, which does not exist\n",
+                wt.display()
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains("hint: if the directory moved, run `git worktree repair <new-path>`"),
+            "{err}"
+        );
+    }
+    assert_eq!(env.ok(&repo, &["log", "--json"]), before);
+    assert!(!wt.exists());
+}
+
+/// SPEC `resume`: a worker with no worktree gets one under `recode.worktreeDir`, on its
+/// branch, before the command runs in it; on a dry run nothing is added, and the command
+/// handed out adds it first (so it runs as shown).
+#[test]
+fn a_worker_without_a_worktree_gets_one_under_worktree_dir() {
+    let env = TestEnv::new();
+    let (repo, wt) = worker(&env, 32, "issue-32");
+    std::fs::write(wt.join("a"), "a\n").unwrap();
+    env.git(&wt, &["add", "a"]);
+    env.git(&wt, &["commit", "-qm", "half the work"]);
+    ok_at(
+        &env,
+        &wt,
+        T1,
+        &[
+            "record",
+            "spawn",
+            "issue-32",
+            "--agent",
+            "claude",
+            "--session-id",
+            "s-32",
+        ],
+    );
+    exit(&env, &wt, "issue-32", "1", "failed");
+    env.git(&repo, &["worktree", "remove", wt.to_str().unwrap()]);
+    let wts = env.root().join("wts");
+    env.git(
+        &repo,
+        &["config", "recode.worktreeDir", wts.to_str().unwrap()],
+    );
+    let target = wts.join("issue-32");
+    let before = env.ok(&repo, &["log", "--json"]);
+    let dry: serde_json::Value = serde_json::from_str(&ok_at(
+        &env,
+        &repo,
+        LATER,
+        &["resume", "issue-32", "--dry-run", "--json"],
+    ))
+    .unwrap();
+    let common = env.git(
+        &repo,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    );
+    let t = target.display().to_string();
+    assert_eq!(dry["cwd"], t.as_str());
+    let cmd = dry["command"].as_str().unwrap();
+    let add = format!(
+        "'git' '-C' '{}' 'worktree' 'add' '--quiet' '{t}' 'issue-32' && cd '{t}' && ",
+        common.trim()
+    );
+    assert!(cmd.starts_with(&add), "{cmd}");
+    assert!(!target.exists());
+    assert_eq!(env.ok(&repo, &["log", "--json"]), before);
+    // The handed-out command's first step, run as shown, adds exactly that worktree.
+    let step = cmd.split(" && cd ").next().unwrap();
+    let ran = std::process::Command::new("sh")
+        .args(["-c", step])
+        .env("HOME", env.root())
+        .output()
+        .unwrap();
+    assert_eq!(ran.status.code(), Some(0), "{ran:?}");
+    assert_eq!(
+        env.git(&target, &["rev-parse", "--abbrev-ref", "HEAD"])
+            .trim(),
+        "issue-32"
+    );
+    env.git(&repo, &["worktree", "remove", target.to_str().unwrap()]);
+    // For real: the worktree is added on the branch, then one resume event.
+    let real: serde_json::Value = serde_json::from_str(&ok_at(
+        &env,
+        &repo,
+        LATER,
+        &["resume", "issue-32", "--json"],
+    ))
+    .unwrap();
+    assert_eq!(real["cwd"], t.as_str());
+    assert!(
+        real["command"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("cd '{t}' && "))
+    );
+    assert_eq!(
+        env.git(&target, &["rev-parse", "--abbrev-ref", "HEAD"])
+            .trim(),
+        "issue-32"
+    );
+    let log = env.ok(&repo, &["log", "issue-32", "--json"]);
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.contains("\"kind\":\"resume\""))
+            .count(),
+        1,
+        "{log}"
+    );
+}
