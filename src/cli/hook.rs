@@ -7,7 +7,7 @@ use crate::cli::Ctx;
 use crate::error::{EXIT_OK, Error};
 use serde::Serialize;
 
-use crate::hook::{self, Installed, chain};
+use crate::hook::{self, Installed, advice, walk};
 use crate::ledger::{self, Body, Event};
 use crate::snapshot;
 
@@ -59,9 +59,9 @@ fn write_hook(path: &Path, text: &str) -> Result<(), Error> {
 }
 
 /// This worktree's top (the git dir in a bare repository) and the hooks directory git uses here.
-fn here(repo: &gix::Repository) -> (PathBuf, chain::HooksDir) {
-    let wt = chain::normalize(repo.workdir().unwrap_or_else(|| repo.git_dir()));
-    let dir = chain::hooks_dir(repo, &wt, repo.git_dir());
+fn here(repo: &gix::Repository) -> (PathBuf, walk::HooksDir) {
+    let wt = walk::normalize(repo.workdir().unwrap_or_else(|| repo.git_dir()));
+    let dir = walk::hooks_dir(repo, &wt, repo.git_dir());
     (wt, dir)
 }
 
@@ -100,7 +100,7 @@ pub fn run(cmd: HookCommand) -> Result<i32, Error> {
             if matches!(
                 ours,
                 Installed::Ours | Installed::Chained | Installed::Edited
-            ) && chain::in_a_working_tree(&ctx.repo, &dir)
+            ) && walk::in_a_working_tree(&ctx.repo, &dir)
             {
                 return Err(Error::Refused {
                     message: format!(
@@ -197,13 +197,13 @@ fn install(chain: bool) -> Result<i32, Error> {
         crate::say!("already installed in {}", hook_path.display());
         return Ok(EXIT_OK);
     }
-    let (manager, verdict) = chain::reach_one(&wt, &dir);
+    let (manager, verdict) = walk::reach_one(&wt, &dir);
     if let Ok(via) = verdict {
         crate::say!("already installed: {via}");
         return Ok(EXIT_OK);
     }
-    if manager.is_some() || chain::in_a_working_tree(&ctx.repo, &dir.path) {
-        let a = chain::advice(manager, &wt, &dir);
+    if manager.is_some() || walk::in_a_working_tree(&ctx.repo, &dir.path) {
+        let a = advice::advice(manager, &wt, &dir);
         print!("{}", a.text);
         let what = if a.text.lines().count() > 1 {
             "the stanza"
