@@ -131,10 +131,8 @@ fn uninstall() -> Result<i32, Error> {
             crate::say!("restored the previous hook {}", hook_path.display());
         }
         Installed::Edited => {
-            let text =
-                std::fs::read_to_string(&hook_path).map_err(io("read", &hook_path))?;
-            std::fs::write(&hook_path, hook::splice_out(&text))
-                .map_err(io("write", &hook_path))?;
+            let text = std::fs::read_to_string(&hook_path).map_err(io("read", &hook_path))?;
+            std::fs::write(&hook_path, hook::splice_out(&text)).map_err(io("write", &hook_path))?;
             crate::say!("removed git-recode's lines from {}", hook_path.display());
         }
         Installed::Nothing | Installed::Foreign => {

@@ -139,4 +139,3 @@ fn lefthook_advice(wt: &Path, hook: &Path) -> Advice {
         ),
     }
 }
-
