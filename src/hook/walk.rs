@@ -263,7 +263,7 @@ fn manager_verdict(
             }
         }
         Some(Manager::SimpleGitHooks) => {
-            if calls_us(&text) {
+            if calls_us(text) {
                 Ok(format!("simple-git-hooks ({})", hook.display()))
             } else if simple_config_runs_us(wt) {
                 Err(format!(
@@ -278,7 +278,7 @@ fn manager_verdict(
             }
         }
         None => {
-            if calls_us(&text) {
+            if calls_us(text) {
                 Ok(format!("{} (which calls {COMMAND})", hook.display()))
             } else {
                 Err(format!(
@@ -326,7 +326,7 @@ fn husky_verdict(wt: &Path, d: &Path, text: &str) -> Result<String, String> {
     let hook = d.join("post-commit");
     let hook_rel = rel(&hook, wt);
     let sources_husky_sh = text.contains("_/husky.sh");
-    if !calls_us(&text) {
+    if !calls_us(text) {
         Err(format!(
             "husky's {hook_rel} does not call {COMMAND}: add the line `{LINE}` to it"
         ))
