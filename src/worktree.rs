@@ -71,7 +71,8 @@ pub fn list(repo: &gix::Repository) -> Result<Vec<Worktree>, RepoError> {
     Ok(out)
 }
 
-fn absolute(p: &Path) -> PathBuf {
+/// `p` made absolute (against the current directory) and canonicalized when it exists.
+pub fn absolute(p: &Path) -> PathBuf {
     let p = if p.is_absolute() {
         p.to_path_buf()
     } else {

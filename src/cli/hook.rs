@@ -7,7 +7,7 @@ use crate::cli::Ctx;
 use crate::error::{EXIT_OK, Error};
 use serde::Serialize;
 
-use crate::hook::{self, Installed, chain};
+use crate::hook::{self, Installed, advice, walk};
 use crate::ledger::{self, Body, Event};
 use crate::snapshot;
 
@@ -59,9 +59,9 @@ fn write_hook(path: &Path, text: &str) -> Result<(), Error> {
 }
 
 /// This worktree's top (the git dir in a bare repository) and the hooks directory git uses here.
-fn here(repo: &gix::Repository) -> (PathBuf, chain::HooksDir) {
-    let wt = chain::normalize(repo.workdir().unwrap_or_else(|| repo.git_dir()));
-    let dir = chain::hooks_dir(repo, &wt, repo.git_dir());
+fn here(repo: &gix::Repository) -> (PathBuf, walk::HooksDir) {
+    let wt = walk::normalize(repo.workdir().unwrap_or_else(|| repo.git_dir()));
+    let dir = walk::hooks_dir(repo, &wt, repo.git_dir());
     (wt, dir)
 }
 
@@ -91,96 +91,100 @@ pub fn run(cmd: HookCommand) -> Result<i32, Error> {
     match cmd {
         HookCommand::PostCommit => Ok(post_commit_hook()),
         HookCommand::Install { chain } => install(chain),
-        HookCommand::Uninstall => {
-            let ctx = Ctx::open()?;
-            let (_, dir) = here(&ctx.repo);
-            let dir = dir.path;
-            let hook_path = dir.join("post-commit");
-            let ours = hook::installed(&dir);
-            if matches!(
-                ours,
-                Installed::Ours | Installed::Chained | Installed::Edited
-            ) && chain::in_a_working_tree(&ctx.repo, &dir)
-            {
-                return Err(Error::Refused {
-                    message: format!(
-                        "{} is inside a working tree: git-recode does not write there",
-                        hook_path.display()
-                    ),
-                    hint: format!(
-                        "remove the lines from {} to {} yourself",
-                        hook::BEGIN,
-                        hook::END
-                    ),
-                });
-            }
-            match ours {
-                Installed::Ours => {
-                    std::fs::remove_file(&hook_path).map_err(io("remove", &hook_path))?;
-                    crate::say!("removed {}", hook_path.display());
-                }
-                Installed::Chained => {
-                    let kept = dir.join(format!("post-commit{}", hook::CHAINED_SUFFIX));
-                    std::fs::rename(&kept, &hook_path).map_err(io("restore", &kept))?;
-                    crate::say!("restored the previous hook {}", hook_path.display());
-                }
-                Installed::Edited => {
-                    let text =
-                        std::fs::read_to_string(&hook_path).map_err(io("read", &hook_path))?;
-                    std::fs::write(&hook_path, hook::splice_out(&text))
-                        .map_err(io("write", &hook_path))?;
-                    crate::say!("removed git-recode's lines from {}", hook_path.display());
-                }
-                Installed::Nothing | Installed::Foreign => {
-                    crate::say!("not installed in {}", dir.display())
-                }
-            }
-            Ok(EXIT_OK)
+        HookCommand::Uninstall => uninstall(),
+        HookCommand::Status { json } => status(json),
+    }
+}
+
+/// `hook uninstall`: remove our script, restore a chained hook, or splice our lines out.
+fn uninstall() -> Result<i32, Error> {
+    let ctx = Ctx::open()?;
+    let (_, dir) = here(&ctx.repo);
+    let dir = dir.path;
+    let hook_path = dir.join("post-commit");
+    let ours = hook::installed(&dir);
+    if matches!(
+        ours,
+        Installed::Ours | Installed::Chained | Installed::Edited
+    ) && walk::in_a_working_tree(&ctx.repo, &dir)
+    {
+        return Err(Error::Refused {
+            message: format!(
+                "{} is inside a working tree: git-recode does not write there",
+                hook_path.display()
+            ),
+            hint: format!(
+                "remove the lines from {} to {} yourself",
+                hook::BEGIN,
+                hook::END
+            ),
+        });
+    }
+    match ours {
+        Installed::Ours => {
+            std::fs::remove_file(&hook_path).map_err(io("remove", &hook_path))?;
+            crate::say!("removed {}", hook_path.display());
         }
-        HookCommand::Status { json } => {
-            let ctx = Ctx::open()?;
-            let all = hook::reach(&ctx.repo);
-            if json {
-                let doc = StatusJson {
-                    schema: 1,
-                    worktrees: all
-                        .iter()
-                        .map(|r| WorktreeJson {
-                            path: r.path.display().to_string(),
-                            hooks_dir: r.hooks_dir.display().to_string(),
-                            manager: r.manager,
-                            reaches: r.reaches,
-                            via: r.via.as_deref(),
-                            why: r.why.as_deref(),
-                            current: r.current,
-                        })
-                        .collect(),
-                };
-                let text = serde_json::to_string(&doc).expect("plain structs serialize");
-                crate::say!("{text}");
-                return Ok(EXIT_OK);
-            }
-            if let Some(r) = all.iter().find(|r| r.current) {
-                match (&r.via, &r.why) {
-                    (Some(via), _) => crate::say!("installed: {via}"),
-                    (None, why) => crate::say!("not installed: {}", why.as_deref().unwrap_or("")),
-                }
-            }
-            if all.len() > 1 || all.iter().all(|r| !r.current) {
-                for r in &all {
-                    match (&r.via, &r.why) {
-                        (Some(via), _) => crate::say!("  {}: reached via {via}", r.path.display()),
-                        (None, why) => crate::say!(
-                            "  {}: not reached: {}",
-                            r.path.display(),
-                            why.as_deref().unwrap_or("")
-                        ),
-                    }
-                }
-            }
-            Ok(EXIT_OK)
+        Installed::Chained => {
+            let kept = dir.join(format!("post-commit{}", hook::CHAINED_SUFFIX));
+            std::fs::rename(&kept, &hook_path).map_err(io("restore", &kept))?;
+            crate::say!("restored the previous hook {}", hook_path.display());
+        }
+        Installed::Edited => {
+            let text = std::fs::read_to_string(&hook_path).map_err(io("read", &hook_path))?;
+            std::fs::write(&hook_path, hook::splice_out(&text)).map_err(io("write", &hook_path))?;
+            crate::say!("removed git-recode's lines from {}", hook_path.display());
+        }
+        Installed::Nothing | Installed::Foreign => {
+            crate::say!("not installed in {}", dir.display())
         }
     }
+    Ok(EXIT_OK)
+}
+
+/// `hook status`: whether commits in this worktree (and the others) reach the hook.
+fn status(json: bool) -> Result<i32, Error> {
+    let ctx = Ctx::open()?;
+    let all = hook::reach(&ctx.repo);
+    if json {
+        let doc = StatusJson {
+            schema: 1,
+            worktrees: all
+                .iter()
+                .map(|r| WorktreeJson {
+                    path: r.path.display().to_string(),
+                    hooks_dir: r.hooks_dir.display().to_string(),
+                    manager: r.manager,
+                    reaches: r.reaches,
+                    via: r.via.as_deref(),
+                    why: r.why.as_deref(),
+                    current: r.current,
+                })
+                .collect(),
+        };
+        let text = serde_json::to_string(&doc).expect("plain structs serialize");
+        crate::say!("{text}");
+        return Ok(EXIT_OK);
+    }
+    if let Some(r) = all.iter().find(|r| r.current) {
+        match (&r.via, &r.why) {
+            (Some(via), _) => crate::say!("installed: {via}"),
+            (None, why) => crate::say!("not installed: {}", why.as_deref().unwrap_or("")),
+        }
+    }
+    if all.len() > 1 || all.iter().all(|r| !r.current) {
+        for r in &all {
+            match (&r.via, &r.why) {
+                (Some(via), _) => crate::say!("  {}: reached via {via}", r.path.display()),
+                (None, why) => crate::say!(
+                    "  {}: not reached: {}",
+                    r.path.display(),
+                    why.as_deref().unwrap_or("")
+                ),
+            }
+        }
+    }
+    Ok(EXIT_OK)
 }
 
 /// `hook install`: write the hook where the hooks directory is git's own; elsewhere print
@@ -197,13 +201,13 @@ fn install(chain: bool) -> Result<i32, Error> {
         crate::say!("already installed in {}", hook_path.display());
         return Ok(EXIT_OK);
     }
-    let (manager, verdict) = chain::reach_one(&wt, &dir);
+    let (manager, verdict) = walk::reach_one(&wt, &dir);
     if let Ok(via) = verdict {
         crate::say!("already installed: {via}");
         return Ok(EXIT_OK);
     }
-    if manager.is_some() || chain::in_a_working_tree(&ctx.repo, &dir.path) {
-        let a = chain::advice(manager, &wt, &dir);
+    if manager.is_some() || walk::in_a_working_tree(&ctx.repo, &dir.path) {
+        let a = advice::advice(manager, &wt, &dir);
         print!("{}", a.text);
         let what = if a.text.lines().count() > 1 {
             "the stanza"

@@ -81,17 +81,6 @@ pub enum RecordCommand {
     },
 }
 
-fn absolute(p: &Path) -> PathBuf {
-    let p = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|c| c.join(p))
-            .unwrap_or_else(|_| p.to_path_buf())
-    };
-    p.canonicalize().unwrap_or(p)
-}
-
 /// The worktree a branch is checked out in, and the branch's head (worktree HEAD, else tip).
 fn locate(ctx: &Ctx, branch: &str) -> Result<(Option<PathBuf>, Option<String>), Error> {
     let wts = worktree::list(&ctx.repo)?;
@@ -167,121 +156,14 @@ pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
             agent,
             pid,
             cwd,
-        } => {
-            let (wt, head) = locate(&ctx, &branch)?;
-            let cwd = match cwd {
-                Some(c) => absolute(&c),
-                None => wt.unwrap_or_else(|| absolute(Path::new("."))),
-            };
-            let task = ctx.cfg.key_of(&branch);
-            let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
-            let (ledger, _) = ledger::read_task(&ctx.repo, &refs, &task)?;
-            let attempt = 1 + ledger
-                .events()
-                .filter(|e| matches!(e.body, Body::Spawn { .. } | Body::Resume { .. }))
-                .count() as u32;
-            let pid_start = pid.and_then(process::start_token);
-            if let (Some(p), None) = (pid, &pid_start) {
-                eprintln!(
-                    "warning: no process {p} on this host: its pid is recorded but never taken as alive"
-                );
-            }
-            append(
-                &ctx,
-                &branch,
-                head,
-                Body::Spawn {
-                    attempt,
-                    cwd: cwd.to_string_lossy().to_string(),
-                    host: process::hostname(),
-                    session_id,
-                    agent,
-                    pid,
-                    pid_start,
-                },
-            )?;
-        }
+        } => spawn(&ctx, branch, session_id, agent, pid, cwd)?,
         RecordCommand::Exit {
             branch,
             rc,
             message_file,
             result_json,
             blocker,
-        } => {
-            let result = match &result_json {
-                Some(p) => Some(agent::parse_result(&read_file(p, "read the result file")?)),
-                None => None,
-            };
-            let message = match &message_file {
-                Some(p) => Some(read_message(p)?),
-                None => result
-                    .as_ref()
-                    .and_then(|r| r.message.as_deref())
-                    .map(|m| tail_utf8(m, MESSAGE_KEEP_BYTES)),
-            };
-            // The session: from the result, else the newest attempt's.
-            let task = ctx.cfg.key_of(&branch);
-            let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
-            let (ledger, _) = ledger::read_task(&ctx.repo, &refs, &task)?;
-            let events: Vec<Event> = ledger.events().cloned().collect();
-            let session = result
-                .as_ref()
-                .and_then(|r| r.session_id.clone())
-                .or_else(|| crate::ledger::replay(&events).session_id);
-            let transcript_error = session
-                .as_deref()
-                .and_then(agent::transcript)
-                .and_then(agent::transcript_error);
-            let verdict = agent::decide(
-                rc,
-                message.as_deref().unwrap_or(""),
-                result.as_ref(),
-                transcript_error.as_deref(),
-                ctx.now,
-            );
-            // SPEC "Outcomes": a transient exit that names no reset waits a backoff,
-            // doubled for each consecutive transient exit of the task (after the last
-            // `cleared`), at most 6 hours.
-            let mut verdict = verdict;
-            if verdict.outcome == Outcome::Transient && verdict.retry_after.is_none() {
-                let since_cleared = events
-                    .iter()
-                    .rposition(|e| matches!(e.body, Body::Cleared { .. }))
-                    .map_or(0, |i| i + 1);
-                let previous: Vec<Outcome> = events[since_cleared..]
-                    .iter()
-                    .filter_map(|e| match &e.body {
-                        Body::Exit { outcome, .. } => Some(*outcome),
-                        _ => None,
-                    })
-                    .collect();
-                let wait = backoff::backoff_secs(backoff::transient_streak(&previous));
-                verdict.retry_after = ctx
-                    .now
-                    .checked_add(jiff::SignedDuration::from_secs(wait))
-                    .ok();
-            }
-            let outcome = match (&blocker, verdict.outcome) {
-                (Some(_), Outcome::Success | Outcome::Failed) => Outcome::Blocked,
-                (_, o) => o,
-            };
-            let (_, head) = locate(&ctx, &branch)?;
-            append(
-                &ctx,
-                &branch,
-                head,
-                Body::Exit {
-                    rc,
-                    outcome,
-                    message: message.filter(|m| !m.is_empty()),
-                    retry_after: verdict.retry_after.map(clock::format_secs),
-                    fresh: verdict.fresh.then_some(true),
-                    blocker,
-                    session_id: result.and_then(|r| r.session_id),
-                },
-            )?;
-            crate::say!("{}", outcome.as_str());
-        }
+        } => exit(&ctx, branch, rc, message_file, result_json, blocker)?,
         RecordCommand::Gate { branch, passed, .. } => {
             let (_, head) = locate(&ctx, &branch)?;
             let Some(head) = head else {
@@ -306,4 +188,138 @@ pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// The events ledgered for `branch`'s task, oldest first.
+fn task_events(ctx: &Ctx, branch: &str) -> Result<Vec<Event>, Error> {
+    let task = ctx.cfg.key_of(branch);
+    let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
+    let (ledger, _) = ledger::read_task(&ctx.repo, &refs, &task)?;
+    Ok(ledger.events().cloned().collect())
+}
+
+/// `record spawn`: ledger the next attempt's start, with its directory, host and process.
+fn spawn(
+    ctx: &Ctx,
+    branch: String,
+    session_id: Option<String>,
+    agent: Option<String>,
+    pid: Option<u32>,
+    cwd: Option<PathBuf>,
+) -> Result<(), Error> {
+    let (wt, head) = locate(ctx, &branch)?;
+    let cwd = match cwd {
+        Some(c) => worktree::absolute(&c),
+        None => wt.unwrap_or_else(|| worktree::absolute(Path::new("."))),
+    };
+    let attempt = 1 + task_events(ctx, &branch)?
+        .iter()
+        .filter(|e| matches!(e.body, Body::Spawn { .. } | Body::Resume { .. }))
+        .count() as u32;
+    let pid_start = pid.and_then(process::start_token);
+    if let (Some(p), None) = (pid, &pid_start) {
+        eprintln!(
+            "warning: no process {p} on this host: its pid is recorded but never taken as alive"
+        );
+    }
+    append(
+        ctx,
+        &branch,
+        head,
+        Body::Spawn {
+            attempt,
+            cwd: cwd.to_string_lossy().to_string(),
+            host: process::hostname(),
+            session_id,
+            agent,
+            pid,
+            pid_start,
+        },
+    )?;
+    Ok(())
+}
+
+/// `record exit`: classify the attempt's end from rc and the final message, ledger it and
+/// print the outcome.
+fn exit(
+    ctx: &Ctx,
+    branch: String,
+    rc: i32,
+    message_file: Option<PathBuf>,
+    result_json: Option<PathBuf>,
+    blocker: Option<String>,
+) -> Result<(), Error> {
+    let result = match &result_json {
+        Some(p) => Some(agent::parse_result(&read_file(p, "read the result file")?)),
+        None => None,
+    };
+    let message = match &message_file {
+        Some(p) => Some(read_message(p)?),
+        None => result
+            .as_ref()
+            .and_then(|r| r.message.as_deref())
+            .map(|m| tail_utf8(m, MESSAGE_KEEP_BYTES)),
+    };
+    // The session: from the result, else the newest attempt's.
+    let events = task_events(ctx, &branch)?;
+    let session = result
+        .as_ref()
+        .and_then(|r| r.session_id.clone())
+        .or_else(|| crate::ledger::replay(&events).session_id);
+    let transcript_error = session
+        .as_deref()
+        .and_then(agent::transcript)
+        .and_then(agent::transcript_error);
+    let mut verdict = agent::decide(
+        rc,
+        message.as_deref().unwrap_or(""),
+        result.as_ref(),
+        transcript_error.as_deref(),
+        ctx.now,
+    );
+    if verdict.outcome == Outcome::Transient && verdict.retry_after.is_none() {
+        verdict.retry_after = backoff_until(ctx, &events);
+    }
+    let outcome = match (&blocker, verdict.outcome) {
+        (Some(_), Outcome::Success | Outcome::Failed) => Outcome::Blocked,
+        (_, o) => o,
+    };
+    let (_, head) = locate(ctx, &branch)?;
+    append(
+        ctx,
+        &branch,
+        head,
+        Body::Exit {
+            rc,
+            outcome,
+            message: message.filter(|m| !m.is_empty()),
+            retry_after: verdict.retry_after.map(clock::format_secs),
+            fresh: verdict.fresh.then_some(true),
+            blocker,
+            session_id: result.and_then(|r| r.session_id),
+        },
+    )?;
+    crate::say!("{}", outcome.as_str());
+    Ok(())
+}
+
+/// When a transient exit that names no reset may retry (SPEC "Outcomes"): after a backoff
+/// doubled for each consecutive transient exit of the task (after the last `cleared`), at
+/// most 6 hours.
+fn backoff_until(ctx: &Ctx, events: &[Event]) -> Option<jiff::Timestamp> {
+    let since_cleared = events
+        .iter()
+        .rposition(|e| matches!(e.body, Body::Cleared { .. }))
+        .map_or(0, |i| i + 1);
+    let previous: Vec<Outcome> = events[since_cleared..]
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::Exit { outcome, .. } => Some(*outcome),
+            _ => None,
+        })
+        .collect();
+    let wait = backoff::backoff_secs(backoff::transient_streak(&previous));
+    ctx.now
+        .checked_add(jiff::SignedDuration::from_secs(wait))
+        .ok()
 }

@@ -6,9 +6,12 @@ use gix::ObjectId;
 use crate::ledger::Event;
 use crate::repo::RepoError;
 
-pub mod chain;
+pub mod advice;
+pub mod managers;
 pub mod pickup;
-pub use chain::{Manager, WorktreeReach, reach};
+pub mod walk;
+pub use managers::Manager;
+pub use walk::{WorktreeReach, reach};
 
 /// Environment variable carrying the agent's session id into the hook.
 pub const SESSION_ENV: &str = "RECODE_SESSION_ID";

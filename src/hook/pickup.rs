@@ -207,7 +207,7 @@ pub fn unreached_warning(repo: &gix::Repository, worktrees: &[&std::path::Path])
     }
     let wanted: Vec<std::path::PathBuf> = worktrees
         .iter()
-        .map(|p| super::chain::normalize(p))
+        .map(|p| super::walk::normalize(p))
         .collect();
     let lost: Vec<String> = all
         .iter()
