@@ -2,29 +2,25 @@
 
 use std::io::{self, Write};
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use crate::clock;
 use crate::model::{Action, State, Worker};
 
-static COLOR: AtomicBool = AtomicBool::new(false);
-
-/// Turn colour on or off for the human renderings (machine output never has any).
-pub fn set_color(on: bool) {
-    COLOR.store(on, Ordering::Relaxed);
+/// How human output looks: colour on or off. Decided once per run by the command layer
+/// (`cli::Ui`) and passed to each renderer; machine output never has any.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Style {
+    /// Wrap cells in ANSI SGR codes.
+    pub color: bool,
 }
 
-/// Whether colour is on.
-pub fn color() -> bool {
-    COLOR.load(Ordering::Relaxed)
-}
-
-/// Wrap `text` in the ANSI SGR `code` when colour is on.
-pub fn paint(text: &str, code: &str) -> String {
-    if color() {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_string()
+impl Style {
+    /// Wrap `text` in the ANSI SGR `code` when colour is on.
+    pub fn paint(&self, text: &str, code: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
     }
 }
 
@@ -104,7 +100,7 @@ fn pr_cell(w: &Worker) -> String {
 }
 
 /// The human table: a header, one row a worker, and the reason under each row.
-pub fn table(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
+pub fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Result<()> {
     if workers.is_empty() {
         return writeln!(
             out,
@@ -147,7 +143,7 @@ pub fn table(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
         }
         s.trim_end().to_string()
     };
-    writeln!(out, "{}", paint(&line(&header), "1"))?;
+    writeln!(out, "{}", style.paint(&line(&header), "1"))?;
     for (r, w) in rows.iter().zip(workers) {
         // Pad first, then paint, so escape codes never skew the columns.
         let mut cells: Vec<String> = r
@@ -161,20 +157,24 @@ pub fn table(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
                 }
             })
             .collect();
-        cells[3] = paint(&cells[3], state_code(w.state));
-        cells[4] = paint(&cells[4], action_code(w.action));
+        cells[3] = style.paint(&cells[3], state_code(w.state));
+        cells[4] = style.paint(&cells[4], action_code(w.action));
         writeln!(out, "{}", cells.join("  ").trim_end())?;
         let idle = w
             .idle_seconds
             .map(|i| format!(" (idle {})", clock::human_secs(i)))
             .unwrap_or_default();
-        writeln!(out, "    {}", paint(&format!("{}{idle}", w.reason), "2"))?;
+        writeln!(
+            out,
+            "    {}",
+            style.paint(&format!("{}{idle}", w.reason), "2")
+        )?;
     }
     Ok(())
 }
 
 /// `classify` without `--json`: the worker's fields and the evidence for each decision.
-pub fn classify_text(out: &mut impl Write, w: &Worker) -> io::Result<()> {
+pub fn classify_text(out: &mut impl Write, w: &Worker, style: Style) -> io::Result<()> {
     writeln!(out, "task      {}", w.task)?;
     writeln!(out, "branch    {}", w.branch)?;
     writeln!(out, "worktree  {}", w.worktree.as_deref().unwrap_or("-"))?;
@@ -183,12 +183,12 @@ pub fn classify_text(out: &mut impl Write, w: &Worker) -> io::Result<()> {
     writeln!(
         out,
         "state     {}",
-        paint(w.state.as_str(), state_code(w.state))
+        style.paint(w.state.as_str(), state_code(w.state))
     )?;
     writeln!(
         out,
         "action    {}",
-        paint(w.action.as_str(), action_code(w.action))
+        style.paint(w.action.as_str(), action_code(w.action))
     )?;
     writeln!(out, "reason    {}", w.reason)?;
     writeln!(out, "attempts  {}/{}", w.attempts, w.max_attempts)?;

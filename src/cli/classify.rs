@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::classify;
-use crate::cli::{Ctx, out_err};
+use crate::cli::{Ctx, Ui, out_err};
 use crate::error::{EXIT_OK, Error};
 use crate::{render, wire};
 
@@ -26,8 +26,8 @@ pub struct ClassifyArgs {
 ///
 /// Errors: [`Error::UnknownBranch`] when the branch is nowhere (no local or remote
 /// branch, no worktree, no ledger).
-pub fn run(args: ClassifyArgs) -> Result<i32, Error> {
-    let ctx = Ctx::open()?;
+pub fn run(args: ClassifyArgs, ui: &Ui) -> Result<i32, Error> {
+    let ctx = Ctx::open(ui)?;
     let snap = ctx.one_worker(&args.branch, args.offline)?;
     let worker = classify::classify(&snap);
     let mut out = std::io::stdout().lock();
@@ -40,7 +40,7 @@ pub fn run(args: ClassifyArgs) -> Result<i32, Error> {
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| out_err(e.into()))?;
         writeln!(out).map_err(out_err)?;
     } else {
-        render::classify_text(&mut out, &worker).map_err(out_err)?;
+        render::classify_text(&mut out, &worker, ctx.ui.style()).map_err(out_err)?;
     }
     Ok(EXIT_OK)
 }

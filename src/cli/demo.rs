@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use crate::cli::{Ctx, out_err};
+use crate::cli::{Ctx, Ui, out_err};
 use crate::error::{EXIT_OK, Error};
 use crate::render;
 use crate::snapshot::Options;
@@ -56,7 +56,7 @@ pub fn build(dir: &std::path::Path) -> Result<(), Error> {
 /// Run `demo`.
 ///
 /// Errors: as [`build`], then as `status`.
-pub fn run(args: DemoArgs) -> Result<i32, Error> {
+pub fn run(args: DemoArgs, ui: &Ui) -> Result<i32, Error> {
     let dir = match args.dir {
         Some(d) => d,
         None => {
@@ -82,7 +82,7 @@ pub fn run(args: DemoArgs) -> Result<i32, Error> {
         path: repo_dir.display().to_string(),
         source,
     })?;
-    let ctx = Ctx::open()?;
+    let ctx = Ctx::open(ui)?;
     let workers = crate::cli::status::workers(&ctx, &Options::default())?;
     let mut out = std::io::stdout().lock();
     let w = |out: &mut std::io::StdoutLock, s: String| writeln!(out, "{s}").map_err(out_err);
@@ -97,7 +97,7 @@ pub fn run(args: DemoArgs) -> Result<i32, Error> {
         &mut out,
         format!("$ git -C {} recode status", repo_dir.display()),
     )?;
-    render::table(&mut out, &workers).map_err(out_err)?;
+    render::table(&mut out, &workers, ctx.ui.style()).map_err(out_err)?;
     w(
         &mut out,
         "\nWhat `git recode recover --all` would do:".into(),

@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::cli::Ctx;
+use crate::cli::{Ctx, Ui};
 use crate::error::{EXIT_OK, Error};
 use serde::Serialize;
 
@@ -87,18 +87,18 @@ struct WorktreeJson<'a> {
 /// Run `hook …`.
 ///
 /// Errors: refusals print a hint and return exit 3; I/O errors.
-pub fn run(cmd: HookCommand) -> Result<i32, Error> {
+pub fn run(cmd: HookCommand, ui: &Ui) -> Result<i32, Error> {
     match cmd {
         HookCommand::PostCommit => Ok(post_commit_hook()),
-        HookCommand::Install { chain } => install(chain),
-        HookCommand::Uninstall => uninstall(),
-        HookCommand::Status { json } => status(json),
+        HookCommand::Install { chain } => install(chain, ui),
+        HookCommand::Uninstall => uninstall(ui),
+        HookCommand::Status { json } => status(json, ui),
     }
 }
 
 /// `hook uninstall`: remove our script, restore a chained hook, or splice our lines out.
-fn uninstall() -> Result<i32, Error> {
-    let ctx = Ctx::open()?;
+fn uninstall(ui: &Ui) -> Result<i32, Error> {
+    let ctx = Ctx::open(ui)?;
     let (_, dir) = here(&ctx.repo);
     let dir = dir.path;
     let hook_path = dir.join("post-commit");
@@ -143,8 +143,8 @@ fn uninstall() -> Result<i32, Error> {
 }
 
 /// `hook status`: whether commits in this worktree (and the others) reach the hook.
-fn status(json: bool) -> Result<i32, Error> {
-    let ctx = Ctx::open()?;
+fn status(json: bool, ui: &Ui) -> Result<i32, Error> {
+    let ctx = Ctx::open(ui)?;
     let all = hook::reach(&ctx.repo);
     if json {
         let doc = StatusJson {
@@ -189,8 +189,8 @@ fn status(json: bool) -> Result<i32, Error> {
 
 /// `hook install`: write the hook where the hooks directory is git's own; elsewhere print
 /// what to add and refuse (exit 3).
-fn install(chain: bool) -> Result<i32, Error> {
-    let ctx = Ctx::open()?;
+fn install(chain: bool, ui: &Ui) -> Result<i32, Error> {
+    let ctx = Ctx::open(ui)?;
     let (wt, dir) = here(&ctx.repo);
     let hook_path = dir.path.join("post-commit");
     let kind = hook::installed(&dir.path);
@@ -287,7 +287,7 @@ pub fn post_commit_hook() -> i32 {
 }
 
 fn post_commit(deadline: std::time::Instant) -> Result<(), Error> {
-    let ctx = Ctx::open()?;
+    let ctx = Ctx::open(&Ui::default())?;
     let Some((head, message)) = hook::head_commit(&ctx.repo) else {
         return Ok(());
     };

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::cli::{Ctx, out_err, warn_all};
+use crate::cli::{Ctx, Ui, out_err};
 use crate::error::{EXIT_OK, Error};
 use crate::hook::pickup;
 use crate::ledger::{self, Event, Line};
@@ -24,8 +24,8 @@ pub struct LogArgs {
 /// `git recode log --json | head -1` ends early; a closed pipe ends the run quietly.
 ///
 /// Errors: ledger read errors; [`Error::UnknownBranch`] when the branch's task has no ledger.
-pub fn run(args: LogArgs) -> Result<i32, Error> {
-    let ctx = Ctx::open()?;
+pub fn run(args: LogArgs, ui: &Ui) -> Result<i32, Error> {
+    let ctx = Ctx::open(ui)?;
     let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
     let mut out = Out::new(args.json);
     match &args.branch {
@@ -33,7 +33,7 @@ pub fn run(args: LogArgs) -> Result<i32, Error> {
             // One task's note: the only one read.
             let task = ctx.cfg.key_of(b);
             let (l, warnings) = ledger::read_task(&ctx.repo, &refs, &task)?;
-            warn_all(&warnings);
+            ctx.ui.warn(&warnings);
             if l.entries.is_empty()
                 && crate::repo::tip(&ctx.repo, &format!("refs/heads/{b}")).is_none()
             {
@@ -57,7 +57,7 @@ pub fn run(args: LogArgs) -> Result<i32, Error> {
             }
             out.write_before(&mut found, jiff::Timestamp::MAX, "")?;
             out.flush()?;
-            warn_all(&stream.warnings);
+            ctx.ui.warn(&stream.warnings);
         }
     }
     out.flush()?;

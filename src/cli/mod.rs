@@ -2,7 +2,6 @@
 // Doc comments of the argument structs are the --help texts (`<path>`, `<prefix>`), not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
@@ -20,7 +19,10 @@ pub mod recover;
 pub mod resume;
 pub mod status;
 pub mod sync;
+pub mod ui;
 pub mod verify;
+
+pub use ui::Ui;
 
 /// The version and the commit the binary was built from: `0.1.0 (abc123def456)`.
 pub const VERSION: &str = concat!(
@@ -108,9 +110,6 @@ pub enum Command {
     Completions(man::CompletionsArgs),
 }
 
-/// `--color` as given, for [`Ctx::open`] to combine with git's `color.ui`.
-static COLOR_CHOICE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
 /// What every command needs: the repository, its configuration and the clock.
 pub struct Ctx {
     /// The repository (opened from the current directory, after `-C`).
@@ -119,21 +118,20 @@ pub struct Ctx {
     pub cfg: Config,
     /// The clock (`RECODE_NOW`).
     pub now: jiff::Timestamp,
+    /// The terminal: stdout, stderr and colour (git's `color.ui` included).
+    pub ui: Ui,
 }
 
 impl Ctx {
     /// Open the repository in the current directory.
     ///
     /// Errors: [`Error::Repo`], [`Error::Config`], [`Error::Clock`].
-    pub fn open() -> Result<Ctx, Error> {
+    pub fn open(ui: &Ui) -> Result<Ctx, Error> {
         let now = crate::clock::now()?;
         let repo = crate::repo::open(None)?;
         let cfg = Config::load(&repo)?;
-        if let Some(choice) = COLOR_CHOICE.get() {
-            let ui = crate::config::string(&repo, "color.ui");
-            crate::render::set_color(crate::render::decide_color(choice, ui.as_deref()));
-        }
-        Ok(Ctx { repo, cfg, now })
+        let ui = ui.for_repo(&repo);
+        Ok(Ctx { repo, cfg, now, ui })
     }
 }
 
@@ -170,7 +168,7 @@ impl Ctx {
         let forge = self.forge_view(offline, Some(branch), false)?;
         let (snap, warnings) =
             crate::snapshot::gather_one(&self.repo, &self.cfg, self.now, branch, forge)?;
-        warn_all(&warnings);
+        self.ui.warn(&warnings);
         snap.ok_or_else(|| Error::UnknownBranch {
             branch: branch.to_string(),
         })
@@ -194,7 +192,7 @@ impl Ctx {
         let (view, more) =
             crate::snapshot::forge_view(&self.repo, &self.cfg, forge.as_deref(), only, all)?;
         warnings.extend(more);
-        warn_all(&warnings);
+        self.ui.warn(&warnings);
         Ok(view)
     }
 }
@@ -204,17 +202,9 @@ impl Ctx {
 /// hook could not write is lost). A failure is a warning: the command goes on.
 pub fn pick_up(ctx: &Ctx, branches: &[String]) {
     if let Err(e) = crate::snapshot::pick_up_milestones(&ctx.repo, &ctx.cfg, branches) {
-        warn_all(&[format!(
+        ctx.ui.warn(&[format!(
             "cannot ledger milestones from commit trailers: {e}"
         )]);
-    }
-}
-
-/// Print warnings once each, on stderr.
-pub fn warn_all(warnings: &[String]) {
-    let mut err = std::io::stderr().lock();
-    for w in warnings {
-        let _ = writeln!(err, "warning: {w}");
     }
 }
 
@@ -297,22 +287,21 @@ pub fn main() -> i32 {
             return EXIT_ERROR;
         }
     }
-    // Colour: decided once the repository (and so git's color.ui) is open (`Ctx::open`).
-    COLOR_CHOICE.get_or_init(|| cli.color.clone());
-    crate::render::set_color(crate::render::decide_color(&cli.color, None));
+    // The terminal: colour from --color now, refined by git's color.ui in `Ctx::open`.
+    let ui = Ui::new(&cli.color);
     let span = tracing::info_span!("command", name = cli.command.name());
     let _entered = span.enter();
     let result = match cli.command {
-        Command::Status(a) => status::run(a),
-        Command::Classify(a) => classify::run(a),
-        Command::Record(c) => record::run(c),
-        Command::Log(a) => log::run(a),
-        Command::Recover(a) => recover::run(a),
-        Command::Verify(a) => verify::run(a),
-        Command::Resume(a) => resume::run(a),
-        Command::Hook(c) => hook::run(c),
-        Command::Sync(a) => sync::run(a),
-        Command::Demo(a) => demo::run(a),
+        Command::Status(a) => status::run(a, &ui),
+        Command::Classify(a) => classify::run(a, &ui),
+        Command::Record(c) => record::run(c, &ui),
+        Command::Log(a) => log::run(a, &ui),
+        Command::Recover(a) => recover::run(a, &ui),
+        Command::Verify(a) => verify::run(a, &ui),
+        Command::Resume(a) => resume::run(a, &ui),
+        Command::Hook(c) => hook::run(c, &ui),
+        Command::Sync(a) => sync::run(a, &ui),
+        Command::Demo(a) => demo::run(a, &ui),
         Command::Man(a) => man::run(a),
         Command::Completions(a) => man::completions(a),
     };

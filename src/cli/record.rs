@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::cli::Ctx;
+use crate::cli::{Ctx, Ui};
 use crate::error::{EXIT_OK, Error};
 use crate::ledger::{self, Body, Event, GateBy};
 use crate::outcome::{Outcome, backoff};
@@ -138,8 +138,8 @@ fn append(ctx: &Ctx, branch: &str, head: Option<String>, body: Body) -> Result<E
 ///
 /// Errors: [`Error::UnknownBranch`] for `gate` on a branch with no head; [`Error::Io`]
 /// for an unreadable message file; ledger errors.
-pub fn run(cmd: RecordCommand) -> Result<i32, Error> {
-    let ctx = Ctx::open()?;
+pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
+    let ctx = Ctx::open(ui)?;
     let branch = match &cmd {
         RecordCommand::Spawn { branch, .. }
         | RecordCommand::Exit { branch, .. }
@@ -218,9 +218,9 @@ fn spawn(
         .count() as u32;
     let pid_start = pid.and_then(process::start_token);
     if let (Some(p), None) = (pid, &pid_start) {
-        eprintln!(
-            "warning: no process {p} on this host: its pid is recorded but never taken as alive"
-        );
+        ctx.ui.warn(&[format!(
+            "no process {p} on this host: its pid is recorded but never taken as alive"
+        )]);
     }
     append(
         ctx,

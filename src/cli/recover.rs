@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::cli::{Ctx, out_err};
+use crate::cli::{Ctx, Ui, out_err};
 use crate::error::{EXIT_OK, Error};
 use crate::recover::{self, Request};
 use crate::wire;
@@ -33,8 +33,8 @@ pub struct RecoverArgs {
 /// Run `recover`.
 ///
 /// Errors: as [`recover::run`].
-pub fn run(args: RecoverArgs) -> Result<i32, Error> {
-    let ctx = Ctx::open()?;
+pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
+    let ctx = Ctx::open(ui)?;
     if !args.dry_run {
         crate::cli::pick_up(&ctx, &args.branches);
     }
@@ -49,7 +49,7 @@ pub fn run(args: RecoverArgs) -> Result<i32, Error> {
             progress: !args.json,
         },
     )?;
-    crate::cli::warn_all(&report.warnings);
+    ctx.ui.warn(&report.warnings);
     let steps = &report.steps;
     let mut out = std::io::stdout().lock();
     if args.json {

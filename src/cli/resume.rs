@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::classify;
-use crate::cli::{Ctx, out_err};
+use crate::cli::{Ctx, Ui, out_err};
 use crate::error::{EXIT_OK, Error};
 use crate::ledger::{self, Body, Event};
 use crate::resume::{self, Facts, Launch};
@@ -58,8 +58,8 @@ struct ResumeDoc<'a> {
 ///
 /// Errors: [`Error::UnknownBranch`]; [`Error::Refused`] (exit 3) when capped, needing a
 /// human, or running.
-pub fn run(args: ResumeArgs) -> Result<i32, Error> {
-    let ctx = Ctx::open()?;
+pub fn run(args: ResumeArgs, ui: &Ui) -> Result<i32, Error> {
+    let ctx = Ctx::open(ui)?;
     if !args.dry_run {
         crate::cli::pick_up(&ctx, std::slice::from_ref(&args.branch));
     }
@@ -68,7 +68,7 @@ pub fn run(args: ResumeArgs) -> Result<i32, Error> {
     if let Some(why) = resume::refusal(&w) {
         return Err(refuse(&ctx, &snap, &w, why, args.dry_run)?);
     }
-    warn_limit(&w, ctx.now);
+    warn_limit(&ctx, &w);
     // Always an existing directory on the worker's branch (SPEC `resume`): a missing
     // registered worktree is refused before anything is ledgered; none gets one added.
     let place = resume::place(&ctx.repo, &ctx.cfg, &snap, args.dry_run)?;
@@ -154,14 +154,15 @@ fn refuse(
 }
 
 /// Warn on stderr when an exited worker's rate limit has not reset yet.
-fn warn_limit(w: &crate::model::Worker, now: jiff::Timestamp) {
+fn warn_limit(ctx: &Ctx, w: &crate::model::Worker) {
+    let now = ctx.now;
     if let (Some(t), Some(crate::model::Liveness::Exited)) = (w.retry_after, Some(w.liveness))
         && t > now
     {
-        eprintln!(
-            "warning: the limit resets at {}: resuming now will likely hit it again",
+        ctx.ui.warn(&[format!(
+            "the limit resets at {}: resuming now will likely hit it again",
             crate::clock::format_secs(t)
-        );
+        )]);
     }
 }
 

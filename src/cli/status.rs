@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::classify;
-use crate::cli::{Ctx, out_err, warn_all};
+use crate::cli::{Ctx, Ui, out_err};
 use crate::error::{EXIT_OK, Error};
 use crate::model::Worker;
 use crate::snapshot::{self, Options};
@@ -40,7 +40,7 @@ pub struct StatusArgs {
 /// Errors: as [`snapshot::gather`].
 pub fn workers(ctx: &Ctx, opts: &Options) -> Result<Vec<Worker>, Error> {
     let census = snapshot::gather(&ctx.repo, &ctx.cfg, ctx.now, opts)?;
-    warn_all(&census.warnings);
+    ctx.ui.warn(&census.warnings);
     Ok(census.snapshots.iter().map(classify::classify).collect())
 }
 
@@ -64,8 +64,8 @@ fn skew_warning(workers: &[Worker]) -> Option<String> {
 /// Run `status`.
 ///
 /// Errors: [`Error`] from opening the repository or reading it.
-pub fn run(args: StatusArgs) -> Result<i32, Error> {
-    let ctx = Ctx::open()?;
+pub fn run(args: StatusArgs, ui: &Ui) -> Result<i32, Error> {
+    let ctx = Ctx::open(ui)?;
     let forge = ctx.forge_view(args.offline, None, args.all)?;
     let workers = workers(
         &ctx,
@@ -77,12 +77,13 @@ pub fn run(args: StatusArgs) -> Result<i32, Error> {
             deep: args.deep,
         },
     )?;
-    warn_all(&skew_warning(&workers).into_iter().collect::<Vec<_>>());
+    ctx.ui
+        .warn(&skew_warning(&workers).into_iter().collect::<Vec<_>>());
     let paths: Vec<&std::path::Path> = workers
         .iter()
         .filter_map(|w| w.worktree.as_deref().map(std::path::Path::new))
         .collect();
-    warn_all(
+    ctx.ui.warn(
         &crate::hook::pickup::unreached_warning(&ctx.repo, &paths)
             .into_iter()
             .collect::<Vec<_>>(),
@@ -98,7 +99,7 @@ pub fn run(args: StatusArgs) -> Result<i32, Error> {
     } else if args.porcelain {
         render::porcelain(&mut out, &workers).map_err(out_err)?;
     } else {
-        render::table(&mut out, &workers).map_err(out_err)?;
+        render::table(&mut out, &workers, ctx.ui.style()).map_err(out_err)?;
     }
     Ok(EXIT_OK)
 }

@@ -1,6 +1,6 @@
 //! `git recode sync [<remote>]`.
 
-use crate::cli::Ctx;
+use crate::cli::{Ctx, Ui};
 use crate::error::{EXIT_OK, Error};
 use crate::sync;
 
@@ -23,8 +23,8 @@ pub struct SyncArgs {
 /// Run `sync`.
 ///
 /// Errors: as [`sync::sync`].
-pub fn run(args: SyncArgs) -> Result<i32, Error> {
-    let ctx = Ctx::open()?;
+pub fn run(args: SyncArgs, ui: &Ui) -> Result<i32, Error> {
+    let ctx = Ctx::open(ui)?;
     let remote = args.remote.unwrap_or_else(|| ctx.cfg.remote.clone());
     if crate::forge::remote_url(&ctx.repo, &remote).is_none() {
         return Err(Error::Usage(format!(

@@ -1,6 +1,6 @@
 //! `git recode verify <branch>`.
 
-use crate::cli::Ctx;
+use crate::cli::{Ctx, Ui};
 use crate::error::{EXIT_OK, Error};
 use crate::ledger::{self, Body, Event};
 use crate::outcome::Outcome;
@@ -25,12 +25,12 @@ pub struct VerifyArgs {
 /// Run `verify`.
 ///
 /// Errors: repository and ledger errors; forge failures are the verdict `unknown`.
-pub fn run(args: VerifyArgs) -> Result<i32, Error> {
-    let ctx = Ctx::open()?;
+pub fn run(args: VerifyArgs, ui: &Ui) -> Result<i32, Error> {
+    let ctx = Ctx::open(ui)?;
     let task = ctx.cfg.key_of(&args.branch);
     let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
     let (ledger, warnings) = ledger::read_task(&ctx.repo, &refs, &task)?;
-    crate::cli::warn_all(&warnings);
+    ctx.ui.warn(&warnings);
     let events: Vec<Event> = ledger.events().cloned().collect();
     let replay = crate::ledger::replay(&events);
     let mut pr_json = serde_json::Value::Null;
@@ -57,13 +57,13 @@ pub fn run(args: VerifyArgs) -> Result<i32, Error> {
             Ok(None) if replay.last_outcome.is_some() => "holds",
             Ok(None) => "unknown",
             Err(e) => {
-                eprintln!("warning: the forge did not answer: {e}");
+                ctx.ui.warn(&[format!("the forge did not answer: {e}")]);
                 "unknown"
             }
         },
         Ok(None) => "unknown",
         Err(e) => {
-            eprintln!("warning: {e}");
+            ctx.ui.warn(&[e.to_string()]);
             "unknown"
         }
     };
