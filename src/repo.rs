@@ -194,16 +194,42 @@ pub fn commits_between(
     tip: ObjectId,
     hidden: &[ObjectId],
 ) -> Result<Vec<(ObjectId, i64)>, RepoError> {
+    walk_between(repo, tip, hidden, None)
+}
+
+/// The newest `limit` commits (by committer time) reachable from `tip` but from none of
+/// `hidden`, with committer times: a bounded read of a branch's recent work.
+///
+/// Errors: [`RepoError::Git`] when the walk cannot read a commit.
+pub fn newest_between(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    hidden: &[ObjectId],
+    limit: usize,
+) -> Result<Vec<(ObjectId, i64)>, RepoError> {
+    walk_between(repo, tip, hidden, Some(limit))
+}
+
+/// The walk behind [`commits_between`] (git's default order, all commits) and
+/// [`newest_between`] (committer time, newest first, at most `limit`).
+fn walk_between(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    hidden: &[ObjectId],
+    limit: Option<usize>,
+) -> Result<Vec<(ObjectId, i64)>, RepoError> {
     if hidden.contains(&tip) {
         return Ok(Vec::new());
     }
-    let walk = repo
-        .rev_walk([tip])
-        .with_hidden(hidden.iter().copied())
-        .all()
-        .map_err(git)?;
+    let mut walk = repo.rev_walk([tip]).with_hidden(hidden.iter().copied());
+    if limit.is_some() {
+        walk = walk.sorting(gix::revision::walk::Sorting::ByCommitTime(
+            gix::traverse::commit::simple::CommitTimeOrder::NewestFirst,
+        ));
+    }
+    let walk = walk.all().map_err(git)?;
     let mut out = Vec::new();
-    for info in walk {
+    for info in walk.take(limit.unwrap_or(usize::MAX)) {
         let info = info.map_err(git)?;
         let time = match info.commit_time {
             Some(t) => t,

@@ -110,37 +110,12 @@ pub fn pending(
     if branch == base {
         return Ok(Vec::new());
     }
-    let ahead = newest_ahead(repo, tip, &repo::base_tips(repo, cfg, &base))?;
+    let ahead = repo::newest_between(repo, tip, &repo::base_tips(repo, cfg, &base), SCAN_LIMIT)?;
     Ok(events_for(
         task,
         branch,
         unledgered_in(repo, &ahead, events)?,
     ))
-}
-
-/// The newest [`SCAN_LIMIT`] commits reachable from `tip` and from none of `hidden`.
-fn newest_ahead(
-    repo: &gix::Repository,
-    tip: ObjectId,
-    hidden: &[ObjectId],
-) -> Result<Vec<(ObjectId, i64)>, RepoError> {
-    if hidden.contains(&tip) {
-        return Ok(Vec::new());
-    }
-    let walk = repo
-        .rev_walk([tip])
-        .with_hidden(hidden.iter().copied())
-        .sorting(gix::revision::walk::Sorting::ByCommitTime(
-            gix::traverse::commit::simple::CommitTimeOrder::NewestFirst,
-        ))
-        .all()
-        .map_err(repo::git)?;
-    let mut out = Vec::new();
-    for info in walk.take(SCAN_LIMIT) {
-        let info = info.map_err(repo::git)?;
-        out.push((info.id, info.commit_time.unwrap_or(0)));
-    }
-    Ok(out)
 }
 
 /// Local branches that are workers, with their task: matching `recode.branchPattern`, or
