@@ -30,6 +30,9 @@ pub(super) struct Ctx<'a> {
     pub(super) all_ref_tips: Option<Vec<ObjectId>>,
 }
 
+/// A worktree to read: its path, and whether its ignored files are listed (when clean).
+type ToRead = (PathBuf, bool);
+
 /// Commit counts of one worker against the base, its remote branch and its pull request.
 struct Counts {
     behind: u32,
@@ -47,7 +50,7 @@ impl<'a> Ctx<'a> {
         branch: &str,
         task: &str,
         mut events: Vec<ledger::Event>,
-    ) -> Result<Option<(Snapshot, Option<(PathBuf, bool)>)>, GatherError> {
+    ) -> Result<Option<(Snapshot, Option<ToRead>)>, GatherError> {
         let (repo, cfg, opts) = (self.repo, self.cfg, self.opts);
         let wt = self.worktree_of(branch, task);
         let local_tip = self.local.get(branch).copied();
@@ -201,7 +204,7 @@ impl<'a> Ctx<'a> {
         w: &Worktree,
         skip_read: bool,
         candidate: bool,
-    ) -> Result<(WorktreeFacts, Option<(PathBuf, bool)>), GatherError> {
+    ) -> Result<(WorktreeFacts, Option<ToRead>), GatherError> {
         let mut f = WorktreeFacts {
             path: w.path.to_string_lossy().to_string(),
             missing: w.missing,

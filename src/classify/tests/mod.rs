@@ -1,12 +1,12 @@
 //! Unit tests of the classifier: every row and special case of the SPEC's
 //! "Classification" tables, walked without a repository.
 
+mod feedback;
 mod liveness;
-mod state_human;
-mod state_work;
 mod outcomes;
 mod overrides;
-mod feedback;
+mod state_human;
+mod state_work;
 
 use super::*;
 use crate::ledger::GateBy;
