@@ -46,14 +46,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         Ok(Some(v)) => v,
         Ok(None) => {
             saved.restore();
-            return Ok(step(
-                w,
-                Outcome::Held,
-                format!(
-                    "nothing to commit but nested repositories, left out: {}",
-                    left_out.join(", ")
-                ),
-            ));
+            return Ok(only_nested(w, &left_out));
         }
         Err(e) => {
             // Safety rule 0: a failed WIP commit leaves the index as it was.
@@ -80,6 +73,18 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         (None, None) if pushed => step(w, Outcome::Done, format!("{made}, pushed")),
         (None, None) => step(w, Outcome::Done, made),
     })
+}
+
+/// The step when nothing but nested repositories was there to commit: `held`.
+fn only_nested(w: &Worker, left_out: &[String]) -> Step {
+    step(
+        w,
+        Outcome::Held,
+        format!(
+            "nothing to commit but nested repositories, left out: {}",
+            left_out.join(", ")
+        ),
+    )
 }
 
 /// Push the WIP commit when allowed: whether it was pushed, why it is held (with the
