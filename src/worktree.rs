@@ -156,6 +156,72 @@ pub fn operation(git_dir: &Path) -> Option<Operation> {
 /// Errors: [`RepoError::Git`] when the worktree or its index cannot be read.
 pub fn status(path: &Path) -> Result<Status, RepoError> {
     let repo = gix::open(path).map_err(git)?;
+    let c = changed(&repo)?;
+    let workdir = repo.workdir().unwrap_or(path).to_path_buf();
+    let mut newest = mtime(&repo.index_path());
+    for rela in c
+        .unstaged
+        .iter()
+        .chain(c.untracked.iter())
+        .chain(c.staged.iter())
+    {
+        if let Ok(p) = gix::path::from_bstr(rela.as_bstr()) {
+            newest = newest.max(mtime(&workdir.join(p)));
+        }
+    }
+    let n = |s: &BTreeSet<gix::bstr::BString>| s.len() as u32;
+    Ok(Status {
+        dirty: Dirty {
+            staged: n(&c.staged),
+            unstaged: n(&c.unstaged),
+            untracked: n(&c.untracked),
+            conflicted: n(&c.conflicted),
+        },
+        newest_mtime: newest,
+    })
+}
+
+/// The changed paths of a worktree by kind, as `git status` counts them.
+#[derive(Default)]
+struct Changed {
+    staged: BTreeSet<gix::bstr::BString>,
+    unstaged: BTreeSet<gix::bstr::BString>,
+    untracked: BTreeSet<gix::bstr::BString>,
+    conflicted: BTreeSet<gix::bstr::BString>,
+}
+
+impl Changed {
+    /// Record one index-to-worktree item.
+    fn worktree_item(&mut self, item: gix::status::index_worktree::Item) {
+        use gix::status::index_worktree::Item as Iw;
+        use gix::status::plumbing::index_as_worktree::EntryStatus;
+        match item {
+            Iw::Modification {
+                rela_path, status, ..
+            } => match status {
+                EntryStatus::Conflict { .. } => {
+                    self.conflicted.insert(rela_path);
+                }
+                EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
+                    self.unstaged.insert(rela_path);
+                }
+                EntryStatus::NeedsUpdate(_) => {}
+            },
+            Iw::DirectoryContents { entry, .. } => {
+                if entry.status == gix::dir::entry::Status::Untracked {
+                    self.untracked.insert(entry.rela_path);
+                }
+            }
+            Iw::Rewrite { dirwalk_entry, .. } => {
+                self.untracked.insert(dirwalk_entry.rela_path);
+            }
+        }
+    }
+}
+
+/// The changed paths of the worktree of `repo`: HEAD-to-index (staged) and
+/// index-to-worktree (unstaged, untracked, conflicted; a conflicted path only that).
+fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
     let index = repo.index_or_empty().map_err(git)?;
     // git's shortcut: when the index's cache-tree root is valid and equals HEAD's tree,
     // nothing is staged, and the HEAD-to-index diff can be skipped.
@@ -172,74 +238,30 @@ pub fn status(path: &Path) -> Result<Status, RepoError> {
         .index_worktree_options_mut(|o| o.thread_limit = Some(1))
         // Submodules as configured (git's default: a modified submodule is a change).
         .index_worktree_submodules(gix::status::Submodule::AsConfigured { check_dirty: true });
-    let (mut staged, mut unstaged, mut untracked, mut conflicted) = (
-        BTreeSet::new(),
-        BTreeSet::new(),
-        BTreeSet::new(),
-        BTreeSet::new(),
-    );
-    use gix::status::index_worktree::Item as Iw;
-    use gix::status::plumbing::index_as_worktree::EntryStatus;
-    let mut on_worktree_item = |item: Iw| match item {
-        Iw::Modification {
-            rela_path, status, ..
-        } => match status {
-            EntryStatus::Conflict { .. } => {
-                conflicted.insert(rela_path);
-            }
-            EntryStatus::Change(_) | EntryStatus::IntentToAdd => {
-                unstaged.insert(rela_path);
-            }
-            EntryStatus::NeedsUpdate(_) => {}
-        },
-        Iw::DirectoryContents { entry, .. } => {
-            if entry.status == gix::dir::entry::Status::Untracked {
-                untracked.insert(entry.rela_path);
-            }
-        }
-        Iw::Rewrite { dirwalk_entry, .. } => {
-            untracked.insert(dirwalk_entry.rela_path);
-        }
-    };
+    let mut c = Changed::default();
     let no_patterns = Vec::<gix::bstr::BString>::new();
     if nothing_staged {
         for item in platform
             .into_index_worktree_iter(no_patterns)
             .map_err(git)?
         {
-            on_worktree_item(item.map_err(git)?);
+            c.worktree_item(item.map_err(git)?);
         }
     } else {
         for item in platform.into_iter(no_patterns).map_err(git)? {
             match item.map_err(git)? {
                 gix::status::Item::TreeIndex(change) => {
-                    staged.insert(change.location().to_owned());
+                    c.staged.insert(change.location().to_owned());
                 }
-                gix::status::Item::IndexWorktree(item) => on_worktree_item(item),
+                gix::status::Item::IndexWorktree(item) => c.worktree_item(item),
             }
         }
     }
-    for c in &conflicted {
-        staged.remove(c);
-        unstaged.remove(c);
+    for p in &c.conflicted {
+        c.staged.remove(p);
+        c.unstaged.remove(p);
     }
-    let workdir = repo.workdir().unwrap_or(path).to_path_buf();
-    let mut newest = mtime(&repo.index_path());
-    for rela in unstaged.iter().chain(untracked.iter()).chain(staged.iter()) {
-        if let Ok(p) = gix::path::from_bstr(rela.as_bstr()) {
-            newest = newest.max(mtime(&workdir.join(p)));
-        }
-    }
-    let n = |s: &BTreeSet<gix::bstr::BString>| s.len() as u32;
-    Ok(Status {
-        dirty: Dirty {
-            staged: n(&staged),
-            unstaged: n(&unstaged),
-            untracked: n(&untracked),
-            conflicted: n(&conflicted),
-        },
-        newest_mtime: newest,
-    })
+    Ok(c)
 }
 
 /// The mtime of `p` (not following symlinks), if it exists.

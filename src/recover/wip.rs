@@ -46,14 +46,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         Ok(Some(v)) => v,
         Ok(None) => {
             saved.restore();
-            return Ok(step(
-                w,
-                Outcome::Held,
-                format!(
-                    "nothing to commit but nested repositories, left out: {}",
-                    left_out.join(", ")
-                ),
-            ));
+            return Ok(only_nested(w, &left_out));
         }
         Err(e) => {
             // Safety rule 0: a failed WIP commit leaves the index as it was.
@@ -62,7 +55,48 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         }
     };
     failpoint("wip-push");
-    let mut held = push::wip_hold(r, &now_w, dir).unwrap_or_else(|e| Some(e.to_string()));
+    let (pushed, held, push_error) = push_wip(r, w, &now_w, dir, &left_out);
+    r.append(
+        w,
+        Some(head.clone()),
+        Body::Wip {
+            files,
+            pushed,
+            held: held.clone(),
+            left_out: left_out.clone(),
+        },
+    )?;
+    let made = format!("WIP commit {} ({files} files)", short(&head));
+    Ok(match (push_error, held) {
+        (Some(e), _) => r.step_failed(&now_w, format!("{made} made; push rejected: {e}"), true)?,
+        (None, Some(why)) => step(w, Outcome::Held, format!("{made}; push held: {why}")),
+        (None, None) if pushed => step(w, Outcome::Done, format!("{made}, pushed")),
+        (None, None) => step(w, Outcome::Done, made),
+    })
+}
+
+/// The step when nothing but nested repositories was there to commit: `held`.
+fn only_nested(w: &Worker, left_out: &[String]) -> Step {
+    step(
+        w,
+        Outcome::Held,
+        format!(
+            "nothing to commit but nested repositories, left out: {}",
+            left_out.join(", ")
+        ),
+    )
+}
+
+/// Push the WIP commit when allowed: whether it was pushed, why it is held (with the
+/// nested repositories left out), and the push's error when it was rejected.
+fn push_wip(
+    r: &Run,
+    w: &Worker,
+    now_w: &Worker,
+    dir: &Path,
+    left_out: &[String],
+) -> (bool, Option<String>, Option<GitError>) {
+    let mut held = push::wip_hold(r, now_w, dir).unwrap_or_else(|e| Some(e.to_string()));
     let mut pushed = false;
     let mut push_error = None;
     if held.is_none() {
@@ -84,23 +118,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             None => nested,
         });
     }
-    r.append(
-        w,
-        Some(head.clone()),
-        Body::Wip {
-            files,
-            pushed,
-            held: held.clone(),
-            left_out: left_out.clone(),
-        },
-    )?;
-    let made = format!("WIP commit {} ({files} files)", short(&head));
-    Ok(match (push_error, held) {
-        (Some(e), _) => r.step_failed(&now_w, format!("{made} made; push rejected: {e}"), true)?,
-        (None, Some(why)) => step(w, Outcome::Held, format!("{made}; push held: {why}")),
-        (None, None) if pushed => step(w, Outcome::Done, format!("{made}, pushed")),
-        (None, None) => step(w, Outcome::Done, made),
-    })
+    (pushed, held, push_error)
 }
 
 /// `git add -A` (nested repositories excluded) and `git commit`; `None` when nothing but

@@ -432,52 +432,8 @@ pub fn place(
         }
         return Ok(Place::Existing(w.path.clone()));
     }
-    let root = match &cfg.worktree_dir {
-        Some(d) => main_worktree(repo).join(d),
-        None => {
-            let main = main_worktree(repo);
-            let name = main
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_else(|| "repo".into());
-            main.parent()
-                .map(|p| p.join(format!("{name}.worktrees")))
-                .unwrap_or_else(|| main.join(".worktrees"))
-        }
-    };
-    let dir_name: String = snap
-        .branch
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let path = root.join(dir_name).display().to_string();
-    let mut args: Vec<String> = vec!["worktree".into(), "add".into(), "--quiet".into()];
-    if snap.branch_local {
-        args.extend([path.clone(), snap.branch.clone()]);
-    } else if snap.branch_remote {
-        let upstream = crate::repo::remote_tracking(repo, cfg, &snap.branch);
-        let upstream = upstream.trim_start_matches("refs/remotes/").to_string();
-        args.extend([
-            "--track".into(),
-            "-b".into(),
-            snap.branch.clone(),
-            path.clone(),
-            upstream,
-        ]);
-    } else {
-        args.extend([
-            "-b".into(),
-            snap.branch.clone(),
-            path.clone(),
-            snap.base.clone(),
-        ]);
-    }
+    let path = new_worktree_path(repo, cfg, &snap.branch);
+    let args = add_args(repo, cfg, snap, &path);
     if dry_run {
         // The command handed out adds the worktree itself, so it runs as shown.
         let mut add = vec![
@@ -502,6 +458,68 @@ pub fn place(
             source,
         })?;
     Ok(Place::Added(path))
+}
+
+/// Where a worktree for `branch` is added: under `recode.worktreeDir` (relative to the
+/// main worktree), else beside the main worktree in `<name>.worktrees/`; the directory is
+/// the branch name with anything but `[A-Za-z0-9._-]` turned into `-`.
+fn new_worktree_path(repo: &gix::Repository, cfg: &crate::config::Config, branch: &str) -> String {
+    let root = match &cfg.worktree_dir {
+        Some(d) => main_worktree(repo).join(d),
+        None => {
+            let main = main_worktree(repo);
+            let name = main
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_else(|| "repo".into());
+            main.parent()
+                .map(|p| p.join(format!("{name}.worktrees")))
+                .unwrap_or_else(|| main.join(".worktrees"))
+        }
+    };
+    let dir_name: String = branch
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    root.join(dir_name).display().to_string()
+}
+
+/// The `git worktree add` arguments for the worker at `path`: its local branch, else a new
+/// branch tracking its remote one, else a new branch from the base.
+fn add_args(
+    repo: &gix::Repository,
+    cfg: &crate::config::Config,
+    snap: &Snapshot,
+    path: &str,
+) -> Vec<String> {
+    let mut args: Vec<String> = vec!["worktree".into(), "add".into(), "--quiet".into()];
+    if snap.branch_local {
+        args.extend([path.to_string(), snap.branch.clone()]);
+    } else if snap.branch_remote {
+        let upstream = crate::repo::remote_tracking(repo, cfg, &snap.branch);
+        let upstream = upstream.trim_start_matches("refs/remotes/").to_string();
+        args.extend([
+            "--track".into(),
+            "-b".into(),
+            snap.branch.clone(),
+            path.to_string(),
+            upstream,
+        ]);
+    } else {
+        args.extend([
+            "-b".into(),
+            snap.branch.clone(),
+            path.to_string(),
+            snap.base.clone(),
+        ]);
+    }
+    args
 }
 
 /// The main worktree's directory (the common dir's parent for a non-bare repository).

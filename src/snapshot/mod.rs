@@ -6,18 +6,20 @@
 
 mod ask;
 mod pickup;
+mod reads;
+mod worker;
 pub use ask::{forge_ask, forge_view};
 pub use pickup::persist as pick_up_milestones;
+pub use reads::{ignored_paths, summarize};
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::collections::BTreeMap;
 
 use gix::ObjectId;
 use jiff::Timestamp;
 
-use crate::config::{self, Config};
+use crate::config::Config;
 use crate::ledger::{self, Body, Ledger, LedgerError};
-use crate::model::{Snapshot, WorktreeFacts};
+use crate::model::Snapshot;
 use crate::process;
 use crate::repo::{self, RepoError};
 use crate::worktree::{self, Worktree};
@@ -148,8 +150,59 @@ pub fn gather(
     let worktrees = worktree::list(repo)?;
     let base = repo::base_name(repo, cfg);
     let base_tips = repo::base_tips(repo, cfg, &base);
+    let (local, mut workers) = which_workers(repo, cfg, &ledgers, &base, opts)?;
+    let detached = detached_worktrees(cfg, &ledgers, &worktrees, &local, &base, opts, &mut workers);
+    let mut ctx = worker::Ctx {
+        repo,
+        cfg,
+        now,
+        opts,
+        base: &base,
+        base_tips: &base_tips,
+        local: &local,
+        worktrees: &worktrees,
+        detached: &detached,
+        this_host: process::hostname(),
+        all_ref_tips: None,
+    };
+    let mut snapshots = Vec::new();
+    let mut status_jobs: Vec<reads::Job> = Vec::new();
+    let mut events_of = EventsOf::new(&mut ledgers, &workers);
+    for (branch, task) in &workers {
+        let events = events_of.take(task);
+        if let Some((snap, job)) = ctx.snapshot(branch, task, events)? {
+            if let Some((path, candidate)) = job {
+                status_jobs.push((snapshots.len(), path, candidate));
+            }
+            snapshots.push(snap);
+        }
+    }
+    reads::read_worktrees(
+        &mut snapshots,
+        &status_jobs,
+        cfg,
+        opts.progress,
+        &mut warnings,
+    );
+    ask_blockers(repo, cfg, opts, &mut snapshots, &mut warnings);
+    snapshots.sort_by(|a, b| task_order(&a.task, &b.task).then_with(|| a.branch.cmp(&b.branch)));
+    Ok(Census {
+        base,
+        snapshots,
+        warnings,
+    })
+}
 
-    let (local, mut workers) = worker_branches(repo, cfg, &ledgers, &base)?;
+/// The local branches and the workers to gather (branch → task): every worker, or only
+/// `opts.only_branch` (none when it is the base branch).
+fn which_workers(
+    repo: &gix::Repository,
+    cfg: &Config,
+    ledgers: &ledger::Ledgers,
+    base: &str,
+    opts: &Options,
+) -> Result<(Branches, BTreeMap<String, String>), GatherError> {
+    let (local, mut workers) = worker_branches(repo, cfg, ledgers, base)?;
     if let Some(only) = &opts.only_branch {
         let task = workers
             .get(only)
@@ -161,322 +214,124 @@ pub fn gather(
             BTreeMap::from([(only.clone(), task)])
         };
     }
+    Ok((local, workers))
+}
 
-    // Detached worktrees belong to the task whose newest attempt ran in them, else to the
-    // branch their HEAD reflog says they left (SPEC special cases).
-    let mut detached_owner: BTreeMap<String, &Worktree> = BTreeMap::new();
-    let mut detached_branch: BTreeMap<String, &Worktree> = BTreeMap::new();
+/// Detached worktrees: by the task whose newest attempt ran in them (`owner`), else by the
+/// branch their HEAD reflog says they left (`branch`).
+#[derive(Default)]
+pub(super) struct Detached<'a> {
+    /// By task.
+    pub(super) owner: BTreeMap<String, &'a Worktree>,
+    /// By branch left.
+    pub(super) branch: BTreeMap<String, &'a Worktree>,
+}
+
+/// Detached worktrees belong to the task whose newest attempt ran in them, else to the
+/// branch their HEAD reflog says they left (SPEC special cases); such a branch becomes a
+/// worker when it matches the pattern (not for a one-branch gather).
+fn detached_worktrees<'a>(
+    cfg: &Config,
+    ledgers: &ledger::Ledgers,
+    worktrees: &'a [Worktree],
+    local: &Branches,
+    base: &str,
+    opts: &Options,
+    workers: &mut BTreeMap<String, String>,
+) -> Detached<'a> {
+    let mut out = Detached::default();
     for wt in worktrees.iter().filter(|w| w.detached) {
         let path = wt.path.to_string_lossy().to_string();
         let mut owned = false;
         for (task, l) in &ledgers.by_task {
             if ledger_cwd(l).as_deref() == Some(path.as_str()) {
-                detached_owner.insert(task.clone(), wt);
+                out.owner.insert(task.clone(), wt);
                 owned = true;
             }
         }
-        if !owned && let Some(b) = worktree::left_branch(&wt.git_dir, &local) {
+        if !owned && let Some(b) = worktree::left_branch(&wt.git_dir, local) {
             if opts.only_branch.is_none()
                 && b != base
                 && let Some(t) = cfg.task_of(&b)
             {
                 workers.entry(b.clone()).or_insert(t);
             }
-            detached_branch.insert(b, wt);
+            out.branch.insert(b, wt);
+        }
+    }
+    out
+}
+
+/// Hands each worker its task's ledger events: they move into the snapshot of the last
+/// branch of its task (a copy only for a task with several branches), so the ledger is
+/// held once.
+struct EventsOf<'l> {
+    ledgers: &'l mut ledger::Ledgers,
+    branches_of: BTreeMap<String, usize>,
+}
+
+impl<'l> EventsOf<'l> {
+    /// Count the branches of each task among `workers`.
+    fn new(ledgers: &'l mut ledger::Ledgers, workers: &BTreeMap<String, String>) -> Self {
+        let mut branches_of: BTreeMap<String, usize> = BTreeMap::new();
+        for t in workers.values() {
+            *branches_of.entry(t.clone()).or_default() += 1;
+        }
+        EventsOf {
+            ledgers,
+            branches_of,
         }
     }
 
-    let this_host = process::hostname();
-    let mut snapshots = Vec::new();
-    let mut status_jobs: Vec<(usize, std::path::PathBuf, bool)> = Vec::new();
-    let mut all_ref_tips: Option<Vec<ObjectId>> = None;
-    // Each ledger's events move into the snapshot of the last branch of its task (a copy
-    // only for a task with several branches): the ledger is held once.
-    let mut branches_of: BTreeMap<&str, usize> = BTreeMap::new();
-    for t in workers.values() {
-        *branches_of.entry(t.as_str()).or_default() += 1;
-    }
-    for (branch, task) in &workers {
-        let left = branches_of.get_mut(task.as_str()).map_or(0, |n| {
+    /// The events of `task` for its next branch (moved out for its last one).
+    fn take(&mut self, task: &str) -> Vec<ledger::Event> {
+        let left = self.branches_of.get_mut(task).map_or(0, |n| {
             *n -= 1;
             *n
         });
-        let events: Vec<ledger::Event> = if left == 0 {
-            ledgers
+        if left == 0 {
+            self.ledgers
                 .by_task
                 .remove(task)
                 .map(|l| l.entries.into_iter().map(|e| e.event).collect())
         } else {
-            ledgers
+            self.ledgers
                 .by_task
                 .get(task)
                 .map(|l| l.events().cloned().collect())
         }
-        .unwrap_or_default();
-        let wt = worktrees
-            .iter()
-            .find(|w| w.branch.as_deref() == Some(branch.as_str()))
-            .or_else(|| detached_owner.get(task).copied())
-            .or_else(|| detached_branch.get(branch).copied());
-        let local_tip = local.get(branch).copied();
-        let remote_ref = repo::remote_tracking(repo, cfg, branch);
-        let remote_tip = repo::tip(repo, &remote_ref);
-        // A detached worker is classified from its branch tip: ahead is never counted
-        // from the detached HEAD (SPEC special cases).
-        let head = wt
-            .filter(|w| !w.missing && !w.detached)
-            .and_then(|w| w.head)
-            .or(local_tip)
-            .or(remote_tip)
-            .or_else(|| wt.filter(|w| !w.missing).and_then(|w| w.head));
-        if head.is_none() && wt.is_none() && !opts.all && opts.only_branch.is_none() {
-            continue; // exists nowhere: listed only with --all
-        }
-        let ahead_commits = match head {
-            Some(h) => repo::commits_between(repo, h, &base_tips)?,
-            None => Vec::new(),
-        };
-        // Milestones the hook could not write, shown from their commits' trailers; not on
-        // a branch of unknown provenance (no worktree, no ledger: orphaned stays orphaned).
-        let mut events = events;
-        if wt.is_some() || !events.is_empty() {
-            let found = crate::hook::pickup::unledgered_in(repo, &ahead_commits, &events)?;
-            let found = crate::hook::pickup::events_for(task, branch, found);
-            crate::hook::pickup::merge(&mut events, found);
-        }
-        let behind = match head {
-            Some(h) => base_tips
-                .first()
-                .map(|b| repo::count_between(repo, *b, &[h]))
-                .transpose()?
-                .unwrap_or(0),
-            None => 0,
-        };
-        let remote_ahead = match remote_tip {
-            Some(r) => Some(repo::count_between(repo, r, &base_tips)?),
-            None => None,
-        };
-        let branch_unique = match local_tip {
-            Some(t) => {
-                let mut keep = base_tips.clone();
-                keep.extend(remote_tip);
-                repo::count_between(repo, t, &keep)?
-            }
-            None => 0,
-        };
-        // Commits beyond the pull request's head are new work (SPEC `published` row).
-        let pr_head = match opts.forge.pr_of(branch) {
-            Some(Some(p)) => p
-                .head
-                .as_deref()
-                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()),
-            _ => None,
-        };
-        let beyond_pr = match (head, pr_head) {
-            (Some(h), Some(p)) if h != p && repo.find_object(p).is_ok() => {
-                repo::count_between(repo, h, &[p])?
-            }
-            _ => 0,
-        };
-        let replayed = ledger::replay(&events);
-        let transcript_mtime = replayed
-            .session_id
-            .as_deref()
-            .and_then(crate::agent::transcript)
-            .and_then(worktree::mtime);
-        let pid_alive = probe_pid(&events, &replayed, &this_host);
-        // A live agent's worktree is not read unless asked (`--deep`): it is `running`,
-        // action `wait`, whatever it holds.
-        let skip_read = !opts.deep && pid_alive == Some(true) && !replayed.last_attempt_exited;
-        let mut facts = wt.map(|w| WorktreeFacts {
-            path: w.path.to_string_lossy().to_string(),
-            missing: w.missing,
-            dirty: None,
-            operation: w.operation,
-            detached: w.detached,
-            unreachable_commits: 0,
-            newest_mtime: None,
-            secrets: Vec::new(),
-            ignored: Vec::new(),
-            is_main: w.is_main,
-            locked: w.locked.clone(),
-            unreadable: None,
-            not_read: skip_read && !w.missing,
-            has_submodules: w.git_dir.join("modules").is_dir()
-                || w.path.join(".gitmodules").is_file(),
-        });
-        if let (Some(f), Some(w)) = (facts.as_mut(), wt) {
-            if w.detached
-                && !w.missing
-                && let Some(h) = w.head
-            {
-                let tips = all_ref_tips.get_or_insert_with(|| all_tips(repo));
-                f.unreachable_commits = repo::count_between(repo, h, tips)?;
-            }
-            if !w.missing && !skip_read {
-                // Ignored files matter only where a delete could be planned (nothing ahead);
-                // they are listed in the same thread, after the status, when it is clean.
-                // A merged pull request may be a squash or rebase merge, whose commits the
-                // base never contains: its worktree is a delete candidate too.
-                let merged = matches!(
-                    opts.forge.pr_of(branch),
-                    Some(Some(p)) if p.state == crate::model::PrState::Merged
-                );
-                let candidate =
-                    merged || (ahead_commits.is_empty() && remote_ahead.unwrap_or(0) == 0);
-                status_jobs.push((snapshots.len(), w.path.clone(), candidate));
-            }
-        }
-        snapshots.push(Snapshot {
-            task: task.clone(),
-            branch: branch.clone(),
-            base: base.clone(),
-            head: head.map(|h| h.to_hex().to_string()),
-            branch_local: local_tip.is_some(),
-            branch_remote: remote_tip.is_some(),
-            ahead: ahead_commits.len() as u32,
-            behind,
-            remote_ahead,
-            branch_unique,
-            beyond_pr,
-            worktree: facts,
-            newest_commit: repo::newest_worker_commit(repo, &ahead_commits),
-            events,
-            pid_alive,
-            transcript_mtime,
-            forge: opts.forge.for_branch(branch),
-            blocker_closed: false,
-            now,
-            stall_after_secs: cfg.stall_after_secs,
-            max_attempts: cfg.max_attempts,
-        });
+        .unwrap_or_default()
     }
-
-    // Dirty counts, in parallel across worktrees (each thread opens its own handle).
-    let progress = crate::progress::Progress::new(
-        status_jobs.len() as u64,
-        "reading worktrees",
-        opts.progress,
-    );
-    let results = run_status_jobs(&status_jobs, &progress);
-    progress.finish();
-    for ((idx, path, _), res) in status_jobs.iter().zip(results) {
-        let f = snapshots[*idx]
-            .worktree
-            .as_mut()
-            .expect("status jobs are only queued for worktrees");
-        match res {
-            Ok((st, ignored)) => {
-                f.dirty = Some(st.dirty);
-                f.newest_mtime = st.newest_mtime;
-                match ignored {
-                    Some(Ok(all)) => {
-                        f.secrets = all
-                            .iter()
-                            .filter(|p| config::matches_secret(&cfg.secrets, p))
-                            .cloned()
-                            .collect();
-                        f.ignored = summarize(&all);
-                    }
-                    Some(Err(e)) => {
-                        f.unreadable = Some(format!("its ignored files cannot be listed: {e}"));
-                        warnings.push(format!(
-                            "cannot list the ignored files of {}: {e}",
-                            path.display()
-                        ));
-                    }
-                    None => {}
-                }
-            }
-            Err(e) => {
-                f.unreadable = Some(format!("its status cannot be read: {e}"));
-                warnings.push(format!("cannot read the worktree {}: {e}", path.display()));
-            }
-        }
-    }
-
-    // A blocked worker waits until its blocker issue is closed: ask the forge about those.
-    if matches!(opts.forge, crate::forge::View::Known(_)) {
-        let forge = crate::forge::open(repo, &cfg.remote).ok().flatten();
-        for s in snapshots.iter_mut() {
-            let blocker = ledger::replay(&s.events).blocked;
-            if let (Some(gh), Some(n)) = (
-                &forge,
-                blocker.as_deref().and_then(crate::forge::blocker_issue),
-            ) {
-                match gh.issue_closed(n) {
-                    Ok(closed) => s.blocker_closed = closed,
-                    Err(e) => warnings.push(format!(
-                        "cannot ask about blocker #{n} of task {}: {e}",
-                        s.task
-                    )),
-                }
-            }
-        }
-    }
-
-    snapshots.sort_by(|a, b| task_order(&a.task, &b.task).then_with(|| a.branch.cmp(&b.branch)));
-    Ok(Census {
-        base,
-        snapshots,
-        warnings,
-    })
 }
 
-/// What one worktree's job found: its status, and its ignored paths when asked and clean.
-type JobResult = Result<
-    (
-        worktree::Status,
-        Option<Result<Vec<String>, crate::git::GitError>>,
-    ),
-    RepoError,
->;
-
-/// Run the worktree jobs on every core, each thread taking the next job as it frees up
-/// (worktrees differ in cost); results come back in job order.
-fn run_status_jobs(
-    jobs: &[(usize, std::path::PathBuf, bool)],
-    progress: &crate::progress::Progress,
-) -> Vec<JobResult> {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(1, 8)
-        .min(jobs.len().max(1));
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<JobResult>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((_, path, scan_ignored)) = jobs.get(i) else {
-                        break;
-                    };
-                    let r = worktree::status(path).map(|st| {
-                        let ignored =
-                            (*scan_ignored && st.dirty.is_clean()).then(|| ignored_paths(path));
-                        (st, ignored)
-                    });
-                    progress.inc();
-                    if let Ok(mut slot) = results[i].lock() {
-                        *slot = Some(r);
-                    }
-                }
-            });
+/// A blocked worker waits until its blocker issue is closed: ask the forge about those
+/// (only when the forge was asked in this run); a failed question is a warning.
+fn ask_blockers(
+    repo: &gix::Repository,
+    cfg: &Config,
+    opts: &Options,
+    snapshots: &mut [Snapshot],
+    warnings: &mut Vec<String>,
+) {
+    if !matches!(opts.forge, crate::forge::View::Known(_)) {
+        return;
+    }
+    let forge = crate::forge::open(repo, &cfg.remote).ok().flatten();
+    for s in snapshots.iter_mut() {
+        let blocker = ledger::replay(&s.events).blocked;
+        if let (Some(gh), Some(n)) = (
+            &forge,
+            blocker.as_deref().and_then(crate::forge::blocker_issue),
+        ) {
+            match gh.issue_closed(n) {
+                Ok(closed) => s.blocker_closed = closed,
+                Err(e) => warnings.push(format!(
+                    "cannot ask about blocker #{n} of task {}: {e}",
+                    s.task
+                )),
+            }
         }
-    });
-    results
-        .into_iter()
-        .map(|m| {
-            m.into_inner().ok().flatten().unwrap_or_else(|| {
-                Err(RepoError::Git(
-                    "reading the worktree status failed (a thread panicked)".into(),
-                ))
-            })
-        })
-        .collect()
+    }
 }
 
 /// The ledgers a gather needs: every one for a census; for one branch (`classify`,
@@ -502,40 +357,6 @@ fn read_ledgers(
         out.by_task.insert(task, l);
     }
     Ok(out)
-}
-
-/// Probe the pid of the last attempt when it is a `spawn` recorded with one (SPEC
-/// `spawn`: alive only with the recorded start token, on this host); `None` when not
-/// probeable here.
-fn probe_pid(events: &[ledger::Event], replayed: &ledger::Replay, this_host: &str) -> Option<bool> {
-    replayed.last_attempt.and_then(|i| match &events[i].body {
-        Body::Spawn {
-            host,
-            pid: Some(pid),
-            pid_start,
-            ..
-        } => process::is_alive(host, *pid, pid_start.as_deref(), this_host),
-        _ => None,
-    })
-}
-
-/// Tips of every ref (branches, remote-tracking branches, tags), to find commits no ref contains.
-fn all_tips(repo: &gix::Repository) -> Vec<ObjectId> {
-    let mut out = BTreeSet::new();
-    if let Ok(p) = repo.references()
-        && let Ok(iter) = p.all()
-    {
-        for mut r in iter.flatten() {
-            let name = r.name().as_bstr().to_string();
-            if name.starts_with("refs/notes/") || name.starts_with("refs/recode/") {
-                continue;
-            }
-            if let Ok(id) = r.peel_to_id() {
-                out.insert(id.detach());
-            }
-        }
-    }
-    out.into_iter().collect()
 }
 
 /// Gather the one worker on `branch` (even when it is not a worker by name), with the
@@ -568,40 +389,4 @@ pub fn gather_one(
         .find(|s| s.branch == branch)
         .filter(|s| s.head.is_some() || s.worktree.is_some() || !s.events.is_empty());
     Ok((snap, census.warnings))
-}
-
-/// Every ignored file in the worktree at `path` (what `git worktree remove` deletes
-/// without a word), read-only: `git --no-optional-locks ls-files --others --ignored
-/// --exclude-standard` (which honours `info/exclude` and `core.excludesFile` as git does).
-///
-/// Errors: [`crate::git::GitError`] when the listing fails: what cannot be read is not
-/// clean (SPEC special cases), so the caller never deletes on that reading.
-pub fn ignored_paths(path: &Path) -> Result<Vec<String>, crate::git::GitError> {
-    let out = crate::git::read(
-        path,
-        &[
-            "ls-files",
-            "-z",
-            "--others",
-            "--ignored",
-            "--exclude-standard",
-        ],
-    )?;
-    Ok(out
-        .split(|b| *b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| String::from_utf8_lossy(p).to_string())
-        .collect())
-}
-
-/// Ignored paths summarized by their first component (`target/`, `.env`), for messages.
-pub fn summarize(paths: &[String]) -> Vec<String> {
-    let set: BTreeSet<String> = paths
-        .iter()
-        .map(|p| match p.split_once('/') {
-            Some((dir, _)) => format!("{dir}/"),
-            None => p.clone(),
-        })
-        .collect();
-    set.into_iter().collect()
 }

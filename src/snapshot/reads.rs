@@ -1,0 +1,152 @@
+//! Reading worktrees for a gather: `git status` and the ignored files of each, in
+//! parallel across worktrees (each thread opens its own handle).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::config::{self, Config};
+use crate::model::Snapshot;
+use crate::repo::RepoError;
+use crate::worktree;
+
+/// One worktree to read: the index of its snapshot, its path, and whether its ignored
+/// files are listed (when its status is clean).
+pub(super) type Job = (usize, PathBuf, bool);
+
+/// Read the worktrees of `jobs` into their snapshots' facts: dirty counts, newest mtime,
+/// secrets and ignored files; what cannot be read is `unreadable`, with a warning.
+pub(super) fn read_worktrees(
+    snapshots: &mut [Snapshot],
+    jobs: &[Job],
+    cfg: &Config,
+    show_progress: bool,
+    warnings: &mut Vec<String>,
+) {
+    let progress =
+        crate::progress::Progress::new(jobs.len() as u64, "reading worktrees", show_progress);
+    let results = run_status_jobs(jobs, &progress);
+    progress.finish();
+    for ((idx, path, _), res) in jobs.iter().zip(results) {
+        let f = snapshots[*idx]
+            .worktree
+            .as_mut()
+            .expect("status jobs are only queued for worktrees");
+        match res {
+            Ok((st, ignored)) => {
+                f.dirty = Some(st.dirty);
+                f.newest_mtime = st.newest_mtime;
+                match ignored {
+                    Some(Ok(all)) => {
+                        f.secrets = all
+                            .iter()
+                            .filter(|p| config::matches_secret(&cfg.secrets, p))
+                            .cloned()
+                            .collect();
+                        f.ignored = summarize(&all);
+                    }
+                    Some(Err(e)) => {
+                        f.unreadable = Some(format!("its ignored files cannot be listed: {e}"));
+                        warnings.push(format!(
+                            "cannot list the ignored files of {}: {e}",
+                            path.display()
+                        ));
+                    }
+                    None => {}
+                }
+            }
+            Err(e) => {
+                f.unreadable = Some(format!("its status cannot be read: {e}"));
+                warnings.push(format!("cannot read the worktree {}: {e}", path.display()));
+            }
+        }
+    }
+}
+
+/// What one worktree's job found: its status, and its ignored paths when asked and clean.
+type JobResult = Result<
+    (
+        worktree::Status,
+        Option<Result<Vec<String>, crate::git::GitError>>,
+    ),
+    RepoError,
+>;
+
+/// Run the worktree jobs on every core, each thread taking the next job as it frees up
+/// (worktrees differ in cost); results come back in job order.
+fn run_status_jobs(jobs: &[Job], progress: &crate::progress::Progress) -> Vec<JobResult> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8)
+        .min(jobs.len().max(1));
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<JobResult>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((_, path, scan_ignored)) = jobs.get(i) else {
+                        break;
+                    };
+                    let r = worktree::status(path).map(|st| {
+                        let ignored =
+                            (*scan_ignored && st.dirty.is_clean()).then(|| ignored_paths(path));
+                        (st, ignored)
+                    });
+                    progress.inc();
+                    if let Ok(mut slot) = results[i].lock() {
+                        *slot = Some(r);
+                    }
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|m| {
+            m.into_inner().ok().flatten().unwrap_or_else(|| {
+                Err(RepoError::Git(
+                    "reading the worktree status failed (a thread panicked)".into(),
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Every ignored file in the worktree at `path` (what `git worktree remove` deletes
+/// without a word), read-only: `git --no-optional-locks ls-files --others --ignored
+/// --exclude-standard` (which honours `info/exclude` and `core.excludesFile` as git does).
+///
+/// Errors: [`crate::git::GitError`] when the listing fails: what cannot be read is not
+/// clean (SPEC special cases), so the caller never deletes on that reading.
+pub fn ignored_paths(path: &Path) -> Result<Vec<String>, crate::git::GitError> {
+    let out = crate::git::read(
+        path,
+        &[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+        ],
+    )?;
+    Ok(out
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).to_string())
+        .collect())
+}
+
+/// Ignored paths summarized by their first component (`target/`, `.env`), for messages.
+pub fn summarize(paths: &[String]) -> Vec<String> {
+    let set: BTreeSet<String> = paths
+        .iter()
+        .map(|p| match p.split_once('/') {
+            Some((dir, _)) => format!("{dir}/"),
+            None => p.clone(),
+        })
+        .collect();
+    set.into_iter().collect()
+}

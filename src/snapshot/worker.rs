@@ -1,0 +1,271 @@
+//! One worker's snapshot: its tips, commit counts, ledger facts and worktree facts.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use gix::ObjectId;
+use jiff::Timestamp;
+
+use super::{Branches, Detached, GatherError, Options};
+use crate::config::Config;
+use crate::ledger::{self, Body};
+use crate::model::{Snapshot, WorktreeFacts};
+use crate::process;
+use crate::repo;
+use crate::worktree::{self, Worktree};
+
+/// What every worker's snapshot is built from, read once per gather.
+pub(super) struct Ctx<'a> {
+    pub(super) repo: &'a gix::Repository,
+    pub(super) cfg: &'a Config,
+    pub(super) now: Timestamp,
+    pub(super) opts: &'a Options,
+    pub(super) base: &'a str,
+    pub(super) base_tips: &'a [ObjectId],
+    pub(super) local: &'a Branches,
+    pub(super) worktrees: &'a [Worktree],
+    pub(super) detached: &'a Detached<'a>,
+    pub(super) this_host: String,
+    /// Tips of every ref, read at the first detached worktree that needs them.
+    pub(super) all_ref_tips: Option<Vec<ObjectId>>,
+}
+
+/// A worktree to read: its path, and whether its ignored files are listed (when clean).
+type ToRead = (PathBuf, bool);
+
+/// Commit counts of one worker against the base, its remote branch and its pull request.
+struct Counts {
+    behind: u32,
+    remote_ahead: Option<u32>,
+    branch_unique: u32,
+    beyond_pr: u32,
+}
+
+impl<'a> Ctx<'a> {
+    /// The snapshot of the worker on `branch` (task `task`, its ledger `events`), with its
+    /// worktree status job (path, whether ignored files are listed) when it is to be read;
+    /// `None` when the branch exists nowhere and is not asked for.
+    pub(super) fn snapshot(
+        &mut self,
+        branch: &str,
+        task: &str,
+        mut events: Vec<ledger::Event>,
+    ) -> Result<Option<(Snapshot, Option<ToRead>)>, GatherError> {
+        let (repo, cfg, opts) = (self.repo, self.cfg, self.opts);
+        let wt = self.worktree_of(branch, task);
+        let local_tip = self.local.get(branch).copied();
+        let remote_ref = repo::remote_tracking(repo, cfg, branch);
+        let remote_tip = repo::tip(repo, &remote_ref);
+        // A detached worker is classified from its branch tip: ahead is never counted
+        // from the detached HEAD (SPEC special cases).
+        let head = wt
+            .filter(|w| !w.missing && !w.detached)
+            .and_then(|w| w.head)
+            .or(local_tip)
+            .or(remote_tip)
+            .or_else(|| wt.filter(|w| !w.missing).and_then(|w| w.head));
+        if head.is_none() && wt.is_none() && !opts.all && opts.only_branch.is_none() {
+            return Ok(None); // exists nowhere: listed only with --all
+        }
+        let ahead_commits = match head {
+            Some(h) => repo::commits_between(repo, h, self.base_tips)?,
+            None => Vec::new(),
+        };
+        // Milestones the hook could not write, shown from their commits' trailers; not on
+        // a branch of unknown provenance (no worktree, no ledger: orphaned stays orphaned).
+        if wt.is_some() || !events.is_empty() {
+            let found = crate::hook::pickup::unledgered_in(repo, &ahead_commits, &events)?;
+            let found = crate::hook::pickup::events_for(task, branch, found);
+            crate::hook::pickup::merge(&mut events, found);
+        }
+        let counts = self.counts(branch, head, local_tip, remote_tip)?;
+        let replayed = ledger::replay(&events);
+        let transcript_mtime = replayed
+            .session_id
+            .as_deref()
+            .and_then(crate::agent::transcript)
+            .and_then(worktree::mtime);
+        let pid_alive = probe_pid(&events, &replayed, &self.this_host);
+        // A live agent's worktree is not read unless asked (`--deep`): it is `running`,
+        // action `wait`, whatever it holds.
+        let skip_read = !opts.deep && pid_alive == Some(true) && !replayed.last_attempt_exited;
+        let (facts, job) = match wt {
+            Some(w) => {
+                let candidate =
+                    self.delete_candidate(branch, ahead_commits.is_empty(), counts.remote_ahead);
+                let (f, job) = self.worktree_facts(w, skip_read, candidate)?;
+                (Some(f), job)
+            }
+            None => (None, None),
+        };
+        let snap = Snapshot {
+            task: task.to_string(),
+            branch: branch.to_string(),
+            base: self.base.to_string(),
+            head: head.map(|h| h.to_hex().to_string()),
+            branch_local: local_tip.is_some(),
+            branch_remote: remote_tip.is_some(),
+            ahead: ahead_commits.len() as u32,
+            behind: counts.behind,
+            remote_ahead: counts.remote_ahead,
+            branch_unique: counts.branch_unique,
+            beyond_pr: counts.beyond_pr,
+            worktree: facts,
+            newest_commit: repo::newest_worker_commit(repo, &ahead_commits),
+            events,
+            pid_alive,
+            transcript_mtime,
+            forge: opts.forge.for_branch(branch),
+            blocker_closed: false,
+            now: self.now,
+            stall_after_secs: cfg.stall_after_secs,
+            max_attempts: cfg.max_attempts,
+        };
+        Ok(Some((snap, job)))
+    }
+
+    /// The worktree of the worker: the one on its branch, else a detached one it owns.
+    fn worktree_of(&self, branch: &str, task: &str) -> Option<&'a Worktree> {
+        self.worktrees
+            .iter()
+            .find(|w| w.branch.as_deref() == Some(branch))
+            .or_else(|| self.detached.owner.get(task).copied())
+            .or_else(|| self.detached.branch.get(branch).copied())
+    }
+
+    /// Behind the base, the remote branch ahead of the base, the local branch's commits on
+    /// no other branch, and the commits beyond the pull request's head.
+    fn counts(
+        &self,
+        branch: &str,
+        head: Option<ObjectId>,
+        local_tip: Option<ObjectId>,
+        remote_tip: Option<ObjectId>,
+    ) -> Result<Counts, GatherError> {
+        let repo = self.repo;
+        let behind = match head {
+            Some(h) => self
+                .base_tips
+                .first()
+                .map(|b| repo::count_between(repo, *b, &[h]))
+                .transpose()?
+                .unwrap_or(0),
+            None => 0,
+        };
+        let remote_ahead = match remote_tip {
+            Some(r) => Some(repo::count_between(repo, r, self.base_tips)?),
+            None => None,
+        };
+        let branch_unique = match local_tip {
+            Some(t) => {
+                let mut keep = self.base_tips.to_vec();
+                keep.extend(remote_tip);
+                repo::count_between(repo, t, &keep)?
+            }
+            None => 0,
+        };
+        // Commits beyond the pull request's head are new work (SPEC `published` row).
+        let pr_head = match self.opts.forge.pr_of(branch) {
+            Some(Some(p)) => p
+                .head
+                .as_deref()
+                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()),
+            _ => None,
+        };
+        let beyond_pr = match (head, pr_head) {
+            (Some(h), Some(p)) if h != p && repo.find_object(p).is_ok() => {
+                repo::count_between(repo, h, &[p])?
+            }
+            _ => 0,
+        };
+        Ok(Counts {
+            behind,
+            remote_ahead,
+            branch_unique,
+            beyond_pr,
+        })
+    }
+
+    /// Whether a delete could be planned for this worker's worktree, so its ignored files
+    /// matter: nothing ahead, or a merged pull request (a squash or rebase merge, whose
+    /// commits the base never contains).
+    fn delete_candidate(&self, branch: &str, none_ahead: bool, remote_ahead: Option<u32>) -> bool {
+        let merged = matches!(
+            self.opts.forge.pr_of(branch),
+            Some(Some(p)) if p.state == crate::model::PrState::Merged
+        );
+        merged || (none_ahead && remote_ahead.unwrap_or(0) == 0)
+    }
+
+    /// The facts of worktree `w` known without reading its files, and its status job
+    /// (path, list ignored files) unless it is missing or not to be read.
+    fn worktree_facts(
+        &mut self,
+        w: &Worktree,
+        skip_read: bool,
+        candidate: bool,
+    ) -> Result<(WorktreeFacts, Option<ToRead>), GatherError> {
+        let mut f = WorktreeFacts {
+            path: w.path.to_string_lossy().to_string(),
+            missing: w.missing,
+            dirty: None,
+            operation: w.operation,
+            detached: w.detached,
+            unreachable_commits: 0,
+            newest_mtime: None,
+            secrets: Vec::new(),
+            ignored: Vec::new(),
+            is_main: w.is_main,
+            locked: w.locked.clone(),
+            unreadable: None,
+            not_read: skip_read && !w.missing,
+            has_submodules: w.git_dir.join("modules").is_dir()
+                || w.path.join(".gitmodules").is_file(),
+        };
+        if w.detached
+            && !w.missing
+            && let Some(h) = w.head
+        {
+            let repo = self.repo;
+            let tips = self.all_ref_tips.get_or_insert_with(|| all_tips(repo));
+            f.unreachable_commits = repo::count_between(repo, h, tips)?;
+        }
+        // Ignored files are listed in the same thread, after the status, when it is clean.
+        let job = (!w.missing && !skip_read).then(|| (w.path.clone(), candidate));
+        Ok((f, job))
+    }
+}
+
+/// Probe the pid of the last attempt when it is a `spawn` recorded with one (SPEC
+/// `spawn`: alive only with the recorded start token, on this host); `None` when not
+/// probeable here.
+fn probe_pid(events: &[ledger::Event], replayed: &ledger::Replay, this_host: &str) -> Option<bool> {
+    replayed.last_attempt.and_then(|i| match &events[i].body {
+        Body::Spawn {
+            host,
+            pid: Some(pid),
+            pid_start,
+            ..
+        } => process::is_alive(host, *pid, pid_start.as_deref(), this_host),
+        _ => None,
+    })
+}
+
+/// Tips of every ref (branches, remote-tracking branches, tags), to find commits no ref contains.
+fn all_tips(repo: &gix::Repository) -> Vec<ObjectId> {
+    let mut out = BTreeSet::new();
+    if let Ok(p) = repo.references()
+        && let Ok(iter) = p.all()
+    {
+        for mut r in iter.flatten() {
+            let name = r.name().as_bstr().to_string();
+            if name.starts_with("refs/notes/") || name.starts_with("refs/recode/") {
+                continue;
+            }
+            if let Ok(id) = r.peel_to_id() {
+                out.insert(id.detach());
+            }
+        }
+    }
+    out.into_iter().collect()
+}
