@@ -229,13 +229,22 @@ fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
     let nothing_staged = index
         .tree()
         .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree);
+    let dirwalk = repo.dirwalk_options().map_err(git)?;
     let platform = repo
         .status(gix::progress::Discard)
         .map_err(git)?
         .index(gix::worktree::IndexPersistedOrInMemory::Persisted(index))
+        .index_worktree_options_mut(|o| {
+            // Worktrees are already read in parallel, one per thread: no nested pools.
+            o.thread_limit = Some(1);
+            // `status.showUntrackedFiles=no` turns gix's walk off: never for us. An
+            // untracked file hidden from the count would make the worktree "clean" and let
+            // it be deleted with the file (SPEC `empty`, safety rule 1).
+            if o.dirwalk_options.is_none() {
+                o.dirwalk_options = Some(dirwalk);
+            }
+        })
         .untracked_files(gix::status::UntrackedFiles::Files)
-        // Worktrees are already read in parallel, one per thread: no nested thread pools.
-        .index_worktree_options_mut(|o| o.thread_limit = Some(1))
         // Submodules as configured (git's default: a modified submodule is a change).
         .index_worktree_submodules(gix::status::Submodule::AsConfigured { check_dirty: true });
     let mut c = Changed::default();

@@ -53,7 +53,18 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     let mut done = Vec::new();
     if let Some(f) = wt {
         failpoint("delete-worktree");
-        if let Err(e) = git::run(r.repo.common_dir(), &["worktree", "remove", &f.path]) {
+        if let Err(e) = git::run(
+            r.repo.common_dir(),
+            // git's own clean check honours status.showUntrackedFiles: never let it hide
+            // an untracked file from `worktree remove`.
+            &[
+                "-c",
+                "status.showUntrackedFiles=normal",
+                "worktree",
+                "remove",
+                &f.path,
+            ],
+        ) {
             return r.step_failed(&now_w, format!("git worktree remove refused: {e}"), false);
         }
         done.push(format!("removed worktree {}", f.path));

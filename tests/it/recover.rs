@@ -995,3 +995,37 @@ fn a_staged_version_changed_again_is_committed_before_the_worktree_version() {
     assert_eq!(env.git(&wt, &["status", "--porcelain"]), "");
     env.assert_nothing_lost(&repo, &before);
 }
+
+/// Found by trying it: with `status.showUntrackedFiles=no`, an untracked file was not
+/// counted, the worktree looked clean and `empty`, and recover deleted it with the file.
+/// Untracked files are counted whatever that setting says (SPEC `empty`, safety rule 1).
+#[test]
+fn show_untracked_files_no_never_hides_an_untracked_file_from_recover() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = add_worker(&env, &repo, 2, "issue-2-u");
+    std::fs::write(wt.join("notes.txt"), "precious\n").unwrap();
+    for dir in [&repo, &wt] {
+        env.git(dir, &["config", "status.showUntrackedFiles", "no"]);
+    }
+    let st = status_at(&env, &repo);
+    let w = worker(&st, "issue-2-u");
+    assert_eq!(
+        (w["state"].as_str(), w["dirty"]["untracked"].as_u64()),
+        (Some("half-done"), Some(1))
+    );
+    let before = env.work(&repo);
+    let (code, doc, stderr) = recover(&env, &repo, &["--all"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(results(&doc), vec![("issue-2-u", "wip-commit", "held")]);
+    env.assert_nothing_lost(&repo, &before);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("notes.txt")).unwrap(),
+        "precious\n"
+    );
+    assert_eq!(
+        env.git(&wt, &["show", "HEAD:notes.txt"]),
+        "precious",
+        "the WIP commit holds it"
+    );
+}
