@@ -272,6 +272,15 @@ pub fn fill(template: &str, values: &[(&str, String)]) -> String {
     out
 }
 
+/// Whether `dir` lies inside `top` (both resolved; a path that does not exist is inside
+/// nothing).
+fn inside(dir: &str, top: &str) -> bool {
+    match (Path::new(dir).canonicalize(), Path::new(top).canonicalize()) {
+        (Ok(d), Ok(t)) => d.starts_with(t),
+        _ => false,
+    }
+}
+
 /// Decide session or fresh and build the command for `recode.agent`.
 pub fn launch(
     agent: &str,
@@ -316,6 +325,15 @@ pub fn launch(
             None,
             None,
         ),
+        (Some(_), Some(c)) if !inside(c, default_cwd) => (
+            Mode::Fresh,
+            format!(
+                "the session's directory {c} is not in {}'s worktree {default_cwd} (the agent must run on its branch)",
+                w.branch
+            ),
+            None,
+            None,
+        ),
         (Some(id), c) => (
             Mode::Session,
             format!("resuming session {id}"),
@@ -323,9 +341,9 @@ pub fn launch(
             c.clone(),
         ),
     };
-    let cwd = cwd
-        .or_else(|| w.worktree.clone())
-        .unwrap_or_else(|| default_cwd.to_string());
+    // `default_cwd` is where the worker's branch is checked out (`place`): the recorded
+    // cwd only when it lies inside it (SPEC `resume`: always on the worker's branch).
+    let cwd = cwd.unwrap_or_else(|| default_cwd.to_string());
     let prompt_arg = format!("\"$(cat {})\"", sh_quote(prompt_file));
     let body = match (agent, &session) {
         ("claude", Some(id)) => format!("claude -p --resume {} {prompt_arg}", sh_quote(id)),

@@ -927,3 +927,47 @@ fn a_worker_without_a_worktree_gets_one_under_worktree_dir() {
         "{log}"
     );
 }
+
+/// Found by trying it: a spawn recorded from the main checkout (before the worker's
+/// worktree existed) sent the resumed session to that checkout, on `main`. The recorded
+/// cwd is used only inside the worker's worktree; else a fresh session runs there.
+#[test]
+fn a_recorded_cwd_outside_the_workers_worktree_is_never_resumed_in() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    // The loop records the spawn from the main checkout before the worktree exists.
+    ok_at(
+        &env,
+        &repo,
+        T1,
+        &[
+            "record",
+            "spawn",
+            "issue-33",
+            "--agent",
+            "claude",
+            "--session-id",
+            "s-33",
+        ],
+    );
+    let (_, wt) = worker(&env, 33, "issue-33");
+    std::fs::write(wt.join("a"), "a\n").unwrap();
+    env.git(&wt, &["add", "a"]);
+    env.git(&wt, &["commit", "-qm", "half the work"]);
+    exit(&env, &wt, "issue-33", "1", "failed");
+    let doc: serde_json::Value = serde_json::from_str(&ok_at(
+        &env,
+        &repo,
+        LATER,
+        &["resume", "issue-33", "--dry-run", "--json"],
+    ))
+    .unwrap();
+    assert_eq!(doc["cwd"], wt.display().to_string().as_str());
+    assert_eq!(doc["mode"], "fresh");
+    let cmd = doc["command"].as_str().unwrap();
+    assert!(
+        cmd.starts_with(&format!("cd '{}' && claude -p \"$(cat ", wt.display())),
+        "{cmd}"
+    );
+    assert!(!cmd.contains("--resume"), "{cmd}");
+}
