@@ -81,7 +81,7 @@ pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
     let failed = steps.iter().filter(|s| s.error).count();
     if failed > 0 {
         return Err(Error::Partial(format!(
-            "{} failed (a rejected push or a forge error); the rest was done",
+            "{} failed (each result says why); the rest was done",
             crate::render::plural(failed as u64, "step")
         )));
     }
