@@ -154,13 +154,12 @@ impl Config {
         })
     }
 
-    /// The task key of `branch`: the pattern's `task` group (or whole match) when it
-    /// matches, else `None` (the branch is not a worker by name).
+    /// The task key of `branch`: the pattern's `task` group when it matches; a pattern
+    /// without a `task` group keys each matching branch by its own name (a whole match
+    /// such as `issue` would put every worker into one ledger). `None` when the pattern
+    /// does not match (the branch is not a worker by name).
     pub fn task_of(&self, branch: &str) -> Option<String> {
-        let caps = self.branch_pattern.captures(branch)?;
-        let m = caps.name("task").or_else(|| caps.get(0))?;
-        // An empty key would put unrelated branches into one ledger.
-        Some(m.as_str().to_string()).filter(|k| !k.is_empty())
+        task_key(&self.branch_pattern, branch)
     }
 
     /// The task key of `branch`, or the branch itself when it does not match (SPEC "task").
@@ -305,6 +304,17 @@ fn parse_bool(v: &str) -> Option<bool> {
     }
 }
 
+/// [`Config::task_of`] for a compiled pattern.
+fn task_key(pattern: &regex::Regex, branch: &str) -> Option<String> {
+    let caps = pattern.captures(branch)?;
+    let key = match caps.name("task") {
+        Some(m) => m.as_str(),
+        None => branch,
+    };
+    // An empty key would put unrelated branches into one ledger.
+    Some(key.to_string()).filter(|k| !k.is_empty())
+}
+
 /// Whether `path` (repository-relative, `/`-separated) matches one of the gitignore-style
 /// `patterns` (SPEC `recode.secrets`), matched by [`gix::glob`] with gitignore semantics:
 /// a pattern without `/` matches the file name at any depth, one with `/` the whole path
@@ -347,6 +357,16 @@ mod tests {
         assert_eq!(cfg_task("issue-3").as_deref(), Some("3"));
         assert_eq!(cfg_task("tissue-12"), None);
         assert_eq!(cfg_task("issue-12x"), None);
+    }
+
+    #[test]
+    fn a_pattern_without_a_task_group_keys_each_branch_by_its_name() {
+        let re = regex::Regex::new("issue").unwrap();
+        assert_eq!(task_key(&re, "issue-1-a").as_deref(), Some("issue-1-a"));
+        assert_eq!(task_key(&re, "feat/issue-2").as_deref(), Some("feat/issue-2"));
+        assert_eq!(task_key(&re, "main"), None);
+        let grouped = regex::Regex::new(DEFAULT_BRANCH_PATTERN).unwrap();
+        assert_eq!(task_key(&grouped, "feat/issue-107-x").as_deref(), Some("107"));
     }
 
     #[test]
