@@ -363,10 +363,16 @@ mod tests {
     fn a_pattern_without_a_task_group_keys_each_branch_by_its_name() {
         let re = regex::Regex::new("issue").unwrap();
         assert_eq!(task_key(&re, "issue-1-a").as_deref(), Some("issue-1-a"));
-        assert_eq!(task_key(&re, "feat/issue-2").as_deref(), Some("feat/issue-2"));
+        assert_eq!(
+            task_key(&re, "feat/issue-2").as_deref(),
+            Some("feat/issue-2")
+        );
         assert_eq!(task_key(&re, "main"), None);
         let grouped = regex::Regex::new(DEFAULT_BRANCH_PATTERN).unwrap();
-        assert_eq!(task_key(&grouped, "feat/issue-107-x").as_deref(), Some("107"));
+        assert_eq!(
+            task_key(&grouped, "feat/issue-107-x").as_deref(),
+            Some("107")
+        );
     }
 
     #[test]

@@ -239,7 +239,7 @@ pub fn explain(w: &Worker) -> String {
             "ledger an `escalated` event once and touch nothing: a human must look".into()
         }
         Action::Wait => "leave it alone for now".into(),
-        Action::None => "nothing".into(),
+        Action::None => "do nothing".into(),
     }
 }
 

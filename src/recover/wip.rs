@@ -66,7 +66,11 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             left_out: left_out.clone(),
         },
     )?;
-    let made = format!("WIP commit {} ({files} files)", short(&head));
+    let made = format!(
+        "WIP commit {} ({})",
+        short(&head),
+        crate::model::reason::plural(u64::from(files), "file")
+    );
     Ok(match (push_error, held) {
         (Some(e), _) => r.step_failed(&now_w, format!("{made} made; push rejected: {e}"), true)?,
         (None, Some(why)) => step(w, Outcome::Held, format!("{made}; push held: {why}")),

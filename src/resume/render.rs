@@ -54,14 +54,20 @@ fn branch_here(p: &mut String, f: &Facts) {
     if f.branch_exists {
         let _ = writeln!(
             p,
-            "- Branch `{}` exists; it is {} commits ahead of `{}` and {} behind.",
-            f.branch, f.ahead, f.base, f.behind
+            "- Branch `{}` exists; it is {} ahead of `{}` and {} behind.",
+            f.branch,
+            crate::model::reason::plural(u64::from(f.ahead), "commit"),
+            f.base,
+            f.behind
         );
     } else if let Some(r) = &f.remote_branch {
         let _ = writeln!(
             p,
-            "- Branch `{}` does not exist locally; `{r}` has the work ({} commits ahead of `{}`). Check it out with `git switch {}`.",
-            f.branch, f.ahead, f.base, f.branch
+            "- Branch `{}` does not exist locally; `{r}` has the work ({} ahead of `{}`). Check it out with `git switch {}`.",
+            f.branch,
+            crate::model::reason::plural(u64::from(f.ahead), "commit"),
+            f.base,
+            f.branch
         );
     } else {
         let _ = writeln!(
