@@ -193,7 +193,7 @@ impl Body {
 }
 
 impl Event {
-    /// A new event stamped `now`; `seq` is filled in by [`append`].
+    /// A new event stamped `now`; `seq` is filled in by [`append`](super::append()).
     pub fn new(now: Timestamp, task: &str, branch: Option<&str>, body: Body) -> Event {
         Event {
             v: EVENT_VERSION,

@@ -178,7 +178,7 @@ pub fn notes_in_tree(
 /// Read every ledger in `refs` (the local notes ref first, then any fetched copies),
 /// merging the notes of one anchor by union of lines, one anchor at a time. For `status`:
 /// each [`Entry::line`] is left empty once the entries are in ledger order (the events
-/// are what a census needs; `log` reads lines through [`Stream`]).
+/// are what a census needs; `log` reads lines through [`Stream`](super::Stream)).
 ///
 /// Errors: [`LedgerError::Git`] when a ref or object cannot be read. Bad lines are not
 /// errors: they land in [`Ledgers::warnings`], once each.
