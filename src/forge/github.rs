@@ -16,13 +16,13 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use serde::Deserialize;
 
 use super::etag::{Cache, Entry};
 use super::feedback::{self, CheckRuns, CombinedStatus, ReviewComment, ReviewItem};
 use super::http::{self, Heads, RETRIES, backoff};
+use super::pulls::{PullRequest, pick};
 use super::{Forge, ForgeError};
-use crate::model::{Checks, Feedback, Pr, PrState, Review};
+use crate::model::{Checks, Feedback, Pr, Review};
 
 /// Environment variable overriding the API base URL (tests point it at a loopback server).
 pub const API_ENV: &str = "RECODE_GITHUB_API";
@@ -33,68 +33,6 @@ const MAX_PAGES: usize = 1000;
 /// Slack under the listing cutoff for clocks that disagree (the ledger's and GitHub's),
 /// in seconds: one day.
 pub const CUTOFF_SLACK_SECS: i64 = 24 * 3600;
-
-/// A pull request as GitHub's REST API returns it (only the fields used).
-#[derive(Deserialize, Clone, Debug)]
-pub struct PullRequest {
-    /// Its number.
-    pub number: u64,
-    /// `open` or `closed`.
-    pub state: String,
-    /// Set when merged (list items have no `merged` boolean).
-    pub merged_at: Option<String>,
-    /// The page.
-    pub html_url: String,
-    /// The head branch.
-    pub head: Head,
-    /// When it was opened (RFC 3339); the listing's order and cutoff.
-    #[serde(default)]
-    pub created_at: Option<String>,
-}
-
-/// `head` of a pull request.
-#[derive(Deserialize, Clone, Debug)]
-pub struct Head {
-    /// `OWNER:BRANCH`.
-    #[serde(default)]
-    pub label: String,
-    /// The branch name.
-    #[serde(rename = "ref")]
-    pub ref_name: String,
-    /// The commit the head points at.
-    #[serde(default)]
-    pub sha: Option<String>,
-}
-
-impl PullRequest {
-    /// The classifier's view of it (no feedback yet).
-    pub fn to_pr(&self) -> Pr {
-        let state = if self.merged_at.is_some() {
-            PrState::Merged
-        } else if self.state == "open" {
-            PrState::Open
-        } else {
-            PrState::Closed
-        };
-        Pr {
-            number: self.number,
-            state,
-            url: self.html_url.clone(),
-            head: self.head.sha.clone(),
-            checks: None,
-            review: None,
-            feedback: Default::default(),
-        }
-    }
-
-    /// Opened before `cutoff` (unknown dates are not).
-    fn created_before(&self, cutoff: Timestamp) -> bool {
-        self.created_at
-            .as_deref()
-            .and_then(|t| t.parse::<Timestamp>().ok())
-            .is_some_and(|t| t < cutoff)
-    }
-}
 
 /// A GitHub repository to ask.
 pub struct GitHub {
@@ -588,11 +526,6 @@ impl Drop for GitHub {
     }
 }
 
-/// Prefer an open pull request, else the highest number.
-fn pick<'a>(prs: impl Iterator<Item = &'a PullRequest>) -> Option<&'a PullRequest> {
-    prs.max_by_key(|p| (p.state == "open" && p.merged_at.is_none(), p.number))
-}
-
 /// The `rel="next"` URL of a `link` header.
 pub(crate) fn next_link(link: &str) -> Option<String> {
     link.split(',').find_map(|part| {
@@ -618,17 +551,5 @@ mod tests {
             Some("https://api.github.com/repositories/3003/pulls?state=all&per_page=100&page=2")
         );
         assert_eq!(next_link(r#"<https://x/p?page=4>; rel="last""#), None);
-    }
-
-    #[test]
-    fn list_items_parse_from_the_documented_shape() {
-        let text = include_str!("../../tests/data/github/pulls-list.json");
-        let prs: Vec<PullRequest> = serde_json::from_str(text).unwrap();
-        assert_eq!(prs[0].to_pr().state, PrState::Open);
-        assert_eq!(prs[1].to_pr().state, PrState::Merged);
-        assert_eq!(prs[0].head.ref_name, "feat/issue-107-bake-path");
-        let cutoff: Timestamp = "2026-07-10T00:00:00Z".parse().unwrap();
-        assert!(!prs[0].created_before(cutoff));
-        assert!(prs[1].created_before(cutoff));
     }
 }

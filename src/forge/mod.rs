@@ -21,8 +21,10 @@ pub mod etag;
 pub mod feedback;
 mod github;
 mod http;
+mod pulls;
 
-pub use github::{API_ENV, CUTOFF_SLACK_SECS, GitHub, Head, PullRequest};
+pub use github::{API_ENV, CUTOFF_SLACK_SECS, GitHub};
+pub use pulls::{Head, PullRequest};
 
 /// Errors talking to the forge.
 #[derive(Debug, thiserror::Error)]

@@ -144,7 +144,7 @@ pub(super) fn read_note(
     })?;
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     drop(lines);
-    let hint = super::anchor_task(repo, anchor)
+    let hint = super::read::anchor_task(repo, anchor)
         .unwrap_or_else(|| format!("(a note on {}, not a task anchor)", anchor.to_hex()));
     let mut entries = parse_note(&text, &hint, warnings);
     sort_entries(&mut entries);

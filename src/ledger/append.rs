@@ -1,0 +1,382 @@
+//! Appends: the anchor kept reachable from `refs/recode/anchors`, and compare-and-swap
+//! updates of the notes ref, retried on a lost race.
+
+use gix::ObjectId;
+use gix::refs::transaction::PreviousValue;
+use jiff::Timestamp;
+
+use super::{Event, LedgerError, anchor_content, anchor_id, git_err, ref_tip, tree_of};
+use crate::clock;
+use crate::config::ANCHORS_REF;
+
+/// A ref lock file at least this old (seconds) was left by a killed writer.
+const STALE_LOCK_SECS: u64 = 3;
+/// How long an append keeps retrying a lost compare-and-swap race, in milliseconds.
+const RETRY_BUDGET_MS: u64 = 20_000;
+
+/// The identity for ledger commits, as git resolves a committer: `GIT_COMMITTER_NAME`/
+/// `GIT_COMMITTER_EMAIL`, else `committer.*`/`user.*` config, else `git-recode`. (Read
+/// directly rather than through `Repository::committer()`, which also computes the local
+/// time zone: a scan of the tz database that costs the post-commit hook milliseconds.)
+pub(crate) fn signature(repo: &gix::Repository, now: Timestamp) -> gix::actor::Signature {
+    let snap = repo.config_snapshot();
+    let pick = |env: &str, keys: [&str; 2], default: &str| -> String {
+        std::env::var(env)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .or_else(|| {
+                keys.iter()
+                    .find_map(|k| snap.string(*k).map(|v| v.to_string()))
+            })
+            .unwrap_or_else(|| default.to_string())
+    };
+    gix::actor::Signature {
+        name: pick(
+            "GIT_COMMITTER_NAME",
+            ["committer.name", "user.name"],
+            "git-recode",
+        )
+        .into(),
+        email: pick(
+            "GIT_COMMITTER_EMAIL",
+            ["committer.email", "user.email"],
+            "git-recode@localhost",
+        )
+        .into(),
+        time: gix::date::Time::new(now.as_second(), 0),
+    }
+}
+
+fn write_commit(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    parent: Option<ObjectId>,
+    message: &str,
+    now: Timestamp,
+    notes_ref: &str,
+) -> Result<ObjectId, LedgerError> {
+    let sig = signature(repo, now);
+    let commit = gix::objs::Commit {
+        tree,
+        parents: parent.into_iter().collect(),
+        author: sig.clone(),
+        committer: sig,
+        encoding: None,
+        message: message.into(),
+        extra_headers: Vec::new(),
+    };
+    Ok(repo
+        .write_object(&commit)
+        .map_err(|e| git_err("write a commit", notes_ref)(Box::new(e)))?
+        .detach())
+}
+
+/// How an append waits: on a ref lock, and for how long it keeps trying.
+#[derive(Clone, Copy)]
+enum Pace<'a> {
+    /// Waits on a held ref lock (gix's lock timeout) and retries lost races for
+    /// [`RETRY_BUDGET_MS`], with a growing jittered pause.
+    Patient,
+    /// The post-commit hook: never waits on a ref lock (a held lock is a lost race, at
+    /// once), pauses a few ms between tries, gives up at the deadline; the reflog is
+    /// written as this signature (no local time-zone lookup).
+    Hurried(&'a gix::actor::Signature, std::time::Instant),
+}
+
+/// Move `name` from `expected` to `new` (compare-and-swap). `Ok(false)`: lost the race.
+///
+/// Errors: [`LedgerError::StaleLock`], [`LedgerError::Unwritable`] (see [`lost_race`]).
+fn cas_ref(
+    repo: &gix::Repository,
+    name: &str,
+    expected: Option<ObjectId>,
+    new: ObjectId,
+    log: &str,
+    pace: Pace,
+) -> Result<bool, LedgerError> {
+    use gix::refs::transaction::RefEdit;
+    let previous = match expected {
+        Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
+        None => PreviousValue::MustNotExist,
+    };
+    let result: Result<(), Box<dyn std::error::Error + Send + Sync>> = match pace {
+        Pace::Patient => repo
+            .reference(name, new, previous, log)
+            .map(|_| ())
+            .map_err(|e| Box::new(e) as _),
+        Pace::Hurried(sig, _) => {
+            let full: gix::refs::FullName =
+                name.try_into()
+                    .map_err(|e: gix::validate::reference::name::Error| {
+                        git_err("name the ref", name)(Box::new(e))
+                    })?;
+            let fail = gix::lock::acquire::Fail::Immediately;
+            let mut time = gix::date::parse::TimeBuf::default();
+            repo.refs
+                .transaction()
+                .prepare([RefEdit::update(full, new, previous, log)], fail, fail)
+                .and_then(|t| t.commit(Some(sig.to_ref(&mut time))))
+                .map(|_| ())
+                .map_err(|e| Box::new(e) as _)
+        }
+    };
+    match result {
+        Ok(()) => Ok(true),
+        Err(e) => lost_race(repo, name, expected, e),
+    }
+}
+
+/// Why a compare-and-swap of `name` failed. A lost race (`Ok(false)`, worth a retry): the
+/// ref moved, or a writer's lock file stands (or stood: the lock could not be created
+/// because it existed). Anything else fails at once with its cause: a lock file that has
+/// stood for seconds ([`LedgerError::StaleLock`]: left by a killed writer), something that
+/// is not a lock file at the lock path, an unwritable refs directory
+/// ([`LedgerError::Unwritable`]).
+fn lost_race(
+    repo: &gix::Repository,
+    name: &str,
+    expected: Option<ObjectId>,
+    e: Box<dyn std::error::Error + Send + Sync>,
+) -> Result<bool, LedgerError> {
+    let lock = repo.common_dir().join(format!("{name}.lock"));
+    let unwritable = |why: String, source| LedgerError::Unwritable {
+        name: name.to_string(),
+        why,
+        source,
+    };
+    match std::fs::symlink_metadata(&lock) {
+        Ok(m) if m.is_file() => {
+            // git holds a ref's lock for milliseconds: one that has stood for seconds was
+            // left by a killed writer, and waiting will not help.
+            let age = m.modified().ok().and_then(|t| t.elapsed().ok());
+            if age.is_some_and(|a| a.as_secs() >= STALE_LOCK_SECS) {
+                return Err(LedgerError::StaleLock {
+                    path: lock.display().to_string(),
+                });
+            }
+        }
+        Ok(_) => {
+            return Err(unwritable(
+                format!(
+                    "{} is in the way and is not a lock file a writer holds",
+                    lock.display()
+                ),
+                e,
+            ));
+        }
+        Err(_) if ref_tip(repo, name)? == expected && !lock_was_held(e.as_ref()) => {
+            return Err(unwritable("the ref could not be written".into(), e));
+        }
+        Err(_) => {}
+    }
+    tracing::debug!(ref_name = name, error = %e, "compare-and-swap lost; retrying");
+    Ok(false)
+}
+
+/// Whether an error says a ref's lock file already existed (a writer held it).
+fn lock_was_held(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if err
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::AlreadyExists)
+            || err.to_string().contains("could not be obtained")
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
+
+/// Retry `attempt` until it wins its compare-and-swap, or the pace's budget runs out
+/// ([`LedgerError::Contended`]); any other error returns at once.
+fn with_retry<T>(
+    task: &str,
+    notes_ref: &str,
+    pace: Pace,
+    mut attempt: impl FnMut() -> Result<Option<T>, LedgerError>,
+) -> Result<T, LedgerError> {
+    let start = std::time::Instant::now();
+    let deadline = match pace {
+        Pace::Patient => start + std::time::Duration::from_millis(RETRY_BUDGET_MS),
+        Pace::Hurried(_, deadline) => deadline,
+    };
+    let mut tries = 0u32;
+    loop {
+        tries += 1;
+        if let Some(v) = attempt()? {
+            return Ok(v);
+        }
+        // Jittered backoff, de-synchronised by pid and attempt: growing when patient, a
+        // few ms when hurried; never past the deadline.
+        let jitter = (std::process::id() as u64 * 7919 + tries as u64 * 104_729) % 7;
+        let ms = match pace {
+            Pace::Patient => (2u64 << tries.min(5)) + jitter,
+            Pace::Hurried(..) => 1 + jitter % 3,
+        };
+        let pause = std::time::Duration::from_millis(ms);
+        if std::time::Instant::now() + pause >= deadline {
+            return Err(LedgerError::Contended {
+                task: task.to_string(),
+                notes_ref: notes_ref.to_string(),
+                tries,
+            });
+        }
+        std::thread::sleep(pause);
+    }
+}
+
+/// Make sure task `key`'s anchor blob exists and is reachable from `refs/recode/anchors`.
+///
+/// Errors: [`LedgerError::Git`], [`LedgerError::Contended`], [`LedgerError::StaleLock`],
+/// [`LedgerError::Unwritable`].
+pub fn ensure_anchor(
+    repo: &gix::Repository,
+    key: &str,
+    now: Timestamp,
+) -> Result<ObjectId, LedgerError> {
+    with_retry(key, ANCHORS_REF, Pace::Patient, || {
+        try_anchor(repo, key, now, Pace::Patient)
+    })
+}
+
+/// One try at making task `key`'s anchor reachable from `refs/recode/anchors`: the anchor
+/// when it is (already, or now), `None` on a lost race.
+fn try_anchor(
+    repo: &gix::Repository,
+    key: &str,
+    now: Timestamp,
+    pace: Pace,
+) -> Result<Option<ObjectId>, LedgerError> {
+    let anchor = repo
+        .write_blob(anchor_content(key))
+        .map_err(|e| git_err("write the anchor", ANCHORS_REF)(Box::new(e)))?
+        .detach();
+    let hex = anchor.to_hex().to_string();
+    let tip = ref_tip(repo, ANCHORS_REF)?;
+    let mut entries: Vec<gix::objs::tree::Entry> = Vec::new();
+    if let Some(tip) = tip {
+        let tree = tree_of(repo, tip, ANCHORS_REF)?;
+        let t = repo
+            .find_tree(tree)
+            .map_err(|e| git_err("read the anchors tree", ANCHORS_REF)(Box::new(e)))?;
+        let decoded = t
+            .decode()
+            .map_err(|e| git_err("decode the anchors tree", ANCHORS_REF)(Box::new(e)))?;
+        if decoded.entries.iter().any(|e| e.filename == hex.as_bytes()) {
+            return Ok(Some(anchor));
+        }
+        entries = decoded.entries.iter().map(|e| (*e).into()).collect();
+    }
+    entries.push(gix::objs::tree::Entry {
+        mode: gix::objs::tree::EntryKind::Blob.into(),
+        filename: hex.as_str().into(),
+        oid: anchor,
+    });
+    entries.sort();
+    let tree = repo
+        .write_object(&gix::objs::Tree { entries })
+        .map_err(|e| git_err("write the anchors tree", ANCHORS_REF)(Box::new(e)))?
+        .detach();
+    let msg = format!("recode: anchor task {key}");
+    let commit = write_commit(repo, tree, tip, &msg, now, ANCHORS_REF)?;
+    Ok(cas_ref(repo, ANCHORS_REF, tip, commit, "recode: anchor", pace)?.then_some(anchor))
+}
+
+/// Append `event` to its task's ledger in `notes_ref` with compare-and-swap, retrying on
+/// a lost race (re-reading the ledger and recomputing `seq` each time) for up to
+/// 20 s. Returns the event as stored.
+///
+/// Errors: [`LedgerError::Contended`] when races kept being lost; at once, without
+/// retrying, [`LedgerError::StaleLock`], [`LedgerError::Unwritable`] (the ref cannot be
+/// written: not a race), [`LedgerError::Git`].
+pub fn append(repo: &gix::Repository, notes_ref: &str, event: Event) -> Result<Event, LedgerError> {
+    append_paced(repo, notes_ref, event, |_| Pace::Patient)
+}
+
+/// [`append`] for the post-commit hook, which must never delay a commit: it never waits
+/// on a ref lock and gives up once `deadline` has passed. The reflog is written with the
+/// ledger commit's own signature (UTC), which spares the local time-zone lookup. Returns
+/// the event as stored.
+///
+/// Errors: [`LedgerError::Contended`] when the deadline passed before a compare-and-swap
+/// won (a held or contended ref lock); at once, [`LedgerError::StaleLock`],
+/// [`LedgerError::Unwritable`], [`LedgerError::Git`].
+pub fn append_with_deadline(
+    repo: &gix::Repository,
+    notes_ref: &str,
+    event: Event,
+    deadline: std::time::Instant,
+) -> Result<Event, LedgerError> {
+    append_paced(repo, notes_ref, event, |sig| Pace::Hurried(sig, deadline))
+}
+
+/// The one append loop of [`append`] and [`append_with_deadline`]: each try re-reads the
+/// task's note, makes the anchor reachable first for a task's first note, recomputes
+/// `seq`, and swaps the notes ref.
+fn append_paced(
+    repo: &gix::Repository,
+    notes_ref: &str,
+    mut event: Event,
+    pace: impl FnOnce(&gix::actor::Signature) -> Pace,
+) -> Result<Event, LedgerError> {
+    let now = clock::parse(&event.ts).unwrap_or_else(|_| Timestamp::now());
+    let sig = signature(repo, now);
+    let pace = pace(&sig);
+    let anchor = anchor_id(&event.task);
+    let task = event.task.clone();
+    let mut anchored = false;
+    with_retry(&task, notes_ref, pace, || {
+        let tip = ref_tip(repo, notes_ref)?;
+        let root = match tip {
+            Some(tip) => tree_of(repo, tip, notes_ref)?,
+            None => ObjectId::empty_tree(gix::hash::Kind::Sha1),
+        };
+        let mut state = gix::note::plumbing::State::new(root, &repo.objects)
+            .map_err(|e| git_err("open the notes tree", notes_ref)(e.into()))?;
+        let mut text = match state
+            .get(&anchor, &repo.objects)
+            .map_err(|e| git_err("look up a note", notes_ref)(e.into()))?
+        {
+            Some(blob) => {
+                let blob = repo
+                    .find_blob(blob)
+                    .map_err(|e| git_err("read a note", notes_ref)(Box::new(e)))?;
+                String::from_utf8_lossy(&blob.data).into_owned()
+            }
+            None => String::new(),
+        };
+        // A task's first note makes its anchor reachable first (an existing note means an
+        // earlier append, or a sync that merged the anchors too, already did).
+        if text.is_empty() && !anchored {
+            anchored = try_anchor(repo, &task, now, pace)?.is_some();
+            if !anchored {
+                return Ok(None);
+            }
+        }
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        event.seq = text.lines().filter(|l| !l.trim().is_empty()).count() as u64 + 1;
+        text.push_str(&event.canonical());
+        text.push('\n');
+        let blob = repo
+            .write_blob(text.as_bytes())
+            .map_err(|e| git_err("write a note", notes_ref)(Box::new(e)))?
+            .detach();
+        let edit = state
+            .replace(anchor, blob, &repo.objects)
+            .map_err(|e| git_err("write the notes tree", notes_ref)(e.into()))?;
+        let msg = format!(
+            "Notes added by 'git recode' ({} {})",
+            event.body.kind(),
+            task
+        );
+        let commit = write_commit(repo, edit.tree, tip, &msg, now, notes_ref)?;
+        Ok(
+            cas_ref(repo, notes_ref, tip, commit, "notes: recode append", pace)?
+                .then(|| event.clone()),
+        )
+    })
+}

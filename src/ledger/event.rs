@@ -1,0 +1,252 @@
+//! The ledger's event types, [`Event`] and [`Body`], and their canonical JSON form.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use super::EVENT_VERSION;
+use crate::clock;
+use crate::outcome::Outcome;
+
+/// Who ran a gate: `recover` (git-recode itself) or `record` (the worker or loop).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum GateBy {
+    /// `git recode recover` ran the gate before publishing.
+    Recover,
+    /// `git recode record gate` ledgered a result from outside.
+    Record,
+}
+
+/// One ledger line. Common fields live here; kind-specific ones in [`Body`].
+///
+/// Shape on disk: canonical JSON, e.g.
+/// `{"attempt":1,"branch":"issue-7","cwd":"/w/7","host":"h","kind":"spawn","seq":1,"task":"7","ts":"2026-11-29T12:00:00.000Z","v":1}`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Event {
+    /// Format version (1).
+    pub v: u32,
+    /// RFC 3339 UTC with milliseconds.
+    pub ts: String,
+    /// One more than the number of lines in the ledger it was appended to.
+    pub seq: u64,
+    /// Task key.
+    pub task: String,
+    /// The worker branch, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// A commit id, where known (for `wip` the new commit, for `deleted` the deleted tip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    /// Kind and kind-specific fields.
+    #[serde(flatten)]
+    pub body: Body,
+}
+
+/// The kinds of event (SPEC table of kinds); serialized as `kind`.
+#[allow(missing_docs)] // fields are exactly the SPEC's, documented there
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Body {
+    /// An attempt started (`record spawn`).
+    Spawn {
+        attempt: u32,
+        cwd: String,
+        host: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pid: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pid_start: Option<String>,
+    },
+    /// An attempt ended (`record exit`).
+    Exit {
+        rc: i32,
+        outcome: Outcome,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fresh: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        blocker: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+    },
+    /// A `Recode-Phase:` commit (post-commit hook).
+    Milestone {
+        phase: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+    },
+    /// A gate result for `head`.
+    Gate {
+        passed: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+        by: GateBy,
+    },
+    /// `recover` classified the worker.
+    Classified {
+        state: String,
+        action: String,
+        reason: String,
+        /// The step failed with this error (additive; three in a row on one head escalate).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// `recover` made a WIP commit.
+    Wip {
+        files: u32,
+        pushed: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        held: Option<String>,
+        /// Nested repositories left out of the commit (SPEC special cases).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        left_out: Vec<String>,
+    },
+    /// `recover` opened (or found) a pull request.
+    Published { pr: u64, url: String },
+    /// `record unblock`.
+    Unblocked,
+    /// `record clear`: a human lifted an escalation.
+    Cleared {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// `recover` deleted the worker's branch/worktree.
+    Deleted {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        worktree: Option<String>,
+        /// Ignored files that went with the worktree.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        ignored: Vec<String>,
+    },
+    /// The last success claim has no pull request.
+    Phantom { reason: String },
+    /// `resume` started a new attempt.
+    Resume {
+        attempt: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt_sha: Option<String>,
+    },
+    /// A worker was escalated to a human.
+    Escalated { reason: String },
+}
+
+impl Body {
+    /// The SPEC's `kind` string.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Body::Spawn { .. } => "spawn",
+            Body::Exit { .. } => "exit",
+            Body::Milestone { .. } => "milestone",
+            Body::Gate { .. } => "gate",
+            Body::Classified { .. } => "classified",
+            Body::Wip { .. } => "wip",
+            Body::Published { .. } => "published",
+            Body::Unblocked => "unblocked",
+            Body::Cleared { .. } => "cleared",
+            Body::Deleted { .. } => "deleted",
+            Body::Phantom { .. } => "phantom",
+            Body::Resume { .. } => "resume",
+            Body::Escalated { .. } => "escalated",
+        }
+    }
+
+    /// Whether git-recode itself wrote this event (not activity of the worker, SPEC "activity").
+    pub fn is_own_action(&self) -> bool {
+        matches!(
+            self,
+            Body::Classified { .. }
+                | Body::Wip { .. }
+                | Body::Published { .. }
+                | Body::Deleted { .. }
+                | Body::Phantom { .. }
+                | Body::Escalated { .. }
+                | Body::Gate {
+                    by: GateBy::Recover,
+                    ..
+                }
+        )
+    }
+
+    /// Whether this event is the worker's own signal (counts as activity).
+    pub fn is_worker_activity(&self) -> bool {
+        matches!(
+            self,
+            Body::Spawn { .. }
+                | Body::Resume { .. }
+                | Body::Exit { .. }
+                | Body::Milestone { .. }
+                | Body::Gate {
+                    by: GateBy::Record,
+                    ..
+                }
+        )
+    }
+}
+
+impl Event {
+    /// A new event stamped `now`; `seq` is filled in by [`append`](super::append()).
+    pub fn new(now: Timestamp, task: &str, branch: Option<&str>, body: Body) -> Event {
+        Event {
+            v: EVENT_VERSION,
+            ts: clock::format(now),
+            seq: 0,
+            task: task.to_string(),
+            branch: branch.map(str::to_string),
+            head: None,
+            body,
+        }
+    }
+
+    /// Set `head`.
+    pub fn with_head(mut self, head: Option<String>) -> Event {
+        self.head = head;
+        self
+    }
+
+    /// Canonical JSON: keys sorted at every level, no whitespace outside strings.
+    pub fn canonical(&self) -> String {
+        // serde_json's Map is a BTreeMap (no `preserve_order`), so a Value round trip sorts keys.
+        let value = serde_json::to_value(self).expect("an Event always serializes");
+        serde_json::to_string(&value).expect("a Value always serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_sorts_keys_and_skips_unknowns() {
+        let t = clock::parse("2026-11-29T12:00:00Z").unwrap();
+        let mut e = Event::new(
+            t,
+            "7",
+            Some("issue-7"),
+            Body::Exit {
+                rc: 0,
+                outcome: Outcome::Success,
+                message: Some("done \"ok\"".into()),
+                retry_after: None,
+                fresh: None,
+                blocker: None,
+                session_id: None,
+            },
+        );
+        e.seq = 2;
+        assert_eq!(
+            e.canonical(),
+            r#"{"branch":"issue-7","kind":"exit","message":"done \"ok\"","outcome":"success","rc":0,"seq":2,"task":"7","ts":"2026-11-29T12:00:00.000Z","v":1}"#
+        );
+        let back: Event = serde_json::from_str(&e.canonical()).unwrap();
+        assert_eq!(back, e);
+    }
+}

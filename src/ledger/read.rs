@@ -1,0 +1,302 @@
+//! Reading ledgers: task anchors, notes trees in any fanout, and the merged ledgers of
+//! every notes ref.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use jiff::Timestamp;
+
+use super::{Event, LedgerError, git_err};
+use crate::clock;
+
+/// One parsed ledger line with its sort key.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The event.
+    pub event: Event,
+    /// The line exactly as stored.
+    pub line: String,
+    /// `event.ts` parsed (the epoch when unparseable, so such lines sort first).
+    pub ts: Timestamp,
+}
+
+/// A task's ledger, in ledger order (by `ts`, then `seq`, then line).
+#[derive(Clone, Debug, Default)]
+pub struct Ledger {
+    /// Task key.
+    pub task: String,
+    /// Events in ledger order.
+    pub entries: Vec<Entry>,
+}
+
+impl Ledger {
+    /// Events in ledger order.
+    pub fn events(&self) -> impl DoubleEndedIterator<Item = &Event> {
+        self.entries.iter().map(|e| &e.event)
+    }
+}
+
+/// Every ledger found, keyed by task, and the problems met while reading.
+#[derive(Debug, Default)]
+pub struct Ledgers {
+    /// Ledgers by task key.
+    pub by_task: BTreeMap<String, Ledger>,
+    /// One message per unreadable line (`task 7: ledger line 3 is not valid JSON; skipped`).
+    pub warnings: Vec<String>,
+}
+
+/// The anchor blob's content for task `key`: `recode-task <key>\n`.
+pub fn anchor_content(key: &str) -> Vec<u8> {
+    format!("recode-task {key}\n").into_bytes()
+}
+
+/// The anchor id of task `key` (what `git hash-object --stdin` prints for [`anchor_content`]).
+pub fn anchor_id(key: &str) -> ObjectId {
+    gix::objs::compute_hash(
+        gix::hash::Kind::Sha1,
+        gix::objs::Kind::Blob,
+        &anchor_content(key),
+    )
+    .expect("hashing in memory cannot fail")
+}
+
+/// Parse a note's text into entries for `task_hint`, pushing one warning per bad line.
+pub(super) fn parse_note(text: &str, task_hint: &str, warnings: &mut Vec<String>) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Event>(line) {
+            Ok(event) => {
+                let ts = clock::parse(&event.ts).unwrap_or(Timestamp::UNIX_EPOCH);
+                out.push(Entry {
+                    event,
+                    line: line.to_string(),
+                    ts,
+                });
+            }
+            Err(e) => {
+                let what = if serde_json::from_str::<serde_json::Value>(line).is_ok() {
+                    format!("is not an event this version knows ({e})")
+                } else {
+                    "is not valid JSON".to_string()
+                };
+                let excerpt: String = line.chars().take(60).collect();
+                warnings.push(format!(
+                    "task {task_hint}: a ledger line {what}; skipped: {excerpt}"
+                ));
+            }
+        }
+    }
+    out
+}
+
+pub(super) fn sort_entries(entries: &mut [Entry]) {
+    entries.sort_by(|a, b| (a.ts, a.event.seq, &a.line).cmp(&(b.ts, b.event.seq, &b.line)));
+}
+
+/// The commit a notes ref points to, if it exists.
+pub(super) fn ref_tip(repo: &gix::Repository, name: &str) -> Result<Option<ObjectId>, LedgerError> {
+    let found = repo
+        .try_find_reference(name)
+        .map_err(|e| git_err("read the ref", name)(Box::new(e)))?;
+    match found {
+        None => Ok(None),
+        Some(mut r) => {
+            let id = r
+                .peel_to_id()
+                .map_err(|e| git_err("peel the ref", name)(Box::new(e)))?;
+            Ok(Some(id.detach()))
+        }
+    }
+}
+
+pub(super) fn tree_of(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    name: &str,
+) -> Result<ObjectId, LedgerError> {
+    let c = repo
+        .find_commit(commit)
+        .map_err(|e| git_err("read the notes commit", name)(Box::new(e)))?;
+    Ok(c.tree_id()
+        .map_err(|e| git_err("read the notes tree", name)(Box::new(e)))?
+        .detach())
+}
+
+/// Walk a notes tree: every (annotated object id, note blob id), any fanout.
+pub(super) fn walk_notes(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    prefix: &str,
+    out: &mut Vec<(ObjectId, ObjectId)>,
+    notes_ref: &str,
+) -> Result<(), LedgerError> {
+    let t = repo
+        .find_tree(tree)
+        .map_err(|e| git_err("read a notes tree", notes_ref)(Box::new(e)))?;
+    let decoded = t
+        .decode()
+        .map_err(|e| git_err("decode a notes tree", notes_ref)(Box::new(e)))?;
+    for entry in &decoded.entries {
+        let Ok(name) = entry.filename.to_str() else {
+            continue;
+        };
+        if !name.bytes().all(|b| b.is_ascii_hexdigit()) {
+            continue;
+        }
+        let path = format!("{prefix}{name}");
+        if entry.mode.is_tree() {
+            if path.len() < 40 {
+                walk_notes(repo, entry.oid.to_owned(), &path, out, notes_ref)?;
+            }
+        } else if path.len() == 40
+            && let Ok(id) = ObjectId::from_hex(path.as_bytes())
+        {
+            out.push((id, entry.oid.to_owned()));
+        }
+    }
+    Ok(())
+}
+
+/// Every `(annotated object, note blob)` of the notes tree `tree`, in any fanout `git notes` writes.
+///
+/// Errors: [`LedgerError::Git`].
+pub fn notes_in_tree(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    notes_ref: &str,
+) -> Result<Vec<(ObjectId, ObjectId)>, LedgerError> {
+    let mut out = Vec::new();
+    walk_notes(repo, tree, "", &mut out, notes_ref)?;
+    Ok(out)
+}
+
+/// Read every ledger in `refs` (the local notes ref first, then any fetched copies),
+/// merging the notes of one anchor by union of lines, one anchor at a time. For `status`:
+/// each [`Entry::line`] is left empty once the entries are in ledger order (the events
+/// are what a census needs; `log` reads lines through [`Stream`](super::Stream)).
+///
+/// Errors: [`LedgerError::Git`] when a ref or object cannot be read. Bad lines are not
+/// errors: they land in [`Ledgers::warnings`], once each.
+pub fn read_all(repo: &gix::Repository, refs: &[String]) -> Result<Ledgers, LedgerError> {
+    let mut out = Ledgers::default();
+    for (anchor, blobs) in super::stream::note_index(repo, refs)? {
+        let entries = super::stream::read_note(repo, anchor, &blobs, &mut out.warnings)?;
+        let task = entries
+            .first()
+            .map(|e| e.event.task.clone())
+            .or_else(|| anchor_task(repo, anchor))
+            .unwrap_or_else(|| format!("(a note on {}, not a task anchor)", anchor.to_hex()));
+        let ledger = out.by_task.entry(task.clone()).or_insert_with(|| Ledger {
+            task,
+            entries: Vec::new(),
+        });
+        ledger.entries.extend(entries);
+        sort_entries(&mut ledger.entries);
+        for e in &mut ledger.entries {
+            e.line = String::new();
+        }
+    }
+    Ok(out)
+}
+
+/// The task key written in an anchor blob, if the blob exists and has the anchor shape.
+pub(super) fn anchor_task(repo: &gix::Repository, anchor: ObjectId) -> Option<String> {
+    let blob = repo.find_blob(anchor).ok()?;
+    let text = std::str::from_utf8(&blob.data).ok()?;
+    text.strip_prefix("recode-task ")?
+        .strip_suffix('\n')
+        .map(str::to_string)
+}
+
+/// Read one task's ledger from `refs`.
+///
+/// Errors: as [`read_all`].
+pub fn read_task(
+    repo: &gix::Repository,
+    refs: &[String],
+    task: &str,
+) -> Result<(Ledger, Vec<String>), LedgerError> {
+    let anchor = anchor_id(task);
+    let mut lines = BTreeSet::new();
+    for name in refs {
+        let Some(tip) = ref_tip(repo, name)? else {
+            continue;
+        };
+        let tree = tree_of(repo, tip, name)?;
+        if let Some(text) = note_text(repo, tree, anchor, name)? {
+            lines.extend(
+                text.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| l.trim_end_matches('\r').to_string()),
+            );
+        }
+    }
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let mut warnings = Vec::new();
+    let mut entries = parse_note(&text, task, &mut warnings);
+    sort_entries(&mut entries);
+    Ok((
+        Ledger {
+            task: task.to_string(),
+            entries,
+        },
+        warnings,
+    ))
+}
+
+fn note_text(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    anchor: ObjectId,
+    notes_ref: &str,
+) -> Result<Option<String>, LedgerError> {
+    let mut state = gix::note::plumbing::State::new(tree, &repo.objects)
+        .map_err(|e| git_err("open the notes tree", notes_ref)(e.into()))?;
+    let Some(blob) = state
+        .get(&anchor, &repo.objects)
+        .map_err(|e| git_err("look up a note", notes_ref)(e.into()))?
+    else {
+        return Ok(None);
+    };
+    let blob = repo
+        .find_blob(blob)
+        .map_err(|e| git_err("read a note", notes_ref)(Box::new(e)))?;
+    Ok(Some(String::from_utf8_lossy(&blob.data).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anchor_is_git_hash_object_of_text() {
+        // `printf 'recode-task 7\n' | git hash-object --stdin`
+        assert_eq!(
+            anchor_id("7").to_hex().to_string(),
+            "b7c52d68ad5acc81b55f88c841e31e3efc70b1fe"
+        );
+    }
+
+    #[test]
+    fn bad_lines_warn_once_each() {
+        let mut w = Vec::new();
+        let good =
+            r#"{"kind":"unblocked","seq":1,"task":"7","ts":"2026-11-29T12:00:00.000Z","v":1}"#;
+        let entries = parse_note(
+            &format!("{good}\nnot json\n{{\"kind\":\"teleport\"}}\n"),
+            "7",
+            &mut w,
+        );
+        assert_eq!(entries.len(), 1);
+        assert_eq!(w.len(), 2);
+        assert_eq!(
+            w[0],
+            "task 7: a ledger line is not valid JSON; skipped: not json"
+        );
+    }
+}
