@@ -53,18 +53,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     let mut done = Vec::new();
     if let Some(f) = wt {
         failpoint("delete-worktree");
-        if let Err(e) = git::run(
-            r.repo.common_dir(),
-            // git's own clean check honours status.showUntrackedFiles: never let it hide
-            // an untracked file from `worktree remove`.
-            &[
-                "-c",
-                "status.showUntrackedFiles=normal",
-                "worktree",
-                "remove",
-                &f.path,
-            ],
-        ) {
+        if let Err(e) = remove_worktree(r.repo, &f.path) {
             return r.step_failed(&now_w, format!("git worktree remove refused: {e}"), false);
         }
         done.push(format!("removed worktree {}", f.path));
@@ -139,4 +128,20 @@ fn delete_branch(repo: &gix::Repository, branch: &str, tip: ObjectId) -> Result<
     })
     .map(|_| ())
     .map_err(|e| format!("{branch} moved or could not be deleted (nothing was lost): {e}"))
+}
+
+/// `git worktree remove <path>`, never forced. git's own clean check honours
+/// `status.showUntrackedFiles`: it is set to `normal` so no untracked file is hidden from
+/// it (with `no`, git would remove a worktree holding untracked files).
+fn remove_worktree(repo: &gix::Repository, path: &str) -> Result<Vec<u8>, git::GitError> {
+    git::run(
+        repo.common_dir(),
+        &[
+            "-c",
+            "status.showUntrackedFiles=normal",
+            "worktree",
+            "remove",
+            path,
+        ],
+    )
 }

@@ -281,6 +281,20 @@ fn inside(dir: &str, top: &str) -> bool {
     }
 }
 
+/// Whether the last exit asked for a fresh session (`fresh: true`: the session is gone or
+/// its context exhausted).
+fn last_exit_was_fresh(snap: &Snapshot, r: &ledger::Replay) -> bool {
+    r.last_exit.is_some_and(|i| {
+        matches!(
+            snap.events[i].body,
+            Body::Exit {
+                fresh: Some(true),
+                ..
+            }
+        )
+    })
+}
+
 /// Decide session or fresh and build the command for `recode.agent`.
 pub fn launch(
     agent: &str,
@@ -294,15 +308,7 @@ pub fn launch(
         Body::Spawn { cwd, .. } => Some(cwd.clone()),
         _ => None,
     });
-    let last_fresh = r.last_exit.is_some_and(|i| {
-        matches!(
-            snap.events[i].body,
-            Body::Exit {
-                fresh: Some(true),
-                ..
-            }
-        )
-    });
+    let last_fresh = last_exit_was_fresh(snap, &r);
     let (mode, why, session, cwd) = match (&r.session_id, &recorded_cwd) {
         (None, _) => (
             Mode::Fresh,
