@@ -19,6 +19,25 @@ fn verdict(w: &Value) -> (&str, &str, Value, Value, &str) {
     )
 }
 
+/// `n` old pull requests (a third closed, the rest merged), one a minute from 2025-06-01:
+/// the history a listing must not pay for.
+fn old_pull_requests(fx: &Fx, n: u64) {
+    for i in 0..n {
+        fx.gh.add_pr_at(
+            "acme",
+            "widget",
+            &format!("old-{i}"),
+            if i % 3 == 0 { "closed" } else { "merged" },
+            &format!(
+                "2025-06-{:02}T{:02}:{:02}:00Z",
+                1 + i / 1440,
+                (i / 60) % 24,
+                i % 60
+            ),
+        );
+    }
+}
+
 /// A worker with an open pull request; returns its number.
 fn published(fx: &Fx, branch: &str) -> u64 {
     fx.worker(branch, 1, 0);
@@ -350,20 +369,7 @@ fn at_the_cap_failing_checks_are_needs_human_and_resume_refuses() {
 #[test]
 fn a_warm_status_over_ten_thousand_old_pull_requests_costs_no_rate_limit() {
     let fx = Fx::new();
-    for i in 0..10_000u64 {
-        fx.gh.add_pr_at(
-            "acme",
-            "widget",
-            &format!("old-{i}"),
-            if i % 3 == 0 { "closed" } else { "merged" },
-            &format!(
-                "2025-06-{:02}T{:02}:{:02}:00Z",
-                1 + i / 1440,
-                (i / 60) % 24,
-                i % 60
-            ),
-        );
-    }
+    old_pull_requests(&fx, 10_000);
     let mut numbers = Vec::new();
     for i in 1..=20 {
         numbers.push(published(&fx, &format!("issue-{i}-worker")));
@@ -418,20 +424,7 @@ fn a_warm_status_over_ten_thousand_old_pull_requests_costs_no_rate_limit() {
 #[test]
 fn twenty_workers_without_pull_requests_cost_one_listing_request() {
     let fx = Fx::new();
-    for i in 0..10_000u64 {
-        fx.gh.add_pr_at(
-            "acme",
-            "widget",
-            &format!("old-{i}"),
-            if i % 3 == 0 { "closed" } else { "merged" },
-            &format!(
-                "2025-06-{:02}T{:02}:{:02}:00Z",
-                1 + i / 1440,
-                (i / 60) % 24,
-                i % 60
-            ),
-        );
-    }
+    old_pull_requests(&fx, 10_000);
     for i in 1..=20 {
         fx.worker(&format!("issue-{i}-worker"), 1, 0);
     }
