@@ -1,0 +1,93 @@
+//! `git recode report`: loop health at a glance, from the ledger alone (SPEC Commands:
+//! `report`). Nothing here reads a worktree or asks the forge, so any clone that synced
+//! the ledger (`git recode sync`) can show the fleet.
+//!
+//! [`build`] is pure: ledgers (and heartbeats) in, one [`ReportDoc`] out — the document
+//! `--json` prints and the text ([`text`]) and the page ([`html`]) render.
+//! - [`workers`]: the attention queue (workers that need a human: why, what lifts it) and
+//!   the workers waiting on a reset or a blocker.
+//! - [`timeline`]: each task's attempts (spawn to exit, outcome, host) and marks.
+//! - [`ticks`]: `recover` runs inferred from its own events, their period and gaps, and
+//!   outcomes per day.
+//! - [`hosts`]: every host named by an attempt and its heartbeat ref, if any.
+
+pub mod hosts;
+pub mod html;
+pub mod text;
+pub mod ticks;
+pub mod timeline;
+pub mod workers;
+
+use jiff::Timestamp;
+
+use crate::clock;
+use crate::config::Config;
+use crate::ledger::{self, LedgerError, Ledgers};
+use crate::wire::{ReportDoc, SCHEMA};
+
+pub use hosts::Heartbeat;
+
+/// What a report is built from, besides the ledgers.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The report's clock.
+    pub now: Timestamp,
+    /// Start of the window (`--since`): history before it is left out; `None`: all of it.
+    pub since: Option<Timestamp>,
+    /// `recode.maxAttempts` (the cap a worker is `capped` at).
+    pub max_attempts: u32,
+}
+
+/// Build the report from `ledgers` and the hosts' `heartbeats` (pure).
+pub fn build(ledgers: &Ledgers, heartbeats: &[Heartbeat], opts: &Options) -> ReportDoc {
+    let (queue, waiting) = workers::attention(ledgers, opts);
+    ReportDoc {
+        schema: SCHEMA,
+        now: clock::format_secs(opts.now),
+        since: opts.since.map(clock::format_secs),
+        queue,
+        waiting,
+        tasks: timeline::tasks(ledgers, opts),
+        ticks: ticks::ticks(ledgers, opts),
+        days: ticks::days(ledgers, opts),
+        hosts: hosts::hosts(ledgers, heartbeats),
+    }
+}
+
+/// Read the ledgers (every notes ref `status` reads) and the heartbeat refs of `repo`, and
+/// build the report. Bad ledger lines and unreadable heartbeats are warnings.
+///
+/// Errors: [`LedgerError`] when a notes ref or object cannot be read.
+pub fn gather(
+    repo: &gix::Repository,
+    cfg: &Config,
+    opts: &Options,
+) -> Result<(ReportDoc, Vec<String>), LedgerError> {
+    let refs = crate::snapshot::notes_refs(repo, cfg);
+    let mut ledgers = ledger::read_all(repo, &refs)?;
+    let mut warnings = std::mem::take(&mut ledgers.warnings);
+    let (beats, more) = hosts::read_heartbeats(repo);
+    warnings.extend(more);
+    Ok((build(&ledgers, &beats, opts), warnings))
+}
+
+/// Seconds from `a` to `b` (negative when `b` is earlier).
+pub(crate) fn secs(a: Timestamp, b: Timestamp) -> i64 {
+    b.as_second() - a.as_second()
+}
+
+/// The first line of `text`, at most `max` characters (an ellipsis marks a cut).
+pub(crate) fn first_line(text: &str, max: usize) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if line.chars().count() <= max {
+        line.to_string()
+    } else {
+        let mut s: String = line.chars().take(max.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}
