@@ -137,3 +137,37 @@ pub fn hosts(ledgers: &Ledgers, heartbeats: &[Heartbeat]) -> Vec<HostJson> {
     }
     by.into_values().collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heartbeat_counts_workers_and_the_alive_ones() {
+        let h = parse_heartbeat(
+            "ref-name",
+            r#"{"host":"box","ts":"2026-11-20T11:00:00Z","workers":{"a":{"pid":1,"alive":true},"b":{"pid":2,"alive":false},"c":{}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            h,
+            Heartbeat {
+                host: "box".into(),
+                ts: "2026-11-20T11:00:00Z".into(),
+                workers: 3,
+                alive: 1
+            }
+        );
+        assert_eq!(
+            parse_heartbeat("r", r#"{"ts":"x"}"#).unwrap().host,
+            "r",
+            "no host in the blob: the ref's"
+        );
+        assert_eq!(parse_heartbeat("r", "{}").unwrap_err(), "no \"ts\" string");
+        assert!(
+            parse_heartbeat("r", "nope")
+                .unwrap_err()
+                .starts_with("not JSON")
+        );
+    }
+}

@@ -133,3 +133,105 @@ pub fn days(ledgers: &Ledgers, opts: &Options) -> Vec<DayJson> {
         .map(|(date, outcomes)| DayJson { date, outcomes })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::{Entry, Event, Ledger};
+
+    fn ledgers(events: &[(&str, &str, Body)]) -> Ledgers {
+        let mut out = Ledgers::default();
+        for (task, ts, body) in events {
+            let t = clock::parse(ts).unwrap();
+            let l = out
+                .by_task
+                .entry(task.to_string())
+                .or_insert_with(|| Ledger {
+                    task: task.to_string(),
+                    entries: Vec::new(),
+                });
+            l.entries.push(Entry {
+                event: Event::new(t, task, Some("b"), body.clone()),
+                line: String::new(),
+                ts: t,
+            });
+        }
+        out
+    }
+
+    fn classified() -> Body {
+        Body::Classified {
+            state: "half-done".into(),
+            action: "resume".into(),
+            reason: "r".into(),
+            error: None,
+        }
+    }
+
+    fn opts(now: &str) -> Options {
+        Options {
+            now: clock::parse(now).unwrap(),
+            since: None,
+            max_attempts: 3,
+        }
+    }
+
+    #[test]
+    fn events_under_a_minute_apart_are_one_run_and_a_lone_escalation_is_none() {
+        let l = ledgers(&[
+            ("1", "2026-11-20T10:00:00Z", classified()),
+            ("2", "2026-11-20T10:00:59Z", classified()),
+            (
+                "2",
+                "2026-11-20T10:01:30Z",
+                Body::Escalated { reason: "x".into() },
+            ),
+            ("1", "2026-11-20T10:05:00Z", classified()),
+            // `resume` escalates too: alone, it is no tick.
+            (
+                "3",
+                "2026-11-20T10:07:00Z",
+                Body::Escalated {
+                    reason: "capped".into(),
+                },
+            ),
+            ("1", "2026-11-20T10:10:00Z", classified()),
+            ("1", "2026-11-20T10:40:00Z", classified()),
+        ]);
+        let t = ticks(&l, &opts("2026-11-20T10:45:00Z"));
+        let runs: Vec<(&str, u32, u32)> = t
+            .runs
+            .iter()
+            .map(|r| (r.start.as_str(), r.events, r.tasks))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                ("2026-11-20T10:00:00Z", 3, 2),
+                ("2026-11-20T10:05:00Z", 1, 1),
+                ("2026-11-20T10:10:00Z", 1, 1),
+                ("2026-11-20T10:40:00Z", 1, 1),
+            ]
+        );
+        assert_eq!(t.runs[0].end, "2026-11-20T10:01:30Z");
+        // Periods 300, 300, 1800: median 300; 10:10 to 10:40 is longer than twice it.
+        assert_eq!(t.period_seconds, Some(300));
+        assert_eq!(
+            t.gaps,
+            [GapJson {
+                from: "2026-11-20T10:10:00Z".into(),
+                to: Some("2026-11-20T10:40:00Z".into()),
+                seconds: 1800
+            }]
+        );
+    }
+
+    #[test]
+    fn one_run_has_no_period_and_no_gap() {
+        let l = ledgers(&[("1", "2026-11-20T10:00:00Z", classified())]);
+        let t = ticks(&l, &opts("2026-11-25T00:00:00Z"));
+        assert_eq!(t.runs.len(), 1);
+        assert_eq!(t.period_seconds, None);
+        assert!(t.gaps.is_empty());
+    }
+}

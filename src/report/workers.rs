@@ -102,10 +102,10 @@ fn fix_hint(
     if w.contains("detached") {
         return Some(format!("put the detached commits in {wt} on a branch"));
     }
-    if w.contains("closed without merging") || w.contains("pull request") {
-        if let Some(url) = pr {
-            return Some(format!("look at the pull request {url}"));
-        }
+    if (w.contains("closed without merging") || w.contains("pull request"))
+        && let Some(url) = pr
+    {
+        return Some(format!("look at the pull request {url}"));
     }
     if w.contains("maxattempts") {
         return Some(
