@@ -239,6 +239,10 @@ pub fn render(doc: &ReportDoc) -> Result<String, String> {
             .max(1),
     };
     let mut env = minijinja::Environment::new();
+    // `{{ ts|when }}`: an RFC 3339 time as `11-20 12:00` (UTC), for the tables.
+    env.add_filter("when", |s: String| {
+        t(&s).strftime("%m-%d %H:%M").to_string()
+    });
     env.add_template("report.html", PAGE)
         .map_err(|e| e.to_string())?;
     let tmpl = env.get_template("report.html").map_err(|e| e.to_string())?;
