@@ -78,21 +78,11 @@ struct Page<'a> {
 }
 
 fn t(s: &str) -> Timestamp {
-    clock::parse(s).unwrap_or(Timestamp::UNIX_EPOCH)
+    super::at(s)
 }
 
 fn when(s: &str) -> String {
     t(s).strftime("%Y-%m-%d %H:%M UTC").to_string()
-}
-
-/// `text` cut to `n` characters, an ellipsis marking a cut.
-fn cut(text: &str, n: usize) -> String {
-    if text.chars().count() <= n {
-        return text.to_string();
-    }
-    let mut s: String = text.chars().take(n - 1).collect();
-    s.push('…');
-    s
 }
 
 /// A mark's symbol on the timeline.
@@ -126,8 +116,8 @@ pub fn render(doc: &ReportDoc) -> Result<String, String> {
         .map(|(i, k)| Lane {
             y: 30.0 + i as f64 * ROW,
             task: k.task.clone(),
-            label: cut(&format!("{} {}", k.task, k.branches.join(", ")), 30),
-            hosts: cut(&k.hosts.join(", "), 14),
+            label: super::first_line(&format!("{} {}", k.task, k.branches.join(", ")), 30),
+            hosts: super::first_line(&k.hosts.join(", "), 14),
             bars: k
                 .attempts
                 .iter()

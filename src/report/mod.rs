@@ -71,23 +71,53 @@ pub fn gather(
     Ok((build(&ledgers, &beats, opts), warnings))
 }
 
+/// A ledger or report time parsed; the epoch when unparseable (such lines sort first, as
+/// in the ledger's own order).
+pub(crate) fn at(text: &str) -> Timestamp {
+    clock::parse(text).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
 /// Seconds from `a` to `b` (negative when `b` is earlier).
 pub(crate) fn secs(a: Timestamp, b: Timestamp) -> i64 {
     b.as_second() - a.as_second()
 }
 
-/// The first line of `text`, at most `max` characters (an ellipsis marks a cut).
+/// The first line of `text`, at most `max` characters (an ellipsis marks a cut), with
+/// control characters shown escaped (`\u{1b}`): final messages and reasons are untrusted
+/// (SPEC 1.2 "Untrusted input stays out") and the text report goes to a terminal.
 pub(crate) fn first_line(text: &str, max: usize) -> String {
     let line = text
         .lines()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .trim();
-    if line.chars().count() <= max {
-        line.to_string()
+    let clean: String = line
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    if clean.chars().count() <= max {
+        clean
     } else {
-        let mut s: String = line.chars().take(max.saturating_sub(1)).collect();
+        let mut s: String = clean.chars().take(max.saturating_sub(1)).collect();
         s.push('…');
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn first_line_escapes_control_characters_and_cuts() {
+        assert_eq!(
+            super::first_line("\n  \x1b[31mred\x07 done  \nsecond", 80),
+            "\\u{1b}[31mred\\u{7} done"
+        );
+        assert_eq!(super::first_line("abcdef", 4), "abc…");
     }
 }

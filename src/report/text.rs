@@ -14,7 +14,7 @@ pub const WIDTH: usize = 80;
 const LANE: usize = 44;
 
 fn t(s: &str) -> Timestamp {
-    clock::parse(s).unwrap_or(Timestamp::UNIX_EPOCH)
+    super::at(s)
 }
 
 /// `2026-11-20 12:00`.

@@ -10,7 +10,7 @@ use crate::ledger::{Body, Event, Ledger, Ledgers};
 use crate::wire::{AttemptJson, MarkJson, TaskHistoryJson};
 
 fn ts(e: &Event) -> Timestamp {
-    clock::parse(&e.ts).unwrap_or(Timestamp::UNIX_EPOCH)
+    super::at(&e.ts)
 }
 
 /// Every task with an attempt or a mark in the window, in task order.
@@ -148,7 +148,7 @@ fn start(
 /// bookkeeping, shown with the ticks).
 fn mark_detail(body: &Body) -> Option<String> {
     Some(match body {
-        Body::Milestone { phase, .. } => format!("phase {phase}"),
+        Body::Milestone { phase, .. } => format!("phase {}", first_line(phase, 40)),
         Body::Gate { passed, by, .. } => format!(
             "gate {} ({})",
             if *passed { "passed" } else { "failed" },

@@ -38,7 +38,7 @@ fn events_of(l: &Ledger, branch: &str) -> Vec<Event> {
 }
 
 fn ts(e: &Event) -> Timestamp {
-    clock::parse(&e.ts).unwrap_or(Timestamp::UNIX_EPOCH)
+    super::at(&e.ts)
 }
 
 /// Host and `cwd` of the newest `spawn` among `events`.
@@ -171,7 +171,7 @@ pub fn attention(ledgers: &Ledgers, opts: &Options) -> (Vec<QueueItemJson>, Vec<
                     host,
                     on: "blocker".into(),
                     until: None,
-                    blocker: Some(b.clone()),
+                    blocker: Some(first_line(b, 100)),
                     since,
                     lift: Some(format!("git recode record unblock {branch}")),
                 });
@@ -225,7 +225,7 @@ fn needs_human(
             .find(|(i, e)| after_clear(*i) && matches!(e.body, Body::Escalated { .. }))
             .map(|(_, e)| ts(e))
             .unwrap_or(Timestamp::UNIX_EPOCH);
-        return Some(("escalated", at, reason.clone()));
+        return Some(("escalated", at, first_line(reason, 300)));
     }
     if r.last_outcome == Some(Outcome::NeedsHuman)
         && r.last_attempt_exited
@@ -275,7 +275,7 @@ fn needs_human(
         Body::Classified { state, reason, .. }
             if state == "needs-human" && newest_start.is_none_or(|s| i > s) =>
         {
-            Some(("classified", ts(e), reason.clone()))
+            Some(("classified", ts(e), first_line(reason, 300)))
         }
         _ => None,
     }

@@ -565,3 +565,52 @@ fn the_demo_page_is_self_contained_and_renders_in_chromium() {
         "no red pixel: the queue or the failed attempts did not render"
     );
 }
+
+#[test]
+fn untrusted_messages_are_escaped_in_the_page_and_in_the_text() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    write_note(
+        &env,
+        &repo,
+        "5",
+        &[spawn("2026-11-20T11:00:00.000Z", "issue-5-x", "box")],
+    );
+    let msg = env.root().join("msg.txt");
+    std::fs::write(&msg, "<script>alert(1)</script> \x1b[2J<img src=x> done\n").unwrap();
+    record_at(
+        &env,
+        &repo,
+        "2026-11-20T11:30:00Z",
+        &[
+            "record",
+            "exit",
+            "issue-5-x",
+            "--rc",
+            "0",
+            "--message-file",
+            msg.to_str().unwrap(),
+        ],
+    );
+    let page = env.root().join("p.html");
+    let text = env.ok(&repo, &["report", "--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains("<script") && !html.contains("<img"),
+        "unescaped"
+    );
+    assert!(
+        html.contains(
+            "&lt;script&gt;alert(1)&lt;&#x2f;script&gt; \\u{1b}[2J&lt;img src=x&gt; done"
+        ),
+        "{html}"
+    );
+    assert!(
+        !text.contains('\x1b'),
+        "an escape reached the terminal: {text}"
+    );
+    assert!(
+        text.contains("success: <script>alert(1)</script> \\u{1b}"),
+        "{text}"
+    );
+}
