@@ -7,8 +7,7 @@ use crate::cli::{Ctx, Ui, out_err};
 use crate::error::{EXIT_OK, Error};
 use crate::report;
 
-/// Show the loop's health from the ledger alone: who needs a human, each task's attempts,
-/// the recover runs and their gaps, the hosts
+/// Show the loop's health from the ledger alone: who needs a human, attempts, ticks, hosts
 ///
 /// Works in any clone that has the ledger (`git recode sync`), with no worktree and no
 /// forge. The attention queue comes first: each worker that needs a human, why, and the
