@@ -110,6 +110,38 @@ pub(crate) fn first_line(text: &str, max: usize) -> String {
     }
 }
 
+/// Ledgers from `(task, branch, ts, body)` rows, for the unit tests.
+#[cfg(test)]
+pub(crate) fn test_ledgers_on(events: &[(&str, &str, &str, ledger::Body)]) -> Ledgers {
+    let mut out = Ledgers::default();
+    for (task, branch, ts, body) in events {
+        let t = clock::parse(ts).unwrap();
+        let l = out
+            .by_task
+            .entry(task.to_string())
+            .or_insert_with(|| ledger::Ledger {
+                task: task.to_string(),
+                entries: Vec::new(),
+            });
+        l.entries.push(ledger::Entry {
+            event: ledger::Event::new(t, task, Some(branch), body.clone()),
+            line: String::new(),
+            ts: t,
+        });
+    }
+    out
+}
+
+/// Ledgers from `(task, ts, body)` rows, every event on branch `b`.
+#[cfg(test)]
+pub(crate) fn test_ledgers(events: &[(&str, &str, ledger::Body)]) -> Ledgers {
+    let rows: Vec<(&str, &str, &str, ledger::Body)> = events
+        .iter()
+        .map(|(task, ts, body)| (*task, "b", *ts, body.clone()))
+        .collect();
+    test_ledgers_on(&rows)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

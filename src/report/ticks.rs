@@ -137,27 +137,7 @@ pub fn days(ledgers: &Ledgers, opts: &Options) -> Vec<DayJson> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::{Entry, Event, Ledger};
-
-    fn ledgers(events: &[(&str, &str, Body)]) -> Ledgers {
-        let mut out = Ledgers::default();
-        for (task, ts, body) in events {
-            let t = clock::parse(ts).unwrap();
-            let l = out
-                .by_task
-                .entry(task.to_string())
-                .or_insert_with(|| Ledger {
-                    task: task.to_string(),
-                    entries: Vec::new(),
-                });
-            l.entries.push(Entry {
-                event: Event::new(t, task, Some("b"), body.clone()),
-                line: String::new(),
-                ts: t,
-            });
-        }
-        out
-    }
+    use crate::report::test_ledgers as ledgers;
 
     fn classified() -> Body {
         Body::Classified {

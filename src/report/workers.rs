@@ -280,3 +280,116 @@ fn needs_human(
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_ledgers_on;
+
+    fn spawn() -> Body {
+        Body::Spawn {
+            attempt: 1,
+            cwd: "/w".into(),
+            host: "h".into(),
+            session_id: None,
+            agent: None,
+            pid: None,
+            pid_start: None,
+        }
+    }
+
+    fn exit(outcome: Outcome) -> Body {
+        Body::Exit {
+            rc: 1,
+            outcome,
+            message: None,
+            retry_after: None,
+            fresh: None,
+            blocker: None,
+            session_id: None,
+        }
+    }
+
+    fn classified(state: &str, reason: &str) -> Body {
+        Body::Classified {
+            state: state.into(),
+            action: "escalate".into(),
+            reason: reason.into(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn capped_classified_and_deleted_workers() {
+        let f = Outcome::Failed;
+        let l = test_ledgers_on(&[
+            // Task 1: three failed attempts, no gate: capped.
+            ("1", "issue-1", "2026-11-20T09:00:00Z", spawn()),
+            ("1", "issue-1", "2026-11-20T09:10:00Z", exit(f)),
+            ("1", "issue-1", "2026-11-20T09:20:00Z", spawn()),
+            ("1", "issue-1", "2026-11-20T09:30:00Z", exit(f)),
+            ("1", "issue-1", "2026-11-20T09:40:00Z", spawn()),
+            ("1", "issue-1", "2026-11-20T09:50:00Z", exit(f)),
+            // Task 2: recover classified it needs-human after its attempt.
+            ("2", "issue-2", "2026-11-20T09:00:00Z", spawn()),
+            ("2", "issue-2", "2026-11-20T09:10:00Z", exit(f)),
+            (
+                "2",
+                "issue-2",
+                "2026-11-20T10:00:00Z",
+                classified("needs-human", "a merge is in progress in /w/2"),
+            ),
+            // Task 3: classified needs-human, then a new attempt: no longer stands.
+            (
+                "3",
+                "issue-3",
+                "2026-11-20T09:00:00Z",
+                classified("needs-human", "a merge is in progress in /w/3"),
+            ),
+            ("3", "issue-3", "2026-11-20T09:10:00Z", spawn()),
+            ("3", "issue-3", "2026-11-20T09:20:00Z", exit(f)),
+            // Task 4: escalated, then deleted: done.
+            ("4", "issue-4", "2026-11-20T09:00:00Z", spawn()),
+            (
+                "4",
+                "issue-4",
+                "2026-11-20T09:10:00Z",
+                exit(Outcome::NeedsHuman),
+            ),
+            (
+                "4",
+                "issue-4",
+                "2026-11-20T09:20:00Z",
+                Body::Deleted {
+                    worktree: None,
+                    ignored: vec![],
+                },
+            ),
+        ]);
+        let opts = Options {
+            now: clock::parse("2026-11-20T12:00:00Z").unwrap(),
+            since: None,
+            max_attempts: 3,
+        };
+        let (queue, waiting) = attention(&l, &opts);
+        let got: Vec<(&str, &str, &str)> = queue
+            .iter()
+            .map(|q| (q.branch.as_str(), q.cause.as_str(), q.since.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("issue-1", "capped", "2026-11-20T09:50:00Z"),
+                ("issue-2", "classified", "2026-11-20T10:00:00Z"),
+            ]
+        );
+        assert_eq!(
+            queue[1].lift,
+            [
+                "finish or abort the merge in /w (git -C /w status)",
+                "git recode record clear issue-2"
+            ]
+        );
+        assert!(waiting.is_empty());
+    }
+}
