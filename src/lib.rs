@@ -29,6 +29,7 @@ pub mod progress;
 pub mod recover;
 pub mod render;
 pub mod repo;
+pub mod report;
 pub mod resume;
 pub mod snapshot;
 pub mod sync;

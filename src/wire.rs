@@ -201,3 +201,210 @@ pub struct RecoverDoc {
     /// One item per worker considered.
     pub results: Vec<RecoverResultJson>,
 }
+
+// ---------------------------------------------------------------------------------------
+// `report --json` (SPEC Commands: `git recode report`): loop health from the ledger alone.
+// Built by `crate::report`; the text and the HTML page render this same document.
+// ---------------------------------------------------------------------------------------
+
+/// `report --json`: `{"schema": 1, "now", "since", "queue", "waiting", "tasks", "ticks",
+/// "days", "hosts"}`. Times are RFC 3339 UTC with seconds.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ReportDoc {
+    /// Always [`SCHEMA`].
+    pub schema: u32,
+    /// The report's clock (`RECODE_NOW`, else the system clock).
+    pub now: String,
+    /// Start of the window (`--since`); null: the whole ledger. The queue and the waiting
+    /// list always come from the whole ledger (they are the state now, not history).
+    pub since: Option<String>,
+    /// Workers that need a human, oldest first.
+    pub queue: Vec<QueueItemJson>,
+    /// Workers waiting on a reset (`transient`) or a blocker (`blocked`), soonest first.
+    pub waiting: Vec<WaitingJson>,
+    /// Each task's history in the window, in task order.
+    pub tasks: Vec<TaskHistoryJson>,
+    /// The `recover` runs seen in the window.
+    pub ticks: TicksJson,
+    /// Outcomes of the exits in the window, one item per UTC day, oldest first.
+    pub days: Vec<DayJson>,
+    /// Every host named by an attempt, in name order.
+    pub hosts: Vec<HostJson>,
+}
+
+/// One worker that needs a human: why, and what lifts it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct QueueItemJson {
+    /// Task key.
+    pub task: String,
+    /// The worker branch.
+    pub branch: String,
+    /// Host of its newest attempt, or null.
+    pub host: Option<String>,
+    /// When the event that put it here was written.
+    pub since: String,
+    /// `escalated`, `needs-human` (the last outcome), `capped` (attempts reached
+    /// `recode.maxAttempts`) or `classified` (`recover` classified it `needs-human`).
+    pub cause: String,
+    /// One sentence: why it needs a human.
+    pub why: String,
+    /// What lifts it, in order: what to fix (a worktree, a pull request), then the exact
+    /// command (`git recode record clear <branch>`).
+    pub lift: Vec<String>,
+    /// The worktree of its newest attempt (`spawn` `cwd`), or null.
+    pub worktree: Option<String>,
+    /// Its pull request's page (the newest `published` event), or null.
+    pub pr_url: Option<String>,
+}
+
+/// One worker waiting on a reset or a blocker.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct WaitingJson {
+    /// Task key.
+    pub task: String,
+    /// The worker branch.
+    pub branch: String,
+    /// Host of its newest attempt, or null.
+    pub host: Option<String>,
+    /// `reset` (a transient limit) or `blocker`.
+    pub on: String,
+    /// When the wait ends (`retry_after`); null for a blocker or an unknown reset.
+    pub until: Option<String>,
+    /// The blocker (`exit` `blocker`), or null.
+    pub blocker: Option<String>,
+    /// When the exit that started the wait was written.
+    pub since: String,
+    /// What lifts it early: for a blocker `git recode record unblock <branch>`; else null.
+    pub lift: Option<String>,
+}
+
+/// One task's history.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TaskHistoryJson {
+    /// Task key.
+    pub task: String,
+    /// Every branch its events name, in the order first named.
+    pub branches: Vec<String>,
+    /// Every host its attempts ran on, in the order first seen.
+    pub hosts: Vec<String>,
+    /// Attempts whose span meets the window, oldest first.
+    pub attempts: Vec<AttemptJson>,
+    /// Other events in the window (milestones, WIP commits, publishes, deletes, escalations,
+    /// gates, clears, unblocks, phantoms), oldest first.
+    pub marks: Vec<MarkJson>,
+}
+
+/// One attempt: a `spawn` or `resume` to its `exit` (an exit with no start recorded is an
+/// attempt of zero length).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct AttemptJson {
+    /// The attempt's number as recorded (`attempt` of the spawn/resume), or its ordinal.
+    pub attempt: u32,
+    /// `spawn`, `resume` or `exit` (no start recorded).
+    pub started_by: String,
+    /// The worker branch, or null (an old event without one).
+    pub branch: Option<String>,
+    /// The host it ran on (spawn `host`), or null.
+    pub host: Option<String>,
+    /// The agent (spawn `agent`), or null.
+    pub agent: Option<String>,
+    /// Start.
+    pub start: String,
+    /// End (its exit), or null while none is recorded.
+    pub end: Option<String>,
+    /// The exit's outcome, or null (no exit: running, stalled or killed).
+    pub outcome: Option<String>,
+    /// The exit's rc, or null.
+    pub rc: Option<i32>,
+    /// The first line of the exit's message (at most 120 characters), or null.
+    pub message: Option<String>,
+}
+
+/// One event on a task's timeline that is not an attempt's start or end.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct MarkJson {
+    /// When.
+    pub ts: String,
+    /// The event kind (`milestone`, `wip`, `published`, `deleted`, `escalated`, `gate`,
+    /// `cleared`, `unblocked`, `phantom`).
+    pub kind: String,
+    /// The branch, or null.
+    pub branch: Option<String>,
+    /// One short phrase (`phase scoped`, `2 files, pushed`, `#12`, the reason).
+    pub detail: String,
+}
+
+/// The ticks: `recover` runs, inferred from the events it writes (`classified`, `wip`,
+/// `published`, `deleted`, `escalated`, `phantom`, `gate` by recover): events less than
+/// 60 seconds apart are one run.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TicksJson {
+    /// Runs in the window, oldest first.
+    pub runs: Vec<TickJson>,
+    /// The usual period: the median time between consecutive runs' starts, in seconds;
+    /// null with fewer than two runs.
+    pub period_seconds: Option<i64>,
+    /// Gaps: times between runs longer than twice the period (and the time since the last
+    /// run, when longer), oldest first.
+    pub gaps: Vec<GapJson>,
+}
+
+/// One `recover` run.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TickJson {
+    /// Its first event.
+    pub start: String,
+    /// Its last event.
+    pub end: String,
+    /// Events it wrote.
+    pub events: u32,
+    /// Tasks it wrote about.
+    pub tasks: u32,
+}
+
+/// A time the loop was down longer than its usual period.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct GapJson {
+    /// The last run before the gap.
+    pub from: String,
+    /// The first run after it; null: still down at the report's `now`.
+    pub to: Option<String>,
+    /// Its length in seconds.
+    pub seconds: i64,
+}
+
+/// Outcomes of one UTC day's exits.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct DayJson {
+    /// `YYYY-MM-DD` (UTC).
+    pub date: String,
+    /// Exits by outcome: every one of `success`, `failed`, `transient`, `needs-human`,
+    /// `blocked` is present.
+    pub outcomes: std::collections::BTreeMap<String, u32>,
+}
+
+/// One host.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct HostJson {
+    /// Host name (as `spawn` recorded it).
+    pub host: String,
+    /// Workers whose newest attempt ran there.
+    pub workers: u32,
+    /// Attempts that ran there (whole ledger).
+    pub attempts: u32,
+    /// Its newest attempt's start.
+    pub last_attempt: Option<String>,
+    /// Its heartbeat (`refs/recode/hosts/<host>`), or null when the ref does not exist.
+    pub heartbeat: Option<HeartbeatJson>,
+}
+
+/// A host's last heartbeat (SPEC 1.2 "Several machines").
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct HeartbeatJson {
+    /// Its `ts`.
+    pub ts: String,
+    /// Workers it lists.
+    pub workers: u32,
+    /// Of those, the ones it says are alive.
+    pub alive: u32,
+}

@@ -16,6 +16,7 @@ pub mod log;
 pub mod man;
 pub mod record;
 pub mod recover;
+pub mod report;
 pub mod resume;
 pub mod status;
 pub mod sync;
@@ -101,6 +102,7 @@ pub enum Command {
     Resume(resume::ResumeArgs),
     Verify(verify::VerifyArgs),
     Log(log::LogArgs),
+    Report(report::ReportArgs),
     Sync(sync::SyncArgs),
     /// The post-commit milestone hook
     #[command(subcommand)]
@@ -216,6 +218,7 @@ impl Command {
             Command::Classify(_) => "classify",
             Command::Record(_) => "record",
             Command::Log(_) => "log",
+            Command::Report(_) => "report",
             Command::Recover(_) => "recover",
             Command::Verify(_) => "verify",
             Command::Resume(_) => "resume",
@@ -296,6 +299,7 @@ pub fn main() -> i32 {
         Command::Classify(a) => classify::run(a, &ui),
         Command::Record(c) => record::run(c, &ui),
         Command::Log(a) => log::run(a, &ui),
+        Command::Report(a) => report::run(a, &ui),
         Command::Recover(a) => recover::run(a, &ui),
         Command::Verify(a) => verify::run(a, &ui),
         Command::Resume(a) => resume::run(a, &ui),

@@ -21,6 +21,7 @@ mod outcome;
 mod pickup;
 mod published;
 mod recover;
+mod report;
 mod resume;
 mod smoke;
 mod status;

@@ -1,0 +1,71 @@
+//! `git recode report [--html FILE] [--since DURATION] [--json]`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::cli::{Ctx, Ui, out_err};
+use crate::error::{EXIT_OK, Error};
+use crate::report;
+
+/// Show the loop's health from the ledger alone: who needs a human, attempts, ticks, hosts
+///
+/// Works in any clone that has the ledger (`git recode sync`), with no worktree and no
+/// forge. The attention queue comes first: each worker that needs a human, why, and the
+/// command that lifts it. `--since` limits the history shown (the queue is always now).
+///
+/// Example, in CI: `git recode sync && git recode report --since 7d --html report.html`
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// Also write the report as one self-contained HTML page (inline CSS and SVG, no script)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Only history newer than this (a number and s, m, h or d, like 7d)
+    #[arg(long, value_name = "DURATION")]
+    pub since: Option<String>,
+    /// Print one JSON document: {"schema": 1, "queue": [...], "tasks": [...], ...}
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Run `report`.
+///
+/// Errors: [`Error::Usage`] for a bad `--since`; ledger read errors; [`Error::Io`] when
+/// the page cannot be written.
+pub fn run(args: ReportArgs, ui: &Ui) -> Result<i32, Error> {
+    let since_secs = match &args.since {
+        Some(s) => Some(
+            crate::clock::parse_duration(s).map_err(|e| Error::Usage(format!("--since {e}")))?,
+        ),
+        None => None,
+    };
+    let ctx = Ctx::open(ui)?;
+    let opts = report::Options {
+        now: ctx.now,
+        since: since_secs.map(|s| crate::clock::from_secs(ctx.now.as_second().saturating_sub(s))),
+        max_attempts: ctx.cfg.max_attempts,
+    };
+    let (doc, warnings) = report::gather(&ctx.repo, &ctx.cfg, &opts)?;
+    ctx.ui.warn(&warnings);
+    if let Some(path) = &args.html {
+        let page = report::html::render(&doc).map_err(|why| Error::Program {
+            what: "cannot render the HTML report",
+            why,
+        })?;
+        std::fs::write(path, page).map_err(|source| Error::Io {
+            what: "write",
+            path: path.display().to_string(),
+            source,
+        })?;
+    }
+    let mut out = ctx.ui.out();
+    if args.json {
+        let text = serde_json::to_string_pretty(&doc).expect("the report always serializes");
+        writeln!(out, "{text}").map_err(out_err)?;
+    } else {
+        write!(out, "{}", report::text::render(&doc, ctx.ui.style())).map_err(out_err)?;
+    }
+    if let Some(path) = &args.html {
+        let _ = writeln!(std::io::stderr(), "wrote {}", path.display());
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,155 @@
+//! `git recode report`: loop health at a glance, from the ledger alone (SPEC Commands:
+//! `report`). Nothing here reads a worktree or asks the forge, so any clone that synced
+//! the ledger (`git recode sync`) can show the fleet.
+//!
+//! [`build`] is pure: ledgers (and heartbeats) in, one [`ReportDoc`] out — the document
+//! `--json` prints and the text ([`text`]) and the page ([`html`]) render.
+//! - [`workers`]: the attention queue (workers that need a human: why, what lifts it) and
+//!   the workers waiting on a reset or a blocker.
+//! - [`timeline`]: each task's attempts (spawn to exit, outcome, host) and marks.
+//! - [`ticks`]: `recover` runs inferred from its own events, their period and gaps, and
+//!   outcomes per day.
+//! - [`hosts`]: every host named by an attempt and its heartbeat ref, if any.
+
+pub mod hosts;
+pub mod html;
+pub mod text;
+pub mod ticks;
+pub mod timeline;
+pub mod workers;
+
+use jiff::Timestamp;
+
+use crate::clock;
+use crate::config::Config;
+use crate::ledger::{self, LedgerError, Ledgers};
+use crate::wire::{ReportDoc, SCHEMA};
+
+pub use hosts::Heartbeat;
+
+/// What a report is built from, besides the ledgers.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The report's clock.
+    pub now: Timestamp,
+    /// Start of the window (`--since`): history before it is left out; `None`: all of it.
+    pub since: Option<Timestamp>,
+    /// `recode.maxAttempts` (the cap a worker is `capped` at).
+    pub max_attempts: u32,
+}
+
+/// Build the report from `ledgers` and the hosts' `heartbeats` (pure).
+pub fn build(ledgers: &Ledgers, heartbeats: &[Heartbeat], opts: &Options) -> ReportDoc {
+    let (queue, waiting) = workers::attention(ledgers, opts);
+    ReportDoc {
+        schema: SCHEMA,
+        now: clock::format_secs(opts.now),
+        since: opts.since.map(clock::format_secs),
+        queue,
+        waiting,
+        tasks: timeline::tasks(ledgers, opts),
+        ticks: ticks::ticks(ledgers, opts),
+        days: ticks::days(ledgers, opts),
+        hosts: hosts::hosts(ledgers, heartbeats),
+    }
+}
+
+/// Read the ledgers (every notes ref `status` reads) and the heartbeat refs of `repo`, and
+/// build the report. Bad ledger lines and unreadable heartbeats are warnings.
+///
+/// Errors: [`LedgerError`] when a notes ref or object cannot be read.
+pub fn gather(
+    repo: &gix::Repository,
+    cfg: &Config,
+    opts: &Options,
+) -> Result<(ReportDoc, Vec<String>), LedgerError> {
+    let refs = crate::snapshot::notes_refs(repo, cfg);
+    let mut ledgers = ledger::read_all(repo, &refs)?;
+    let mut warnings = std::mem::take(&mut ledgers.warnings);
+    let (beats, more) = hosts::read_heartbeats(repo);
+    warnings.extend(more);
+    Ok((build(&ledgers, &beats, opts), warnings))
+}
+
+/// A ledger or report time parsed; the epoch when unparseable (such lines sort first, as
+/// in the ledger's own order).
+pub(crate) fn at(text: &str) -> Timestamp {
+    clock::parse(text).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+/// Seconds from `a` to `b` (negative when `b` is earlier).
+pub(crate) fn secs(a: Timestamp, b: Timestamp) -> i64 {
+    b.as_second() - a.as_second()
+}
+
+/// The first line of `text`, at most `max` characters (an ellipsis marks a cut), with
+/// control characters shown escaped (`\u{1b}`): final messages and reasons are untrusted
+/// (SPEC 1.2 "Untrusted input stays out") and the text report goes to a terminal.
+pub(crate) fn first_line(text: &str, max: usize) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let clean: String = line
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    if clean.chars().count() <= max {
+        clean
+    } else {
+        let mut s: String = clean.chars().take(max.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// Ledgers from `(task, branch, ts, body)` rows, for the unit tests.
+#[cfg(test)]
+pub(crate) fn test_ledgers_on(events: &[(&str, &str, &str, ledger::Body)]) -> Ledgers {
+    let mut out = Ledgers::default();
+    for (task, branch, ts, body) in events {
+        let t = clock::parse(ts).unwrap();
+        let l = out
+            .by_task
+            .entry(task.to_string())
+            .or_insert_with(|| ledger::Ledger {
+                task: task.to_string(),
+                entries: Vec::new(),
+            });
+        l.entries.push(ledger::Entry {
+            event: ledger::Event::new(t, task, Some(branch), body.clone()),
+            line: String::new(),
+            ts: t,
+        });
+    }
+    out
+}
+
+/// Ledgers from `(task, ts, body)` rows, every event on branch `b`.
+#[cfg(test)]
+pub(crate) fn test_ledgers(events: &[(&str, &str, ledger::Body)]) -> Ledgers {
+    let rows: Vec<(&str, &str, &str, ledger::Body)> = events
+        .iter()
+        .map(|(task, ts, body)| (*task, "b", *ts, body.clone()))
+        .collect();
+    test_ledgers_on(&rows)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn first_line_escapes_control_characters_and_cuts() {
+        assert_eq!(
+            super::first_line("\n  \x1b[31mred\x07 done  \nsecond", 80),
+            "\\u{1b}[31mred\\u{7} done"
+        );
+        assert_eq!(super::first_line("abcdef", 4), "abc…");
+    }
+}

@@ -1,0 +1,395 @@
+//! The attention queue and the waiting list, from the ledger alone (SPEC "Classification",
+//! the `needs-human` rows that the ledger decides; 1.2 "The loop settles": every worker
+//! ends running, waiting on a reset or a blocker, published, deleted, or `needs-human`).
+//!
+//! A worker is one branch of a task (SPEC 1.2 "Several branches of one task"): the events
+//! naming that branch plus those naming none. Counted attempts stay the task's.
+
+use jiff::Timestamp;
+
+use super::{Options, first_line};
+use crate::clock;
+use crate::ledger::{self, Body, Event, Ledger, Ledgers};
+use crate::outcome::Outcome;
+use crate::wire::{QueueItemJson, WaitingJson};
+
+/// Every branch `l` names, in the order first named; the task key when none is named.
+pub fn branches(l: &Ledger) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in l.events() {
+        if let Some(b) = &e.branch
+            && !out.contains(b)
+        {
+            out.push(b.clone());
+        }
+    }
+    if out.is_empty() {
+        out.push(l.task.clone());
+    }
+    out
+}
+
+/// The events of `l` that concern `branch`: those naming it, and those naming no branch.
+fn events_of(l: &Ledger, branch: &str) -> Vec<Event> {
+    l.events()
+        .filter(|e| e.branch.as_deref().is_none_or(|b| b == branch))
+        .cloned()
+        .collect()
+}
+
+fn ts(e: &Event) -> Timestamp {
+    super::at(&e.ts)
+}
+
+/// Host and `cwd` of the newest `spawn` among `events`.
+fn newest_spawn(events: &[Event]) -> (Option<String>, Option<String>) {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.body {
+            Body::Spawn { host, cwd, .. } => Some((Some(host.clone()), Some(cwd.clone()))),
+            _ => None,
+        })
+        .unwrap_or((None, None))
+}
+
+/// The page of the newest `published` event.
+fn pr_url(events: &[Event]) -> Option<String> {
+    events.iter().rev().find_map(|e| match &e.body {
+        Body::Published { url, .. } => Some(url.clone()),
+        _ => None,
+    })
+}
+
+/// The newest commit id the events name (the worker's head as far as the ledger knows).
+fn newest_head(events: &[Event]) -> Option<&str> {
+    events.iter().rev().find_map(|e| e.head.as_deref())
+}
+
+/// Whether the worker was deleted after its newest attempt started (nothing is left to do).
+fn deleted(events: &[Event]) -> bool {
+    let last_start = events
+        .iter()
+        .rposition(|e| matches!(e.body, Body::Spawn { .. } | Body::Resume { .. }));
+    events
+        .iter()
+        .enumerate()
+        .any(|(i, e)| matches!(e.body, Body::Deleted { .. }) && last_start.is_none_or(|s| i > s))
+}
+
+/// What to fix before lifting, read from the reason's words (the ledger stores the
+/// sentence `recover` wrote, `model::reason`'s `Display`).
+fn fix_hint(
+    why: &str,
+    worktree: Option<&str>,
+    host: Option<&str>,
+    pr: Option<&str>,
+) -> Option<String> {
+    let wt = worktree.unwrap_or("the worktree");
+    let w = why.to_ascii_lowercase();
+    for op in ["rebase", "merge", "cherry-pick", "revert", "bisect"] {
+        if w.contains(&format!("a {op} is in progress")) {
+            return Some(format!(
+                "finish or abort the {op} in {wt} (git -C {wt} status)"
+            ));
+        }
+    }
+    if w.contains("conflict") {
+        return Some(format!(
+            "resolve the conflicts in {wt} (git -C {wt} status)"
+        ));
+    }
+    if w.contains("detached") {
+        return Some(format!("put the detached commits in {wt} on a branch"));
+    }
+    if (w.contains("closed without merging") || w.contains("pull request"))
+        && let Some(url) = pr
+    {
+        return Some(format!("look at the pull request {url}"));
+    }
+    if w.contains("maxattempts") {
+        return Some(
+            "read why the attempts failed (git recode log <branch>), fix the task or its prompt"
+                .into(),
+        );
+    }
+    if w.contains("needs-human") || w.contains("login") || w.contains("permission") {
+        let on = host.map(|h| format!(" on {h}")).unwrap_or_default();
+        return Some(format!("fix the agent's login, permissions or billing{on}"));
+    }
+    None
+}
+
+/// The attention queue (oldest first) and the waiting list (soonest end first) of every
+/// worker in `ledgers`, from the whole ledger (`opts.since` does not apply: these are the
+/// state now). A worker deleted after its newest attempt is in neither.
+pub fn attention(ledgers: &Ledgers, opts: &Options) -> (Vec<QueueItemJson>, Vec<WaitingJson>) {
+    let mut queue = Vec::new();
+    let mut waiting = Vec::new();
+    for l in ledgers.by_task.values() {
+        let all: Vec<Event> = l.events().cloned().collect();
+        let task_attempts = ledger::replay(&all).attempts;
+        for branch in branches(l) {
+            let events = events_of(l, &branch);
+            if events.is_empty() || deleted(&events) {
+                continue;
+            }
+            let r = ledger::replay(&events);
+            let (host, worktree) = newest_spawn(&events);
+            let pr = pr_url(&events);
+            if let Some((cause, since, why)) = needs_human(&events, &r, task_attempts, opts) {
+                let mut lift: Vec<String> =
+                    fix_hint(&why, worktree.as_deref(), host.as_deref(), pr.as_deref())
+                        .map(|h| h.replace("<branch>", &branch))
+                        .into_iter()
+                        .collect();
+                lift.push(format!("git recode record clear {branch}"));
+                queue.push(QueueItemJson {
+                    task: l.task.clone(),
+                    branch: branch.clone(),
+                    host: host.clone(),
+                    since: clock::format_secs(since),
+                    cause: cause.into(),
+                    why,
+                    lift,
+                    worktree: worktree.clone(),
+                    pr_url: pr,
+                });
+                continue;
+            }
+            if !r.last_attempt_exited {
+                continue;
+            }
+            let Some(exit) = r.last_exit.map(|i| &events[i]) else {
+                continue;
+            };
+            let since = clock::format_secs(ts(exit));
+            if let Some(b) = &r.blocked {
+                waiting.push(WaitingJson {
+                    task: l.task.clone(),
+                    branch: branch.clone(),
+                    host,
+                    on: "blocker".into(),
+                    until: None,
+                    blocker: Some(first_line(b, 100)),
+                    since,
+                    lift: Some(format!("git recode record unblock {branch}")),
+                });
+            } else if r.last_outcome == Some(Outcome::Transient)
+                && r.retry_after.is_some_and(|t| t > opts.now)
+            {
+                waiting.push(WaitingJson {
+                    task: l.task.clone(),
+                    branch: branch.clone(),
+                    host,
+                    on: "reset".into(),
+                    until: r.retry_after.map(clock::format_secs),
+                    blocker: None,
+                    since,
+                    lift: None,
+                });
+            }
+        }
+    }
+    queue.sort_by(|a, b| (&a.since, &a.task, &a.branch).cmp(&(&b.since, &b.task, &b.branch)));
+    waiting.sort_by(|a, b| {
+        (a.until.is_none(), &a.until, &a.since, &a.branch).cmp(&(
+            b.until.is_none(),
+            &b.until,
+            &b.since,
+            &b.branch,
+        ))
+    });
+    (queue, waiting)
+}
+
+/// Why a worker needs a human, first match wins: a standing escalation, a `needs-human`
+/// last outcome, the cap reached without a passing gate on the newest head, or `recover`'s
+/// newest classification since the last attempt and clear (`needs-human`).
+/// Returns (cause, since, why).
+fn needs_human(
+    events: &[Event],
+    r: &ledger::Replay,
+    task_attempts: u32,
+    opts: &Options,
+) -> Option<(&'static str, Timestamp, String)> {
+    let cleared = events
+        .iter()
+        .rposition(|e| matches!(e.body, Body::Cleared { .. }));
+    let after_clear = |i: usize| cleared.is_none_or(|c| i > c);
+    if let Some(reason) = &r.escalated {
+        let at = events
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(i, e)| after_clear(*i) && matches!(e.body, Body::Escalated { .. }))
+            .map(|(_, e)| ts(e))
+            .unwrap_or(Timestamp::UNIX_EPOCH);
+        return Some(("escalated", at, first_line(reason, 300)));
+    }
+    if r.last_outcome == Some(Outcome::NeedsHuman)
+        && r.last_attempt_exited
+        && let Some(exit) = r.last_exit.map(|i| &events[i])
+    {
+        let msg = match &exit.body {
+            Body::Exit {
+                message: Some(m), ..
+            } => format!(": {}", first_line(m, 100)),
+            _ => String::new(),
+        };
+        return Some((
+            "needs-human",
+            ts(exit),
+            format!("the last attempt ended needs-human{msg}"),
+        ));
+    }
+    if task_attempts >= opts.max_attempts
+        && r.last_attempt_exited
+        && newest_head(events).and_then(|h| ledger::gate_on(events, h)) != Some(true)
+    {
+        let at = r
+            .last_exit
+            .map(|i| ts(&events[i]))
+            .unwrap_or(Timestamp::UNIX_EPOCH);
+        return Some((
+            "capped",
+            at,
+            format!(
+                "{task_attempts} counted attempts reached recode.maxAttempts ({}) without a passing gate on the head",
+                opts.max_attempts
+            ),
+        ));
+    }
+    let newest_start = events.iter().rposition(|e| {
+        matches!(
+            e.body,
+            Body::Spawn { .. } | Body::Resume { .. } | Body::Cleared { .. }
+        )
+    });
+    let (i, e) = events
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, e)| matches!(e.body, Body::Classified { .. }))?;
+    match &e.body {
+        Body::Classified { state, reason, .. }
+            if state == "needs-human" && newest_start.is_none_or(|s| i > s) =>
+        {
+            Some(("classified", ts(e), first_line(reason, 300)))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_ledgers_on;
+
+    fn spawn() -> Body {
+        Body::Spawn {
+            attempt: 1,
+            cwd: "/w".into(),
+            host: "h".into(),
+            session_id: None,
+            agent: None,
+            pid: None,
+            pid_start: None,
+        }
+    }
+
+    fn exit(outcome: Outcome) -> Body {
+        Body::Exit {
+            rc: 1,
+            outcome,
+            message: None,
+            retry_after: None,
+            fresh: None,
+            blocker: None,
+            session_id: None,
+        }
+    }
+
+    fn classified(state: &str, reason: &str) -> Body {
+        Body::Classified {
+            state: state.into(),
+            action: "escalate".into(),
+            reason: reason.into(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn capped_classified_and_deleted_workers() {
+        let f = Outcome::Failed;
+        let l = test_ledgers_on(&[
+            // Task 1: three failed attempts, no gate: capped.
+            ("1", "issue-1", "2026-11-20T09:00:00Z", spawn()),
+            ("1", "issue-1", "2026-11-20T09:10:00Z", exit(f)),
+            ("1", "issue-1", "2026-11-20T09:20:00Z", spawn()),
+            ("1", "issue-1", "2026-11-20T09:30:00Z", exit(f)),
+            ("1", "issue-1", "2026-11-20T09:40:00Z", spawn()),
+            ("1", "issue-1", "2026-11-20T09:50:00Z", exit(f)),
+            // Task 2: recover classified it needs-human after its attempt.
+            ("2", "issue-2", "2026-11-20T09:00:00Z", spawn()),
+            ("2", "issue-2", "2026-11-20T09:10:00Z", exit(f)),
+            (
+                "2",
+                "issue-2",
+                "2026-11-20T10:00:00Z",
+                classified("needs-human", "a merge is in progress in /w/2"),
+            ),
+            // Task 3: classified needs-human, then a new attempt: no longer stands.
+            (
+                "3",
+                "issue-3",
+                "2026-11-20T09:00:00Z",
+                classified("needs-human", "a merge is in progress in /w/3"),
+            ),
+            ("3", "issue-3", "2026-11-20T09:10:00Z", spawn()),
+            ("3", "issue-3", "2026-11-20T09:20:00Z", exit(f)),
+            // Task 4: escalated, then deleted: done.
+            ("4", "issue-4", "2026-11-20T09:00:00Z", spawn()),
+            (
+                "4",
+                "issue-4",
+                "2026-11-20T09:10:00Z",
+                exit(Outcome::NeedsHuman),
+            ),
+            (
+                "4",
+                "issue-4",
+                "2026-11-20T09:20:00Z",
+                Body::Deleted {
+                    worktree: None,
+                    ignored: vec![],
+                },
+            ),
+        ]);
+        let opts = Options {
+            now: clock::parse("2026-11-20T12:00:00Z").unwrap(),
+            since: None,
+            max_attempts: 3,
+        };
+        let (queue, waiting) = attention(&l, &opts);
+        let got: Vec<(&str, &str, &str)> = queue
+            .iter()
+            .map(|q| (q.branch.as_str(), q.cause.as_str(), q.since.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("issue-1", "capped", "2026-11-20T09:50:00Z"),
+                ("issue-2", "classified", "2026-11-20T10:00:00Z"),
+            ]
+        );
+        assert_eq!(
+            queue[1].lift,
+            [
+                "finish or abort the merge in /w (git -C /w status)",
+                "git recode record clear issue-2"
+            ]
+        );
+        assert!(waiting.is_empty());
+    }
+}
