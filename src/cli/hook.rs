@@ -5,11 +5,8 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::{Ctx, Ui};
 use crate::error::{EXIT_OK, Error};
-use serde::Serialize;
 
 use crate::hook::{self, Installed, advice, walk};
-use crate::ledger::{self, Body, Event};
-use crate::snapshot;
 
 /// The post-commit milestone hook
 #[derive(clap::Subcommand, Debug)]
@@ -63,25 +60,6 @@ fn here(repo: &gix::Repository) -> (PathBuf, walk::HooksDir) {
     let wt = walk::normalize(repo.workdir().unwrap_or_else(|| repo.git_dir()));
     let dir = walk::hooks_dir(repo, &wt, repo.git_dir());
     (wt, dir)
-}
-
-/// The `hook status --json` document (docs/json.md "hook status").
-#[derive(Serialize)]
-struct StatusJson<'a> {
-    schema: u32,
-    worktrees: Vec<WorktreeJson<'a>>,
-}
-
-/// One worktree in `hook status --json`.
-#[derive(Serialize)]
-struct WorktreeJson<'a> {
-    path: String,
-    hooks_dir: String,
-    manager: Option<hook::Manager>,
-    reaches: bool,
-    via: Option<&'a str>,
-    why: Option<&'a str>,
-    current: bool,
 }
 
 /// Run `hook …`.
@@ -147,21 +125,7 @@ fn status(json: bool, ui: &Ui) -> Result<i32, Error> {
     let ctx = Ctx::open(ui)?;
     let all = hook::reach(&ctx.repo);
     if json {
-        let doc = StatusJson {
-            schema: 1,
-            worktrees: all
-                .iter()
-                .map(|r| WorktreeJson {
-                    path: r.path.display().to_string(),
-                    hooks_dir: r.hooks_dir.display().to_string(),
-                    manager: r.manager,
-                    reaches: r.reaches,
-                    via: r.via.as_deref(),
-                    why: r.why.as_deref(),
-                    current: r.current,
-                })
-                .collect(),
-        };
+        let doc = crate::wire::HookStatusDoc::new(&all);
         let text = serde_json::to_string(&doc).expect("plain structs serialize");
         crate::say!("{text}");
         return Ok(EXIT_OK);
@@ -288,63 +252,15 @@ pub fn post_commit_hook() -> i32 {
 
 fn post_commit(deadline: std::time::Instant) -> Result<(), Error> {
     let ctx = Ctx::open(&Ui::default())?;
-    let Some((head, message)) = hook::head_commit(&ctx.repo) else {
-        return Ok(());
-    };
-    let Some(phase) = hook::phase_of(&message) else {
-        return Ok(());
-    };
-    // The branch: HEAD's, or during a rebase the one it started from.
-    let git_dir = ctx.repo.git_dir().to_path_buf();
-    let branch = ctx
-        .repo
-        .head_name()
-        .ok()
-        .flatten()
-        .map(|n| n.shorten().to_string())
-        .or_else(|| {
-            ["rebase-merge", "rebase-apply"].iter().find_map(|d| {
-                std::fs::read_to_string(git_dir.join(d).join("head-name"))
-                    .ok()
-                    .and_then(|n| n.trim().strip_prefix("refs/heads/").map(str::to_string))
-            })
-        });
-    let Some(branch) = branch else {
-        return Ok(()); // detached outside a rebase: no branch to ledger against
-    };
-    let task = ctx.cfg.key_of(&branch);
-    let head_hex = head.to_hex().to_string();
-    // Post-commit fires on every rebase pick and amend: one milestone per (head, phase).
-    let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
-    let (existing, _) = ledger::read_task(&ctx.repo, &refs, &task)?;
-    let seen = existing.events().any(|e| {
-        e.head.as_deref() == Some(head_hex.as_str())
-            && matches!(&e.body, Body::Milestone { phase: p, .. } if *p == phase)
-    });
-    if seen {
-        return Ok(());
-    }
-    let session_id = std::env::var(hook::SESSION_ENV)
-        .ok()
-        .filter(|s| !s.is_empty());
-    let event = Event::new(
+    match hook::commit::post_commit(
+        &ctx.repo,
+        &ctx.cfg,
         ctx.now,
-        &task,
-        Some(&branch),
-        Body::Milestone {
-            phase: phase.clone(),
-            session_id,
-        },
-    )
-    .with_head(Some(head_hex.clone()));
-    match ledger::append_with_deadline(&ctx.repo, &ctx.cfg.notes_ref, event, deadline) {
+        deadline,
+        HOOK_BUDGET.as_millis(),
+    ) {
         Ok(_) => Ok(()),
-        Err(ledger::LedgerError::Contended { notes_ref, .. }) => Err(Error::Partial(format!(
-            "gave up after {} ms: {notes_ref} is locked or busy; milestone '{phase}' of {} is not ledgered yet (it stays in the commit's {} trailer)",
-            HOOK_BUDGET.as_millis(),
-            &head_hex[..12],
-            hook::PHASE_TRAILER
-        ))),
-        Err(e) => Err(e.into()),
+        Err(hook::commit::CommitError::Ledger(e)) => Err(e.into()),
+        Err(e) => Err(Error::Partial(e.to_string())),
     }
 }

@@ -7,6 +7,7 @@ use crate::ledger::Event;
 use crate::repo::RepoError;
 
 pub mod advice;
+pub mod commit;
 pub mod managers;
 pub mod pickup;
 pub mod walk;

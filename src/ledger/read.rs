@@ -46,6 +46,23 @@ pub struct Ledgers {
     pub warnings: Vec<String>,
 }
 
+/// The notes refs whose union is the ledger: `local` (`recode.notesRef`) first, then the
+/// fetched copies (`refs/recode/remotes/<remote>/notes`, written by `sync`).
+pub fn notes_refs(repo: &gix::Repository, local: &str) -> Vec<String> {
+    let mut refs = vec![local.to_string()];
+    if let Ok(platform) = repo.references()
+        && let Ok(iter) = platform.prefixed("refs/recode/remotes/")
+    {
+        for r in iter.flatten() {
+            let name = r.name().as_bstr().to_string();
+            if name.ends_with("/notes") {
+                refs.push(name);
+            }
+        }
+    }
+    refs
+}
+
 /// The anchor blob's content for task `key`: `recode-task <key>\n`.
 pub fn anchor_content(key: &str) -> Vec<u8> {
     format!("recode-task {key}\n").into_bytes()
@@ -229,11 +246,7 @@ pub fn read_task(
         };
         let tree = tree_of(repo, tip, name)?;
         if let Some(text) = note_text(repo, tree, anchor, name)? {
-            lines.extend(
-                text.lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .map(|l| l.trim_end_matches('\r').to_string()),
-            );
+            lines.extend(super::append::note_lines(&text));
         }
     }
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
@@ -249,7 +262,7 @@ pub fn read_task(
     ))
 }
 
-fn note_text(
+pub(super) fn note_text(
     repo: &gix::Repository,
     tree: ObjectId,
     anchor: ObjectId,

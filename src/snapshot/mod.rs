@@ -67,18 +67,7 @@ pub struct Census {
 /// The notes refs whose union is the ledger: the local one, then fetched copies
 /// (`refs/recode/remotes/*/notes`, written by `sync`).
 pub fn notes_refs(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
-    let mut refs = vec![cfg.notes_ref.clone()];
-    if let Ok(platform) = repo.references()
-        && let Ok(iter) = platform.prefixed("refs/recode/remotes/")
-    {
-        for r in iter.flatten() {
-            let name = r.name().as_bstr().to_string();
-            if name.ends_with("/notes") {
-                refs.push(name);
-            }
-        }
-    }
-    refs
+    crate::ledger::notes_refs(repo, &cfg.notes_ref)
 }
 
 pub use crate::ledger::task_order;
