@@ -11,7 +11,6 @@ use super::{
     Event, LedgerError, anchor_content, anchor_id, git_err, note_text, parse_note, ref_tip,
     sort_entries, tree_of,
 };
-use crate::clock;
 use crate::config::ANCHORS_REF;
 
 /// A ref lock file at least this old (seconds) was left by a killed writer.
@@ -315,7 +314,7 @@ fn try_anchor(
 /// retrying, [`LedgerError::StaleLock`], [`LedgerError::Unwritable`] (the ref cannot be
 /// written: not a race), [`LedgerError::Git`].
 pub fn append(repo: &gix::Repository, notes_ref: &str, event: Event) -> Result<Event, LedgerError> {
-    let now = clock::parse(&event.ts).unwrap_or_else(|_| Timestamp::now());
+    let now = event.ts;
     let task = event.task.clone();
     let mut stored = append_with(repo, notes_ref, &task, now, |_| vec![event.clone()])?;
     Ok(stored.pop().expect("one event decided, one stored"))

@@ -7,7 +7,6 @@ use crate::config::Config;
 use crate::hook::pickup;
 use std::collections::BTreeMap;
 
-use crate::clock;
 use crate::ledger::{self, Body, Event};
 
 /// Ledger the milestones `branches` carry in trailers that their ledgers lack (the
@@ -43,7 +42,7 @@ pub fn persist(
     }
     let mut n = 0;
     for (task, found) in by_task {
-        let now = clock::parse(&found[0].ts).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        let now = found[0].ts;
         let stored = ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
             found
                 .iter()
