@@ -183,7 +183,7 @@ impl From<&crate::recover::Step> for RecoverResultJson {
         RecoverResultJson {
             task: s.task.clone(),
             branch: s.branch.clone(),
-            action: s.action.clone(),
+            action: s.action.as_str().to_string(),
             result: serde_json::to_value(s.result)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))

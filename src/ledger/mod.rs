@@ -11,15 +11,14 @@
 
 mod append;
 mod error;
-mod event;
 mod read;
 mod replay;
 mod stream;
+pub use crate::model::{Body, EVENT_VERSION, Event, GateBy};
 pub(crate) use append::signature;
 pub use append::{append, append_with, append_with_deadline, ensure_anchor};
 pub use error::LedgerError;
 use error::git_err;
-pub use event::{Body, Event, GateBy};
 pub use read::{
     Entry, Ledger, Ledgers, anchor_content, anchor_id, notes_in_tree, notes_refs, read_all,
     read_task,
@@ -30,6 +29,3 @@ pub use replay::{
     phantom_since_last_exit, replay, standing_escalation, transient_streak,
 };
 pub use stream::{Line, Stream, task_order};
-
-/// Version written in every event's `v` field.
-pub const EVENT_VERSION: u32 = 1;

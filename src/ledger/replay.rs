@@ -7,6 +7,7 @@ use jiff::Timestamp;
 
 use super::{Body, Event};
 use crate::clock;
+use crate::model::Action;
 use crate::outcome::Outcome;
 
 /// What replaying a ledger yields (SPEC: state is derived by replaying events).
@@ -164,7 +165,7 @@ pub fn standing_escalation(events: &[Event]) -> Option<String> {
 /// newest event: `classified` events carrying an `error` for that action and head; a
 /// failure of another step or head, or any `wip`, `published`, `deleted`, `escalated` or
 /// `cleared` event, ends the streak (SPEC safety rule 0: three in a row escalate).
-pub fn failure_streak(events: &[Event], action: &str, head: Option<&str>) -> u32 {
+pub fn failure_streak(events: &[Event], action: Action, head: Option<&str>) -> u32 {
     let mut n = 0;
     for e in events.iter().rev() {
         match &e.body {
@@ -173,7 +174,7 @@ pub fn failure_streak(events: &[Event], action: &str, head: Option<&str>) -> u32
                 error: Some(_),
                 ..
             } => {
-                if a == action && e.head.as_deref() == head {
+                if *a == action && e.head.as_deref() == head {
                     n += 1;
                 } else {
                     break;

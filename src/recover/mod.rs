@@ -95,7 +95,7 @@ pub struct Step {
     /// Branch.
     pub branch: String,
     /// The action.
-    pub action: String,
+    pub action: Action,
     /// What became of it.
     pub result: Outcome,
     /// Why, in one sentence.
@@ -196,8 +196,8 @@ impl Run<'_> {
             w,
             w.head.clone(),
             Body::Classified {
-                state: w.state.as_str().into(),
-                action: w.action.as_str().into(),
+                state: w.state,
+                action: w.action,
                 reason: w.reason.to_string(),
                 error,
             },
@@ -210,7 +210,7 @@ impl Run<'_> {
         self.classified_with(w, Some(error.clone()))?;
         let mut streak = 0;
         let escalated = self.append_if(w, w.head.clone(), |events| {
-            streak = ledger::failure_streak(events, w.action.as_str(), w.head.as_deref());
+            streak = ledger::failure_streak(events, w.action, w.head.as_deref());
             (streak >= ESCALATE_AFTER && ledger::standing_escalation(events).is_none()).then(|| {
                 Body::Escalated {
                     reason: format!(
@@ -238,7 +238,7 @@ fn step(w: &Worker, result: Outcome, reason: impl Into<String>) -> Step {
     Step {
         task: w.task.clone(),
         branch: w.branch.clone(),
-        action: w.action.as_str().to_string(),
+        action: w.action,
         result,
         reason: reason.into(),
         error: false,

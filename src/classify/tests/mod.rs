@@ -231,8 +231,8 @@ impl T {
         self.ev(
             age,
             Body::Classified {
-                state: "half-done".into(),
-                action: "resume".into(),
+                state: crate::model::State::HalfDone,
+                action: crate::model::Action::Resume,
                 reason: "r".into(),
                 error: None,
             },

@@ -1,10 +1,15 @@
-//! The ledger's event types, [`Event`] and [`Body`], and their canonical JSON form.
+//! The ledger's event types, [`Event`] and [`Body`], and their canonical JSON form (SPEC
+//! table of kinds). They are vocabulary, like the rest of the model: the ledger
+//! ([`crate::ledger`]) stores and replays them, and the model imports no ledger.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::EVENT_VERSION;
+use super::{Action, State};
 use crate::outcome::Outcome;
+
+/// Version written in every event's `v` field.
+pub const EVENT_VERSION: u32 = 1;
 
 /// Who ran a gate: `recover` (git-recode itself) or `record` (the worker or loop).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,8 +98,8 @@ pub enum Body {
     },
     /// `recover` classified the worker.
     Classified {
-        state: String,
-        action: String,
+        state: State,
+        action: Action,
         reason: String,
         /// The step failed with this error (additive; three in a row on one head escalate).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -213,7 +218,7 @@ mod wire_ts {
 }
 
 impl Event {
-    /// A new event stamped `now`; `seq` is filled in by [`append`](super::append()).
+    /// A new event stamped `now`; `seq` is filled in by [`append`](crate::ledger::append()).
     pub fn new(now: Timestamp, task: &str, branch: Option<&str>, body: Body) -> Event {
         Event {
             v: EVENT_VERSION,
