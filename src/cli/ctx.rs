@@ -61,9 +61,11 @@ impl Ctx {
     /// branch, no worktree, no ledger); gathering errors.
     pub fn one_worker(&self, branch: &str, offline: bool) -> Result<crate::model::Snapshot, Error> {
         self.not_base(branch)?;
-        let forge = self.forge_view(offline, Some(branch), false)?;
-        let (snap, warnings) =
-            crate::snapshot::gather_one(&self.repo, &self.cfg, self.now, branch, forge)?;
+        let roster = crate::snapshot::roster(&self.repo, &self.cfg, Some(branch))?;
+        let forge = self.forge_view(offline, &roster, Some(branch), false);
+        let (snap, warnings) = crate::snapshot::gather_one_from(
+            &self.repo, &self.cfg, self.now, branch, forge, roster,
+        )?;
         self.ui.warn(&warnings);
         snap.ok_or_else(|| Error::UnknownBranch {
             branch: branch.to_string(),
@@ -75,21 +77,21 @@ impl Ctx {
     /// Ask the forge for this run (unless `offline`), printing its warnings on stderr: one
     /// listing cut off at the oldest first ledger event of the workers shown (`only`: that
     /// one; `all`: tasks whose branch exists nowhere too), feedback for their open pull
-    /// requests ([`crate::snapshot::forge_view`]).
-    ///
-    /// Errors: [`Error`] when the refs or the ledger cannot be read.
+    /// requests ([`crate::snapshot::forge_view`]), the workers taken from the run's
+    /// `roster`.
     pub fn forge_view(
         &self,
         offline: bool,
+        roster: &crate::snapshot::Roster,
         only: Option<&str>,
         all: bool,
-    ) -> Result<crate::forge::View, Error> {
+    ) -> crate::forge::View {
         let (forge, mut warnings) = crate::forge::open_run(&self.repo, &self.cfg.remote, offline);
         let (view, more) =
-            crate::snapshot::forge_view(&self.repo, &self.cfg, forge.as_deref(), only, all)?;
+            crate::snapshot::forge_view(&self.repo, &self.cfg, forge.as_deref(), roster, only, all);
         warnings.extend(more);
         self.ui.warn(&warnings);
-        Ok(view)
+        view
     }
 }
 

@@ -269,7 +269,9 @@ pub fn run(
         Some(crate::lock::acquire(repo.common_dir(), now)?)
     };
     let (forge, mut warnings) = forge::open_run(repo, &cfg.remote, false);
-    let (forge_view, more) = snapshot::forge_view(repo, cfg, forge.as_deref(), None, false)?;
+    let roster = snapshot::roster(repo, cfg, None)?;
+    let (forge_view, more) =
+        snapshot::forge_view(repo, cfg, forge.as_deref(), &roster, None, false);
     let forge_failed = matches!(forge_view, ForgeView::Failed);
     let warning = (!more.is_empty()).then(|| more.join("; "));
     warnings.extend(more);
@@ -280,7 +282,7 @@ pub fn run(
         forge,
         forge_view: forge_view.clone(),
     };
-    let census = snapshot::gather(
+    let census = snapshot::gather_from(
         repo,
         cfg,
         now,
@@ -293,6 +295,7 @@ pub fn run(
             // re-checks with a full reading first (guard.rs).
             deep: false,
         },
+        roster,
     )?;
     warnings.extend(census.warnings.iter().cloned());
     let mut workers: Vec<Worker> = census.snapshots.iter().map(classify::classify).collect();
