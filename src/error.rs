@@ -69,7 +69,7 @@ pub enum Error {
     Recover(#[from] RecoverError),
     /// `resume` cannot run the agent where it must.
     #[error(transparent)]
-    Resume(#[from] crate::resume::ResumeError),
+    Resume(crate::resume::ResumeError),
     /// `sync` failed.
     #[error(transparent)]
     Sync(#[from] SyncError),
@@ -100,6 +100,26 @@ impl From<GatherError> for Error {
         match e {
             GatherError::Repo(r) => Error::Repo(r),
             GatherError::Ledger(l) => Error::Ledger(l),
+        }
+    }
+}
+
+impl From<crate::resume::ResumeError> for Error {
+    fn from(e: crate::resume::ResumeError) -> Self {
+        use crate::resume::ResumeError;
+        match e {
+            ResumeError::Ledger(l) => Error::Ledger(l),
+            ResumeError::Io { what, path, source } => Error::Io { what, path, source },
+            e => Error::Resume(e),
+        }
+    }
+}
+
+impl From<crate::record::RecordError> for Error {
+    fn from(e: crate::record::RecordError) -> Self {
+        match e {
+            crate::record::RecordError::Repo(r) => Error::Repo(r),
+            crate::record::RecordError::Ledger(l) => Error::Ledger(l),
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod model;
 pub mod outcome;
 pub mod process;
 pub mod progress;
+pub mod record;
 pub mod recover;
 pub mod render;
 pub mod repo;

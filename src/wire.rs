@@ -183,7 +183,7 @@ impl From<&crate::recover::Step> for RecoverResultJson {
         RecoverResultJson {
             task: s.task.clone(),
             branch: s.branch.clone(),
-            action: s.action.clone(),
+            action: s.action.as_str().to_string(),
             result: serde_json::to_value(s.result)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
@@ -407,4 +407,105 @@ pub struct HeartbeatJson {
     pub workers: u32,
     /// Of those, the ones it says are alive.
     pub alive: u32,
+/// The `resume --json` document (docs/json.md "resume"): the new attempt, how the agent
+/// continues (`mode`: `session` or `fresh`, and why), where, the prompt's file and blob
+/// id, and the facts the prompt was built from.
+#[derive(Serialize, Clone, Debug)]
+pub struct ResumeDoc<'a> {
+    /// [`SCHEMA`].
+    pub schema: u32,
+    /// Task key.
+    pub task: &'a str,
+    /// Branch.
+    pub branch: &'a str,
+    /// The attempt this resume starts (as ledgered).
+    pub attempt: u32,
+    /// `session` or `fresh`.
+    pub mode: crate::resume::Mode,
+    /// Why this mode.
+    pub why: &'a str,
+    /// The session resumed, if any.
+    pub session_id: Option<&'a str>,
+    /// The directory the command runs in.
+    pub cwd: &'a str,
+    /// The POSIX shell command line.
+    pub command: &'a str,
+    /// Where the prompt was written.
+    pub prompt_file: Option<String>,
+    /// The prompt's git blob id (SHA-1 hex).
+    pub prompt_sha: &'a str,
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// The prompt's facts.
+    pub facts: &'a crate::resume::Facts,
+}
+
+impl<'a> ResumeDoc<'a> {
+    /// The document of a started attempt.
+    pub fn new(s: &'a crate::resume::start::Started, dry_run: bool) -> Self {
+        ResumeDoc {
+            schema: SCHEMA,
+            task: &s.facts.task,
+            branch: &s.facts.branch,
+            attempt: s.facts.attempt,
+            mode: s.launch.mode,
+            why: &s.launch.why,
+            session_id: s.launch.session_id.as_deref(),
+            cwd: &s.launch.cwd,
+            command: &s.launch.command,
+            prompt_file: s.prompt_file.as_ref().map(|p| p.display().to_string()),
+            prompt_sha: &s.prompt_sha,
+            dry_run,
+            facts: &s.facts,
+        }
+    }
+}
+
+/// The `hook status --json` document (docs/json.md "hook status"), one line.
+#[derive(Serialize, Clone, Debug)]
+pub struct HookStatusDoc<'a> {
+    /// [`SCHEMA`].
+    pub schema: u32,
+    /// Every worktree, the current one marked.
+    pub worktrees: Vec<HookReachJson<'a>>,
+}
+
+/// One worktree in `hook status --json`.
+#[derive(Serialize, Clone, Debug)]
+pub struct HookReachJson<'a> {
+    /// The worktree's top.
+    pub path: String,
+    /// The hooks directory git uses there.
+    pub hooks_dir: String,
+    /// The hook manager holding the hooks, if any.
+    pub manager: Option<crate::hook::Manager>,
+    /// A commit there runs the milestone hook.
+    pub reaches: bool,
+    /// How (when it does).
+    pub via: Option<&'a str>,
+    /// Why not (when it does not).
+    pub why: Option<&'a str>,
+    /// The worktree the command ran in.
+    pub current: bool,
+}
+
+impl<'a> HookStatusDoc<'a> {
+    /// The document for `all` (from [`crate::hook::reach`]).
+    pub fn new(all: &'a [crate::hook::WorktreeReach]) -> Self {
+        HookStatusDoc {
+            schema: SCHEMA,
+            worktrees: all
+                .iter()
+                .map(|r| HookReachJson {
+                    path: r.path.display().to_string(),
+                    hooks_dir: r.hooks_dir.display().to_string(),
+                    manager: r.manager,
+                    reaches: r.reaches,
+                    via: r.via.as_deref(),
+                    why: r.why.as_deref(),
+                    current: r.current,
+                })
+                .collect(),
+        }
+    }
 }

@@ -204,9 +204,16 @@ fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>
         let e = &s.events[i];
         match &e.body {
             Body::Spawn { attempt, .. } | Body::Resume { attempt, .. } => {
-                format!("attempt {attempt} ({} at {})", e.body.kind(), e.ts)
+                format!(
+                    "attempt {attempt} ({} at {})",
+                    e.body.kind(),
+                    crate::clock::format(e.ts)
+                )
             }
-            _ => format!("an exit at {} with no recorded start", e.ts),
+            _ => format!(
+                "an exit at {} with no recorded start",
+                crate::clock::format(e.ts)
+            ),
         }
     });
     match (&attempt_desc, r.last_attempt_exited) {

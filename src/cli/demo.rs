@@ -83,7 +83,8 @@ pub fn run(args: DemoArgs, ui: &Ui) -> Result<i32, Error> {
         source,
     })?;
     let ctx = Ctx::open(ui)?;
-    let workers = crate::cli::status::workers(&ctx, &Options::default())?;
+    let roster = crate::snapshot::roster(&ctx.repo, &ctx.cfg, None)?;
+    let workers = crate::cli::status::workers(&ctx, &Options::default(), roster)?;
     let mut out = std::io::stdout().lock();
     let w = |out: &mut std::io::StdoutLock, s: String| writeln!(out, "{s}").map_err(out_err);
     w(

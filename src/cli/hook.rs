@@ -1,15 +1,8 @@
 //! `git recode hook install|uninstall|status|post-commit`.
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-
 use crate::cli::{Ctx, Ui};
 use crate::error::{EXIT_OK, Error};
-use serde::Serialize;
-
-use crate::hook::{self, Installed, advice, walk};
-use crate::ledger::{self, Body, Event};
-use crate::snapshot;
+use crate::hook;
 
 /// The post-commit milestone hook
 #[derive(clap::Subcommand, Debug)]
@@ -47,99 +40,16 @@ pub enum HookCommand {
 /// How long the post-commit hook may take before it gives up on the ledger, from its start.
 const HOOK_BUDGET: std::time::Duration = std::time::Duration::from_millis(45);
 
-fn io(what: &'static str, p: &Path) -> impl FnOnce(std::io::Error) -> Error {
-    let path = p.display().to_string();
-    move |source| Error::Io { what, path, source }
-}
-
-fn write_hook(path: &Path, text: &str) -> Result<(), Error> {
-    std::fs::write(path, text).map_err(io("write the hook", path))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-        .map_err(io("make executable", path))
-}
-
-/// This worktree's top (the git dir in a bare repository) and the hooks directory git uses here.
-fn here(repo: &gix::Repository) -> (PathBuf, walk::HooksDir) {
-    let wt = walk::normalize(repo.workdir().unwrap_or_else(|| repo.git_dir()));
-    let dir = walk::hooks_dir(repo, &wt, repo.git_dir());
-    (wt, dir)
-}
-
-/// The `hook status --json` document (docs/json.md "hook status").
-#[derive(Serialize)]
-struct StatusJson<'a> {
-    schema: u32,
-    worktrees: Vec<WorktreeJson<'a>>,
-}
-
-/// One worktree in `hook status --json`.
-#[derive(Serialize)]
-struct WorktreeJson<'a> {
-    path: String,
-    hooks_dir: String,
-    manager: Option<hook::Manager>,
-    reaches: bool,
-    via: Option<&'a str>,
-    why: Option<&'a str>,
-    current: bool,
-}
-
 /// Run `hook …`.
 ///
 /// Errors: refusals print a hint and return exit 3; I/O errors.
 pub fn run(cmd: HookCommand, ui: &Ui) -> Result<i32, Error> {
     match cmd {
         HookCommand::PostCommit => Ok(post_commit_hook()),
-        HookCommand::Install { chain } => install(chain, ui),
-        HookCommand::Uninstall => uninstall(ui),
+        HookCommand::Install { chain } => act(Some(chain), ui),
+        HookCommand::Uninstall => act(None, ui),
         HookCommand::Status { json } => status(json, ui),
     }
-}
-
-/// `hook uninstall`: remove our script, restore a chained hook, or splice our lines out.
-fn uninstall(ui: &Ui) -> Result<i32, Error> {
-    let ctx = Ctx::open(ui)?;
-    let (_, dir) = here(&ctx.repo);
-    let dir = dir.path;
-    let hook_path = dir.join("post-commit");
-    let ours = hook::installed(&dir);
-    if matches!(
-        ours,
-        Installed::Ours | Installed::Chained | Installed::Edited
-    ) && walk::in_a_working_tree(&ctx.repo, &dir)
-    {
-        return Err(Error::Refused {
-            message: format!(
-                "{} is inside a working tree: git-recode does not write there",
-                hook_path.display()
-            ),
-            hint: format!(
-                "remove the lines from {} to {} yourself",
-                hook::BEGIN,
-                hook::END
-            ),
-        });
-    }
-    match ours {
-        Installed::Ours => {
-            std::fs::remove_file(&hook_path).map_err(io("remove", &hook_path))?;
-            crate::say!("removed {}", hook_path.display());
-        }
-        Installed::Chained => {
-            let kept = dir.join(format!("post-commit{}", hook::CHAINED_SUFFIX));
-            std::fs::rename(&kept, &hook_path).map_err(io("restore", &kept))?;
-            crate::say!("restored the previous hook {}", hook_path.display());
-        }
-        Installed::Edited => {
-            let text = std::fs::read_to_string(&hook_path).map_err(io("read", &hook_path))?;
-            std::fs::write(&hook_path, hook::splice_out(&text)).map_err(io("write", &hook_path))?;
-            crate::say!("removed git-recode's lines from {}", hook_path.display());
-        }
-        Installed::Nothing | Installed::Foreign => {
-            crate::say!("not installed in {}", dir.display())
-        }
-    }
-    Ok(EXIT_OK)
 }
 
 /// `hook status`: whether commits in this worktree (and the others) reach the hook.
@@ -147,21 +57,7 @@ fn status(json: bool, ui: &Ui) -> Result<i32, Error> {
     let ctx = Ctx::open(ui)?;
     let all = hook::reach(&ctx.repo);
     if json {
-        let doc = StatusJson {
-            schema: 1,
-            worktrees: all
-                .iter()
-                .map(|r| WorktreeJson {
-                    path: r.path.display().to_string(),
-                    hooks_dir: r.hooks_dir.display().to_string(),
-                    manager: r.manager,
-                    reaches: r.reaches,
-                    via: r.via.as_deref(),
-                    why: r.why.as_deref(),
-                    current: r.current,
-                })
-                .collect(),
-        };
+        let doc = crate::wire::HookStatusDoc::new(&all);
         let text = serde_json::to_string(&doc).expect("plain structs serialize");
         crate::say!("{text}");
         return Ok(EXIT_OK);
@@ -187,82 +83,40 @@ fn status(json: bool, ui: &Ui) -> Result<i32, Error> {
     Ok(EXIT_OK)
 }
 
-/// `hook install`: write the hook where the hooks directory is git's own; elsewhere print
-/// what to add and refuse (exit 3).
-fn install(chain: bool, ui: &Ui) -> Result<i32, Error> {
+/// `hook install` / `hook uninstall`: act, then say what was done (a refusal prints the
+/// configuration to add on stdout and returns exit 3).
+fn act(install: Option<bool>, ui: &Ui) -> Result<i32, Error> {
+    use hook::install::{Done, InstallError};
     let ctx = Ctx::open(ui)?;
-    let (wt, dir) = here(&ctx.repo);
-    let hook_path = dir.path.join("post-commit");
-    let kind = hook::installed(&dir.path);
-    if matches!(
-        kind,
-        Installed::Ours | Installed::Chained | Installed::Edited
-    ) {
-        crate::say!("already installed in {}", hook_path.display());
-        return Ok(EXIT_OK);
-    }
-    let (manager, verdict) = walk::reach_one(&wt, &dir);
-    if let Ok(via) = verdict {
-        crate::say!("already installed: {via}");
-        return Ok(EXIT_OK);
-    }
-    if manager.is_some() || walk::in_a_working_tree(&ctx.repo, &dir.path) {
-        let a = advice::advice(manager, &wt, &dir);
-        print!("{}", a.text);
-        let what = if a.text.lines().count() > 1 {
-            "the stanza"
-        } else {
-            "the line"
-        };
-        let mut hint = format!("add {what} printed above to {}", a.file);
-        if let Some(then) = &a.then {
-            hint.push_str(&format!("\nthen run `{then}`"));
-        }
-        hint.push_str(&format!(
-            "\n`git recode hook status` will then report: {}",
-            a.status
-        ));
-        return Err(Error::Refused {
-            message: a.reason.clone(),
+    let done = match install {
+        Some(chain) => hook::install::install(&ctx.repo, chain),
+        None => hook::install::uninstall(&ctx.repo),
+    };
+    match done {
+        Ok(Done::AlreadyInstalled(p)) => crate::say!("already installed in {}", p.display()),
+        Ok(Done::AlreadyReached(via)) => crate::say!("already installed: {via}"),
+        Ok(Done::Installed(p)) => crate::say!("installed {}", p.display()),
+        Ok(Done::Chained { hook, kept }) => crate::say!(
+            "installed {} (runs the previous hook, kept as {}, first)",
+            hook.display(),
+            kept.display()
+        ),
+        Ok(Done::Removed(p)) => crate::say!("removed {}", p.display()),
+        Ok(Done::Restored(p)) => crate::say!("restored the previous hook {}", p.display()),
+        Ok(Done::SplicedOut(p)) => crate::say!("removed git-recode's lines from {}", p.display()),
+        Ok(Done::NotInstalled(dir)) => crate::say!("not installed in {}", dir.display()),
+        Err(InstallError::Refused {
+            advice,
+            message,
             hint,
-        });
-    }
-    let dir = dir.path;
-    match kind {
-        Installed::Ours | Installed::Chained | Installed::Edited => {}
-        Installed::Nothing => {
-            std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
-            let text = match hook::direct_interpreter() {
-                Some(exe) => hook::direct_script(&exe),
-                None => hook::script(false),
-            };
-            write_hook(&hook_path, &text)?;
-            crate::say!("installed {}", hook_path.display());
-        }
-        Installed::Foreign if chain => {
-            let kept = dir.join(format!("post-commit{}", hook::CHAINED_SUFFIX));
-            if kept.exists() {
-                return Err(Error::Refused {
-                    message: format!("{} already exists: not overwriting it", kept.display()),
-                    hint: "move it away (it is a hook kept by an earlier --chain install), then install again".into(),
-                });
+        }) => {
+            if let Some(text) = advice {
+                print!("{text}");
             }
-            std::fs::rename(&hook_path, &kept).map_err(io("keep the existing hook as", &kept))?;
-            write_hook(&hook_path, &hook::script(true))?;
-            crate::say!(
-                "installed {} (runs the previous hook, kept as {}, first)",
-                hook_path.display(),
-                kept.display()
-            );
+            return Err(Error::Refused { message, hint });
         }
-        Installed::Foreign => {
-            return Err(Error::Refused {
-                message: format!(
-                    "{} exists and git-recode did not write it",
-                    hook_path.display()
-                ),
-                hint: "`git recode hook install --chain` keeps it and runs it first".into(),
-            });
+        Err(InstallError::Io { what, path, source }) => {
+            return Err(Error::Io { what, path, source });
         }
     }
     Ok(EXIT_OK)
@@ -288,63 +142,15 @@ pub fn post_commit_hook() -> i32 {
 
 fn post_commit(deadline: std::time::Instant) -> Result<(), Error> {
     let ctx = Ctx::open(&Ui::default())?;
-    let Some((head, message)) = hook::head_commit(&ctx.repo) else {
-        return Ok(());
-    };
-    let Some(phase) = hook::phase_of(&message) else {
-        return Ok(());
-    };
-    // The branch: HEAD's, or during a rebase the one it started from.
-    let git_dir = ctx.repo.git_dir().to_path_buf();
-    let branch = ctx
-        .repo
-        .head_name()
-        .ok()
-        .flatten()
-        .map(|n| n.shorten().to_string())
-        .or_else(|| {
-            ["rebase-merge", "rebase-apply"].iter().find_map(|d| {
-                std::fs::read_to_string(git_dir.join(d).join("head-name"))
-                    .ok()
-                    .and_then(|n| n.trim().strip_prefix("refs/heads/").map(str::to_string))
-            })
-        });
-    let Some(branch) = branch else {
-        return Ok(()); // detached outside a rebase: no branch to ledger against
-    };
-    let task = ctx.cfg.key_of(&branch);
-    let head_hex = head.to_hex().to_string();
-    // Post-commit fires on every rebase pick and amend: one milestone per (head, phase).
-    let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
-    let (existing, _) = ledger::read_task(&ctx.repo, &refs, &task)?;
-    let seen = existing.events().any(|e| {
-        e.head.as_deref() == Some(head_hex.as_str())
-            && matches!(&e.body, Body::Milestone { phase: p, .. } if *p == phase)
-    });
-    if seen {
-        return Ok(());
-    }
-    let session_id = std::env::var(hook::SESSION_ENV)
-        .ok()
-        .filter(|s| !s.is_empty());
-    let event = Event::new(
+    match hook::commit::post_commit(
+        &ctx.repo,
+        &ctx.cfg,
         ctx.now,
-        &task,
-        Some(&branch),
-        Body::Milestone {
-            phase: phase.clone(),
-            session_id,
-        },
-    )
-    .with_head(Some(head_hex.clone()));
-    match ledger::append_with_deadline(&ctx.repo, &ctx.cfg.notes_ref, event, deadline) {
+        deadline,
+        HOOK_BUDGET.as_millis(),
+    ) {
         Ok(_) => Ok(()),
-        Err(ledger::LedgerError::Contended { notes_ref, .. }) => Err(Error::Partial(format!(
-            "gave up after {} ms: {notes_ref} is locked or busy; milestone '{phase}' of {} is not ledgered yet (it stays in the commit's {} trailer)",
-            HOOK_BUDGET.as_millis(),
-            &head_hex[..12],
-            hook::PHASE_TRAILER
-        ))),
-        Err(e) => Err(e.into()),
+        Err(hook::commit::CommitError::Ledger(e)) => Err(e.into()),
+        Err(e) => Err(Error::Partial(e.to_string())),
     }
 }

@@ -68,13 +68,7 @@ pub fn run(args: LogArgs, ui: &Ui) -> Result<i32, Error> {
 /// with its time and task, oldest last (popped first): shown with `seq` 0 until a ledger
 /// write picks them up.
 fn unledgered(mut found: Vec<Event>) -> Vec<(jiff::Timestamp, Event)> {
-    let mut out: Vec<(jiff::Timestamp, Event)> = found
-        .drain(..)
-        .map(|e| {
-            let ts = crate::clock::parse(&e.ts).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-            (ts, e)
-        })
-        .collect();
+    let mut out: Vec<(jiff::Timestamp, Event)> = found.drain(..).map(|e| (e.ts, e)).collect();
     // Stable ascending (a branch's milestones stay oldest commit first), then reversed.
     out.sort_by(|a, b| {
         a.0.cmp(&b.0)
@@ -186,7 +180,7 @@ fn human(ev: &Event) -> String {
         .unwrap_or_default();
     let mut line = format!(
         "{}  {:<6} #{:<3} {:<10} {}",
-        ev.ts,
+        crate::clock::format(ev.ts),
         ev.task,
         ev.seq,
         ev.body.kind(),

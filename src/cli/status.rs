@@ -38,8 +38,8 @@ pub struct StatusArgs {
 /// Classify every worker of the repository in the current directory.
 ///
 /// Errors: as [`snapshot::gather`].
-pub fn workers(ctx: &Ctx, opts: &Options) -> Result<Vec<Worker>, Error> {
-    let census = snapshot::gather(&ctx.repo, &ctx.cfg, ctx.now, opts)?;
+pub fn workers(ctx: &Ctx, opts: &Options, roster: snapshot::Roster) -> Result<Vec<Worker>, Error> {
+    let census = snapshot::gather_from(&ctx.repo, &ctx.cfg, ctx.now, opts, roster)?;
     ctx.ui.warn(&census.warnings);
     Ok(census.snapshots.iter().map(classify::classify).collect())
 }
@@ -66,7 +66,8 @@ fn skew_warning(workers: &[Worker]) -> Option<String> {
 /// Errors: [`Error`] from opening the repository or reading it.
 pub fn run(args: StatusArgs, ui: &Ui) -> Result<i32, Error> {
     let ctx = Ctx::open(ui)?;
-    let forge = ctx.forge_view(args.offline, None, args.all)?;
+    let roster = snapshot::roster(&ctx.repo, &ctx.cfg, None)?;
+    let forge = ctx.forge_view(args.offline, &roster, None, args.all);
     let workers = workers(
         &ctx,
         &Options {
@@ -76,6 +77,7 @@ pub fn run(args: StatusArgs, ui: &Ui) -> Result<i32, Error> {
             progress: !args.json && !args.porcelain,
             deep: args.deep,
         },
+        roster,
     )?;
     ctx.ui
         .warn(&skew_warning(&workers).into_iter().collect::<Vec<_>>());

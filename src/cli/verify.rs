@@ -41,17 +41,16 @@ pub fn run(args: VerifyArgs, ui: &Ui) -> Result<i32, Error> {
                 "holds"
             }
             Ok(None) if replay.last_outcome == Some(Outcome::Success) => {
-                let after_exit = replay.last_exit.unwrap_or(0);
-                let already = events
-                    .iter()
-                    .enumerate()
-                    .any(|(i, e)| i > after_exit && matches!(e.body, Body::Phantom { .. }));
-                if !already {
-                    let e = Event::new(ctx.now, &task, Some(&args.branch), Body::Phantom {
-                        reason: "the last exit claimed success but the forge has no pull request for the branch".into(),
-                    });
-                    ledger::append(&ctx.repo, &ctx.cfg.notes_ref, e)?;
-                }
+                // Once per claimed success, decided inside the compare-and-swap.
+                ledger::append_with(&ctx.repo, &ctx.cfg.notes_ref, &task, ctx.now, |events| {
+                    let body = Body::Phantom {
+                        reason: ledger::PHANTOM_REASON.into(),
+                    };
+                    (!ledger::phantom_since_last_exit(events))
+                        .then(|| Event::new(ctx.now, &task, Some(&args.branch), body))
+                        .into_iter()
+                        .collect()
+                })?;
                 "phantom"
             }
             Ok(None) if replay.last_outcome.is_some() => "holds",

@@ -7,6 +7,8 @@ use crate::ledger::Event;
 use crate::repo::RepoError;
 
 pub mod advice;
+pub mod commit;
+pub mod install;
 pub mod managers;
 pub mod pickup;
 pub mod walk;

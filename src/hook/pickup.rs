@@ -80,7 +80,7 @@ pub fn events_for(task: &str, branch: &str, found: Vec<(ObjectId, String, i64)>)
 
 /// Put `extra` into `events` (in ledger order) by `ts`, after the events with the same `ts`.
 pub fn merge(events: &mut Vec<Event>, extra: Vec<Event>) {
-    let key = |e: &Event| crate::clock::parse(&e.ts).ok();
+    let key = |e: &Event| e.ts;
     for e in extra {
         let k = key(&e);
         let at = events
@@ -214,7 +214,7 @@ mod tests {
                 session_id: None,
             },
         );
-        e.ts = ts.into();
+        e.ts = crate::clock::parse(ts).unwrap();
         e
     }
 

@@ -5,8 +5,12 @@ use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 use jiff::Timestamp;
 
-use super::{Event, LedgerError, anchor_content, anchor_id, git_err, ref_tip, tree_of};
-use crate::clock;
+use std::collections::BTreeSet;
+
+use super::{
+    Event, LedgerError, anchor_content, anchor_id, git_err, note_text, parse_note, ref_tip,
+    sort_entries, tree_of,
+};
 use crate::config::ANCHORS_REF;
 
 /// A ref lock file at least this old (seconds) was left by a killed writer.
@@ -85,6 +89,11 @@ enum Pace<'a> {
 
 /// Move `name` from `expected` to `new` (compare-and-swap). `Ok(false)`: lost the race.
 ///
+/// gix accepts "must not exist" when the ref already holds exactly `new`: two writers
+/// that computed the same commit from an absent ref would both win. The edit gix returns
+/// says what it found (`MustExistAndMatch` of the existing value); finding the ref
+/// already created is a lost race here, so each writer re-decides its events.
+///
 /// Errors: [`LedgerError::StaleLock`], [`LedgerError::Unwritable`] (see [`lost_race`]).
 fn cas_ref(
     repo: &gix::Repository,
@@ -94,34 +103,46 @@ fn cas_ref(
     log: &str,
     pace: Pace,
 ) -> Result<bool, LedgerError> {
-    use gix::refs::transaction::RefEdit;
+    use gix::refs::transaction::{Change, RefEdit};
     let previous = match expected {
         Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
         None => PreviousValue::MustNotExist,
     };
-    let result: Result<(), Box<dyn std::error::Error + Send + Sync>> = match pace {
-        Pace::Patient => repo
-            .reference(name, new, previous, log)
-            .map(|_| ())
-            .map_err(|e| Box::new(e) as _),
+    let full: gix::refs::FullName =
+        name.try_into()
+            .map_err(|e: gix::validate::reference::name::Error| {
+                git_err("name the ref", name)(Box::new(e))
+            })?;
+    let edit = RefEdit::update(full, new, previous, log);
+    let result: Result<Vec<RefEdit>, Box<dyn std::error::Error + Send + Sync>> = match pace {
+        Pace::Patient => repo.edit_reference(edit).map_err(|e| Box::new(e) as _),
         Pace::Hurried(sig, _) => {
-            let full: gix::refs::FullName =
-                name.try_into()
-                    .map_err(|e: gix::validate::reference::name::Error| {
-                        git_err("name the ref", name)(Box::new(e))
-                    })?;
             let fail = gix::lock::acquire::Fail::Immediately;
             let mut time = gix::date::parse::TimeBuf::default();
             repo.refs
                 .transaction()
-                .prepare([RefEdit::update(full, new, previous, log)], fail, fail)
+                .prepare([edit], fail, fail)
                 .and_then(|t| t.commit(Some(sig.to_ref(&mut time))))
-                .map(|_| ())
                 .map_err(|e| Box::new(e) as _)
         }
     };
     match result {
-        Ok(()) => Ok(true),
+        Ok(edits) => {
+            let found_created = expected.is_none()
+                && edits.iter().any(|e| {
+                    matches!(
+                        &e.change,
+                        Change::Update {
+                            expected: PreviousValue::MustExistAndMatch(_),
+                            ..
+                        }
+                    )
+                });
+            if found_created {
+                tracing::debug!(ref_name = name, "another writer created the ref; retrying");
+            }
+            Ok(!found_created)
+        }
         Err(e) => lost_race(repo, name, expected, e),
     }
 }
@@ -286,19 +307,43 @@ fn try_anchor(
 
 /// Append `event` to its task's ledger in `notes_ref` with compare-and-swap, retrying on
 /// a lost race (re-reading the ledger and recomputing `seq` each time) for up to
-/// 20 s. Returns the event as stored.
+/// 20 s. Returns the event as stored. For an event whose content depends on the ledger
+/// (an attempt number, a once-only rule), use [`append_with`].
 ///
 /// Errors: [`LedgerError::Contended`] when races kept being lost; at once, without
 /// retrying, [`LedgerError::StaleLock`], [`LedgerError::Unwritable`] (the ref cannot be
 /// written: not a race), [`LedgerError::Git`].
 pub fn append(repo: &gix::Repository, notes_ref: &str, event: Event) -> Result<Event, LedgerError> {
-    append_paced(repo, notes_ref, event, |_| Pace::Patient)
+    let now = event.ts;
+    let task = event.task.clone();
+    let mut stored = append_with(repo, notes_ref, &task, now, |_| vec![event.clone()])?;
+    Ok(stored.pop().expect("one event decided, one stored"))
 }
 
-/// [`append`] for the post-commit hook, which must never delay a commit: it never waits
-/// on a ref lock and gives up once `deadline` has passed. The reflog is written with the
-/// ledger commit's own signature (UTC), which spares the local time-zone lookup. Returns
-/// the event as stored.
+/// Append to task `task`'s ledger in `notes_ref` the events `decide` returns, as a
+/// function of that ledger: `decide` is called on every try of the compare-and-swap with
+/// the task's events as they stand at that try (the local note, merged by union of lines
+/// with the fetched copies `refs/recode/remotes/*/notes`, in ledger order), so a fact it
+/// reads (the next attempt, "already ledgered", a streak: [`super::replay`]) is decided
+/// against exactly the ledger the events join. An empty `Vec` appends nothing (a dedupe
+/// said so) and writes nothing. `now` stamps the ledger commit. Returns the events as
+/// stored (`seq` filled in), in order.
+///
+/// Errors: as [`append`].
+pub fn append_with(
+    repo: &gix::Repository,
+    notes_ref: &str,
+    task: &str,
+    now: Timestamp,
+    decide: impl FnMut(&[Event]) -> Vec<Event>,
+) -> Result<Vec<Event>, LedgerError> {
+    append_paced(repo, notes_ref, task, now, decide, |_| Pace::Patient)
+}
+
+/// [`append_with`] for the post-commit hook, which must never delay a commit: it never
+/// waits on a ref lock and gives up once `deadline` has passed. The reflog is written with
+/// the ledger commit's own signature (UTC), which spares the local time-zone lookup.
+/// Returns the events as stored.
 ///
 /// Errors: [`LedgerError::Contended`] when the deadline passed before a compare-and-swap
 /// won (a held or contended ref lock); at once, [`LedgerError::StaleLock`],
@@ -306,51 +351,80 @@ pub fn append(repo: &gix::Repository, notes_ref: &str, event: Event) -> Result<E
 pub fn append_with_deadline(
     repo: &gix::Repository,
     notes_ref: &str,
-    event: Event,
+    task: &str,
+    now: Timestamp,
     deadline: std::time::Instant,
-) -> Result<Event, LedgerError> {
-    append_paced(repo, notes_ref, event, |sig| Pace::Hurried(sig, deadline))
+    decide: impl FnMut(&[Event]) -> Vec<Event>,
+) -> Result<Vec<Event>, LedgerError> {
+    append_paced(repo, notes_ref, task, now, decide, |sig| {
+        Pace::Hurried(sig, deadline)
+    })
 }
 
-/// The one append loop of [`append`] and [`append_with_deadline`]: each try re-reads the
-/// task's note, makes the anchor reachable first for a task's first note, recomputes
-/// `seq`, and swaps the notes ref.
+/// The lines of task `task`'s note in each fetched copy of the ledger (every notes ref
+/// [`super::notes_refs`] names but `notes_ref`): read once per append, since only `sync`
+/// moves them.
+fn fetched_lines(
+    repo: &gix::Repository,
+    notes_ref: &str,
+    task: &str,
+) -> Result<BTreeSet<String>, LedgerError> {
+    let mut lines = BTreeSet::new();
+    for name in super::notes_refs(repo, notes_ref).iter().skip(1) {
+        if let Some(tip) = ref_tip(repo, name)? {
+            let tree = tree_of(repo, tip, name)?;
+            if let Some(text) = note_text(repo, tree, anchor_id(task), name)? {
+                lines.extend(note_lines(&text));
+            }
+        }
+    }
+    Ok(lines)
+}
+
+/// The non-blank lines of a note, without a trailing `\r`.
+pub(super) fn note_lines(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.trim_end_matches('\r').to_string())
+}
+
+/// The one append loop of [`append_with`] and [`append_with_deadline`]: each try re-reads
+/// the task's note, asks `decide` what to append to it, makes the anchor reachable first
+/// for a task's first note, numbers `seq`, and swaps the notes ref.
 fn append_paced(
     repo: &gix::Repository,
     notes_ref: &str,
-    mut event: Event,
+    task: &str,
+    now: Timestamp,
+    mut decide: impl FnMut(&[Event]) -> Vec<Event>,
     pace: impl FnOnce(&gix::actor::Signature) -> Pace,
-) -> Result<Event, LedgerError> {
-    let now = clock::parse(&event.ts).unwrap_or_else(|_| Timestamp::now());
+) -> Result<Vec<Event>, LedgerError> {
     let sig = signature(repo, now);
     let pace = pace(&sig);
-    let anchor = anchor_id(&event.task);
-    let task = event.task.clone();
+    let anchor = anchor_id(task);
+    let fetched = fetched_lines(repo, notes_ref, task)?;
     let mut anchored = false;
-    with_retry(&task, notes_ref, pace, || {
+    with_retry(task, notes_ref, pace, || {
         let tip = ref_tip(repo, notes_ref)?;
         let root = match tip {
             Some(tip) => tree_of(repo, tip, notes_ref)?,
             None => ObjectId::empty_tree(gix::hash::Kind::Sha1),
         };
-        let mut state = gix::note::plumbing::State::new(root, &repo.objects)
-            .map_err(|e| git_err("open the notes tree", notes_ref)(e.into()))?;
-        let mut text = match state
-            .get(&anchor, &repo.objects)
-            .map_err(|e| git_err("look up a note", notes_ref)(e.into()))?
-        {
-            Some(blob) => {
-                let blob = repo
-                    .find_blob(blob)
-                    .map_err(|e| git_err("read a note", notes_ref)(Box::new(e)))?;
-                String::from_utf8_lossy(&blob.data).into_owned()
-            }
-            None => String::new(),
-        };
+        let mut text = note_text(repo, root, anchor, notes_ref)?.unwrap_or_default();
+        let mut union = fetched.clone();
+        union.extend(note_lines(&text));
+        let joined: String = union.iter().map(|l| format!("{l}\n")).collect();
+        let mut entries = parse_note(&joined, task, &mut Vec::new());
+        sort_entries(&mut entries);
+        let current: Vec<Event> = entries.into_iter().map(|e| e.event).collect();
+        let mut events = decide(&current);
+        if events.is_empty() {
+            return Ok(Some(events));
+        }
         // A task's first note makes its anchor reachable first (an existing note means an
         // earlier append, or a sync that merged the anchors too, already did).
         if text.is_empty() && !anchored {
-            anchored = try_anchor(repo, &task, now, pace)?.is_some();
+            anchored = try_anchor(repo, task, now, pace)?.is_some();
             if !anchored {
                 return Ok(None);
             }
@@ -358,25 +432,29 @@ fn append_paced(
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
-        event.seq = text.lines().filter(|l| !l.trim().is_empty()).count() as u64 + 1;
-        text.push_str(&event.canonical());
-        text.push('\n');
+        let mut lines = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+        for event in &mut events {
+            lines += 1;
+            event.seq = lines;
+            text.push_str(&event.canonical());
+            text.push('\n');
+        }
         let blob = repo
             .write_blob(text.as_bytes())
             .map_err(|e| git_err("write a note", notes_ref)(Box::new(e)))?
             .detach();
+        let mut state = gix::note::plumbing::State::new(root, &repo.objects)
+            .map_err(|e| git_err("open the notes tree", notes_ref)(e.into()))?;
         let edit = state
             .replace(anchor, blob, &repo.objects)
             .map_err(|e| git_err("write the notes tree", notes_ref)(e.into()))?;
+        let kinds: Vec<&str> = events.iter().map(|e| e.body.kind()).collect();
         let msg = format!(
             "Notes added by 'git recode' ({} {})",
-            event.body.kind(),
+            kinds.join(", "),
             task
         );
         let commit = write_commit(repo, edit.tree, tip, &msg, now, notes_ref)?;
-        Ok(
-            cas_ref(repo, notes_ref, tip, commit, "notes: recode append", pace)?
-                .then(|| event.clone()),
-        )
+        Ok(cas_ref(repo, notes_ref, tip, commit, "notes: recode append", pace)?.then_some(events))
     })
 }

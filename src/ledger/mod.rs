@@ -11,23 +11,21 @@
 
 mod append;
 mod error;
-mod event;
 mod read;
 mod replay;
 mod stream;
+pub use crate::model::{Body, EVENT_VERSION, Event, GateBy};
 pub(crate) use append::signature;
-pub use append::{append, append_with_deadline, ensure_anchor};
+pub use append::{append, append_with, append_with_deadline, ensure_anchor};
 pub use error::LedgerError;
 use error::git_err;
-pub use event::{Body, Event, GateBy};
 pub use read::{
-    Entry, Ledger, Ledgers, anchor_content, anchor_id, notes_in_tree, read_all, read_task,
+    Entry, Ledger, Ledgers, anchor_content, anchor_id, notes_in_tree, notes_refs, read_all,
+    read_task,
 };
-use read::{parse_note, ref_tip, sort_entries, tree_of, walk_notes};
+use read::{note_text, parse_note, ref_tip, sort_entries, tree_of, walk_notes};
 pub use replay::{
-    Replay, failure_streak, gate_on, phantom_since_last_exit, replay, standing_escalation,
+    PHANTOM_REASON, Replay, failure_streak, gate_on, milestone_ledgered, next_attempt,
+    phantom_since_last_exit, replay, standing_escalation, transient_streak,
 };
 pub use stream::{Line, Stream, task_order};
-
-/// Version written in every event's `v` field.
-pub const EVENT_VERSION: u32 = 1;

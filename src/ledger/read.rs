@@ -8,7 +8,6 @@ use gix::bstr::ByteSlice;
 use jiff::Timestamp;
 
 use super::{Event, LedgerError, git_err};
-use crate::clock;
 
 /// One parsed ledger line with its sort key.
 #[derive(Clone, Debug)]
@@ -17,7 +16,7 @@ pub struct Entry {
     pub event: Event,
     /// The line exactly as stored.
     pub line: String,
-    /// `event.ts` parsed (the epoch when unparseable, so such lines sort first).
+    /// `event.ts` (the sort key).
     pub ts: Timestamp,
 }
 
@@ -46,6 +45,23 @@ pub struct Ledgers {
     pub warnings: Vec<String>,
 }
 
+/// The notes refs whose union is the ledger: `local` (`recode.notesRef`) first, then the
+/// fetched copies (`refs/recode/remotes/<remote>/notes`, written by `sync`).
+pub fn notes_refs(repo: &gix::Repository, local: &str) -> Vec<String> {
+    let mut refs = vec![local.to_string()];
+    if let Ok(platform) = repo.references()
+        && let Ok(iter) = platform.prefixed("refs/recode/remotes/")
+    {
+        for r in iter.flatten() {
+            let name = r.name().as_bstr().to_string();
+            if name.ends_with("/notes") {
+                refs.push(name);
+            }
+        }
+    }
+    refs
+}
+
 /// The anchor blob's content for task `key`: `recode-task <key>\n`.
 pub fn anchor_content(key: &str) -> Vec<u8> {
     format!("recode-task {key}\n").into_bytes()
@@ -71,7 +87,7 @@ pub(super) fn parse_note(text: &str, task_hint: &str, warnings: &mut Vec<String>
         }
         match serde_json::from_str::<Event>(line) {
             Ok(event) => {
-                let ts = clock::parse(&event.ts).unwrap_or(Timestamp::UNIX_EPOCH);
+                let ts = event.ts;
                 out.push(Entry {
                     event,
                     line: line.to_string(),
@@ -229,11 +245,7 @@ pub fn read_task(
         };
         let tree = tree_of(repo, tip, name)?;
         if let Some(text) = note_text(repo, tree, anchor, name)? {
-            lines.extend(
-                text.lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .map(|l| l.trim_end_matches('\r').to_string()),
-            );
+            lines.extend(super::append::note_lines(&text));
         }
     }
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
@@ -249,7 +261,7 @@ pub fn read_task(
     ))
 }
 
-fn note_text(
+pub(super) fn note_text(
     repo: &gix::Repository,
     tree: ObjectId,
     anchor: ObjectId,
@@ -297,6 +309,33 @@ mod tests {
         assert_eq!(
             w[0],
             "task 7: a ledger line is not valid JSON; skipped: not json"
+        );
+    }
+}
+
+#[cfg(test)]
+mod ts_tests {
+    use super::*;
+
+    #[test]
+    fn an_unreadable_ts_is_a_bad_line_with_a_warning() {
+        let mut w = Vec::new();
+        let good =
+            r#"{"kind":"unblocked","seq":1,"task":"7","ts":"2026-11-29T12:00:00.000Z","v":1}"#;
+        let bad = r#"{"kind":"unblocked","seq":2,"task":"7","ts":"yesterday","v":1}"#;
+        let entries = parse_note(&format!("{good}\n{bad}\n"), "7", &mut w);
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].event.canonical(), good, "bytes round-trip");
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with("task 7: a ledger line is not an event this version knows ("),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[0].contains("'yesterday' is not an RFC 3339 timestamp"),
+            "{}",
+            w[0]
         );
     }
 }

@@ -7,6 +7,7 @@ use jiff::Timestamp;
 
 use super::{Body, Event};
 use crate::clock;
+use crate::model::Action;
 use crate::outcome::Outcome;
 
 /// What replaying a ledger yields (SPEC: state is derived by replaying events).
@@ -39,7 +40,7 @@ pub struct Replay {
 }
 
 fn ts_of(e: &Event) -> Option<Timestamp> {
-    clock::parse(&e.ts).ok()
+    Some(e.ts)
 }
 
 /// Replay `events` (in ledger order).
@@ -136,6 +137,11 @@ pub fn gate_on(events: &[Event], head: &str) -> Option<bool> {
         .next_back()
 }
 
+/// The reason a `phantom` event gives (SPEC table of kinds), written by `recover` and
+/// `verify`.
+pub const PHANTOM_REASON: &str =
+    "the last exit claimed success but the forge has no pull request for the branch";
+
 /// A `phantom` event stands since the last `exit` (SPEC: phantom is recorded once per
 /// claimed success). `recover` and `verify` both ask this before writing one.
 pub fn phantom_since_last_exit(events: &[Event]) -> bool {
@@ -159,7 +165,7 @@ pub fn standing_escalation(events: &[Event]) -> Option<String> {
 /// newest event: `classified` events carrying an `error` for that action and head; a
 /// failure of another step or head, or any `wip`, `published`, `deleted`, `escalated` or
 /// `cleared` event, ends the streak (SPEC safety rule 0: three in a row escalate).
-pub fn failure_streak(events: &[Event], action: &str, head: Option<&str>) -> u32 {
+pub fn failure_streak(events: &[Event], action: Action, head: Option<&str>) -> u32 {
     let mut n = 0;
     for e in events.iter().rev() {
         match &e.body {
@@ -168,7 +174,7 @@ pub fn failure_streak(events: &[Event], action: &str, head: Option<&str>) -> u32
                 error: Some(_),
                 ..
             } => {
-                if a == action && e.head.as_deref() == head {
+                if *a == action && e.head.as_deref() == head {
                     n += 1;
                 } else {
                     break;
@@ -183,4 +189,43 @@ pub fn failure_streak(events: &[Event], action: &str, head: Option<&str>) -> u32
         }
     }
     n
+}
+
+/// The attempt number a new `spawn` or `resume` takes: one more than the `spawn` and
+/// `resume` events in `events` (SPEC "attempt": numbered in the task's ledger, counting
+/// every start, before and after a `cleared`). Asked inside the append's
+/// compare-and-swap ([`super::append_with`]), so concurrent starts never share a number.
+pub fn next_attempt(events: &[Event]) -> u32 {
+    let starts = events
+        .iter()
+        .filter(|e| matches!(e.body, Body::Spawn { .. } | Body::Resume { .. }))
+        .count();
+    u32::try_from(starts).unwrap_or(u32::MAX).saturating_add(1)
+}
+
+/// Whether a `milestone` of `phase` on commit `head` (hex) is already ledgered (SPEC
+/// "milestone": one per head and phase, whether the hook or a pickup writes it).
+pub fn milestone_ledgered(events: &[Event], head: &str, phase: &str) -> bool {
+    events.iter().any(|e| {
+        e.head.as_deref() == Some(head)
+            && matches!(&e.body, Body::Milestone { phase: p, .. } if p == phase)
+    })
+}
+
+/// The streak a transient exit being recorded now extends: the trailing transient exits
+/// after the last `cleared`, plus one for this one (SPEC "Outcomes": the backoff doubles
+/// for each consecutive transient exit of the task).
+pub fn transient_streak(events: &[Event]) -> u32 {
+    let since_cleared = events
+        .iter()
+        .rposition(|e| matches!(e.body, Body::Cleared { .. }))
+        .map_or(0, |i| i + 1);
+    let previous: Vec<Outcome> = events[since_cleared..]
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::Exit { outcome, .. } => Some(*outcome),
+            _ => None,
+        })
+        .collect();
+    crate::outcome::backoff::transient_streak(&previous)
 }

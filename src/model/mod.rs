@@ -1,15 +1,17 @@
 //! The types every layer shares: what a worker is (liveness, state, action, operation,
 //! dirt, pull request), what was gathered about it ([`Snapshot`]) and what was decided
 //! ([`Worker`]). Serialized names are exactly the SPEC's ("Classification", "The worker
-//! object"). This module depends on nothing else in the crate but [`crate::ledger`]'s
-//! event type and [`crate::outcome::Outcome`], so every layer can import it.
+//! object"), and the ledger's events ([`event`]). This module depends on nothing else
+//! in the crate but [`crate::outcome::Outcome`] and [`crate::clock`], so every layer can
+//! import it.
 
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::ledger::Event;
+pub mod event;
+pub use event::{Body, EVENT_VERSION, Event, GateBy};
 
 pub mod reason;
 use crate::outcome::Outcome;

@@ -95,7 +95,7 @@ pub struct Step {
     /// Branch.
     pub branch: String,
     /// The action.
-    pub action: String,
+    pub action: Action,
     /// What became of it.
     pub result: Outcome,
     /// Why, in one sentence.
@@ -148,21 +148,29 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn append(&self, w: &Worker, head: Option<String>, body: Body) -> Result<(), RecoverError> {
-        // Stamped when written, after the step it records: files the step touched (the
-        // index after a WIP commit) are then no newer than it, so not taken for activity.
-        let ts = crate::clock::now()?.max(self.now);
-        let e = Event::new(ts, &w.task, Some(&w.branch), body).with_head(head);
-        ledger::append(self.repo, &self.cfg.notes_ref, e)?;
+        self.append_if(w, head, |_| Some(body.clone()))?;
         Ok(())
     }
 
-    fn events(&self, task: &str) -> Result<Vec<Event>, RecoverError> {
-        let refs = snapshot::notes_refs(self.repo, self.cfg);
-        Ok(ledger::read_task(self.repo, &refs, task)?
-            .0
-            .events()
-            .cloned()
-            .collect())
+    /// Ledger the body `decide` returns from the task's ledger as it stands inside the
+    /// compare-and-swap (`None`: a once-only rule says it is there already). Returns
+    /// whether it was appended.
+    fn append_if(
+        &self,
+        w: &Worker,
+        head: Option<String>,
+        mut decide: impl FnMut(&[Event]) -> Option<Body>,
+    ) -> Result<bool, RecoverError> {
+        // Stamped when written, after the step it records: files the step touched (the
+        // index after a WIP commit) are then no newer than it, so not taken for activity.
+        let ts = crate::clock::now()?.max(self.now);
+        let stored = ledger::append_with(self.repo, &self.cfg.notes_ref, &w.task, ts, |events| {
+            decide(events)
+                .map(|body| Event::new(ts, &w.task, Some(&w.branch), body).with_head(head.clone()))
+                .into_iter()
+                .collect()
+        })?;
+        Ok(!stored.is_empty())
     }
 
     /// Re-gather and re-classify one worker now (the moment of acting).
@@ -188,8 +196,8 @@ impl Run<'_> {
             w,
             w.head.clone(),
             Body::Classified {
-                state: w.state.as_str().into(),
-                action: w.action.as_str().into(),
+                state: w.state,
+                action: w.action,
                 reason: w.reason.to_string(),
                 error,
             },
@@ -200,14 +208,19 @@ impl Run<'_> {
     /// step on the same head escalates the worker with it (SPEC safety rule 0).
     fn step_failed(&self, w: &Worker, error: String, is_error: bool) -> Result<Step, RecoverError> {
         self.classified_with(w, Some(error.clone()))?;
-        let events = self.events(&w.task)?;
-        let streak = ledger::failure_streak(&events, w.action.as_str(), w.head.as_deref());
-        if streak >= ESCALATE_AFTER && ledger::standing_escalation(&events).is_none() {
-            let reason = format!(
-                "{} failed on {streak} consecutive runs on the same head: {error}",
-                w.action
-            );
-            self.append(w, w.head.clone(), Body::Escalated { reason })?;
+        let mut streak = 0;
+        let escalated = self.append_if(w, w.head.clone(), |events| {
+            streak = ledger::failure_streak(events, w.action, w.head.as_deref());
+            (streak >= ESCALATE_AFTER && ledger::standing_escalation(events).is_none()).then(|| {
+                Body::Escalated {
+                    reason: format!(
+                        "{} failed on {streak} consecutive runs on the same head: {error}",
+                        w.action
+                    ),
+                }
+            })
+        })?;
+        if escalated {
             return Ok(failed(
                 w,
                 format!("{error}; failed {streak} times in a row on this head: escalated"),
@@ -225,7 +238,7 @@ fn step(w: &Worker, result: Outcome, reason: impl Into<String>) -> Step {
     Step {
         task: w.task.clone(),
         branch: w.branch.clone(),
-        action: w.action.as_str().to_string(),
+        action: w.action,
         result,
         reason: reason.into(),
         error: false,
@@ -256,7 +269,9 @@ pub fn run(
         Some(crate::lock::acquire(repo.common_dir(), now)?)
     };
     let (forge, mut warnings) = forge::open_run(repo, &cfg.remote, false);
-    let (forge_view, more) = snapshot::forge_view(repo, cfg, forge.as_deref(), None, false)?;
+    let roster = snapshot::roster(repo, cfg, None)?;
+    let (forge_view, more) =
+        snapshot::forge_view(repo, cfg, forge.as_deref(), &roster, None, false);
     let forge_failed = matches!(forge_view, ForgeView::Failed);
     let warning = (!more.is_empty()).then(|| more.join("; "));
     warnings.extend(more);
@@ -267,7 +282,7 @@ pub fn run(
         forge,
         forge_view: forge_view.clone(),
     };
-    let census = snapshot::gather(
+    let census = snapshot::gather_from(
         repo,
         cfg,
         now,
@@ -280,6 +295,7 @@ pub fn run(
             // re-checks with a full reading first (guard.rs).
             deep: false,
         },
+        roster,
     )?;
     warnings.extend(census.warnings.iter().cloned());
     let mut workers: Vec<Worker> = census.snapshots.iter().map(classify::classify).collect();
@@ -322,16 +338,12 @@ pub fn run(
 
 fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     // A success claim the forge cannot back is ledgered once as `phantom`.
-    if w.phantom && !ledger::phantom_since_last_exit(&r.events(&w.task)?) {
-        r.append(
-            w,
-            w.head.clone(),
-            Body::Phantom {
-                reason:
-                    "the last exit claimed success but the forge has no pull request for the branch"
-                        .into(),
-            },
-        )?;
+    if w.phantom {
+        r.append_if(w, w.head.clone(), |events| {
+            (!ledger::phantom_since_last_exit(events)).then(|| Body::Phantom {
+                reason: ledger::PHANTOM_REASON.into(),
+            })
+        })?;
     }
     match w.action {
         Action::Wait | Action::Resume | Action::None => {
@@ -345,21 +357,17 @@ fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
 }
 
 fn escalate(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
-    if let Some(reason) = ledger::standing_escalation(&r.events(&w.task)?) {
-        return Ok(step(
-            w,
-            Outcome::Done,
-            format!("escalated earlier: {reason}"),
-        ));
-    }
-    r.append(
-        w,
-        w.head.clone(),
-        Body::Escalated {
+    let mut earlier = None;
+    r.append_if(w, w.head.clone(), |events| {
+        earlier = ledger::standing_escalation(events);
+        earlier.is_none().then(|| Body::Escalated {
             reason: w.reason.to_string(),
-        },
-    )?;
-    Ok(step(w, Outcome::Done, format!("escalated: {}", w.reason)))
+        })
+    })?;
+    Ok(match earlier {
+        Some(reason) => step(w, Outcome::Done, format!("escalated earlier: {reason}")),
+        None => step(w, Outcome::Done, format!("escalated: {}", w.reason)),
+    })
 }
 
 fn short(id: &str) -> &str {

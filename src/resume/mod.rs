@@ -20,6 +20,7 @@ use crate::{git, hook, repo};
 
 pub mod feedback;
 mod render;
+pub mod start;
 
 pub use render::prompt;
 
@@ -116,11 +117,7 @@ pub fn facts(
         .map(|p| if p { "passed" } else { "failed" }.to_string());
     let (last_rc, last_message) = last_exit(snap);
     let remote_ref = repo::remote_tracking(repo, cfg, &w.branch);
-    let attempt = 1 + snap
-        .events
-        .iter()
-        .filter(|e| matches!(e.body, Body::Spawn { .. } | Body::Resume { .. }))
-        .count() as u32;
+    let attempt = ledger::next_attempt(&snap.events);
     Ok(Facts {
         task: w.task.clone(),
         branch: w.branch.clone(),
@@ -422,6 +419,20 @@ pub enum ResumeError {
         branch: String,
         /// The registered path.
         path: String,
+    },
+    /// The ledger could not be read or written.
+    #[error(transparent)]
+    Ledger(#[from] ledger::LedgerError),
+    /// The prompt file could not be written.
+    #[error("cannot {what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The file.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
     },
     /// `git worktree add` failed.
     #[error("cannot add a worktree for {branch} at {path}: {source}")]

@@ -67,18 +67,7 @@ pub struct Census {
 /// The notes refs whose union is the ledger: the local one, then fetched copies
 /// (`refs/recode/remotes/*/notes`, written by `sync`).
 pub fn notes_refs(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
-    let mut refs = vec![cfg.notes_ref.clone()];
-    if let Ok(platform) = repo.references()
-        && let Ok(iter) = platform.prefixed("refs/recode/remotes/")
-    {
-        for r in iter.flatten() {
-            let name = r.name().as_bstr().to_string();
-            if name.ends_with("/notes") {
-                refs.push(name);
-            }
-        }
-    }
-    refs
+    crate::ledger::notes_refs(repo, &cfg.notes_ref)
 }
 
 pub use crate::ledger::task_order;
@@ -134,23 +123,82 @@ pub(crate) fn worker_branches(
     Ok((local, workers))
 }
 
+/// Who the workers of one run are, worked out once (SPEC "worker branch"): the ledgers
+/// read (every one, or for one branch only its task's), the local branches, the worker
+/// branches (branch → task) and the worktrees. Both the forge's question
+/// ([`forge_ask`]) and the gather ([`gather_from`]) read it, so a run reads and parses
+/// the ledger once.
+#[derive(Debug)]
+pub struct Roster {
+    /// The ledgers read.
+    pub ledgers: ledger::Ledgers,
+    /// The base branch.
+    pub base: String,
+    /// Local branches: name → tip.
+    pub local: Branches,
+    /// The workers to gather: branch → task (only `only_branch` when one was named;
+    /// none when that is the base branch).
+    pub workers: BTreeMap<String, String>,
+    /// Every worktree.
+    pub worktrees: Vec<Worktree>,
+}
+
+/// The [`Roster`] of a run about every worker, or only `only_branch`.
+///
+/// Errors: [`GatherError`] when refs, worktrees or the ledger cannot be read.
+pub fn roster(
+    repo: &gix::Repository,
+    cfg: &Config,
+    only_branch: Option<&str>,
+) -> Result<Roster, GatherError> {
+    let ledgers = read_ledgers(repo, cfg, only_branch)?;
+    let worktrees = worktree::list(repo)?;
+    let base = repo::base_name(repo, cfg);
+    let (local, workers) = which_workers(repo, cfg, &ledgers, &base, only_branch)?;
+    Ok(Roster {
+        ledgers,
+        base,
+        local,
+        workers,
+        worktrees,
+    })
+}
+
 /// Gather a snapshot of every worker.
 ///
 /// Errors: [`GatherError`] when refs, objects or the ledger cannot be read. An
 /// unreadable worktree is not an error: its `dirty` is null and a warning says why.
-#[tracing::instrument(level = "debug", skip_all)]
 pub fn gather(
     repo: &gix::Repository,
     cfg: &Config,
     now: Timestamp,
     opts: &Options,
 ) -> Result<Census, GatherError> {
-    let mut ledgers = read_ledgers(repo, cfg, opts.only_branch.as_deref())?;
+    let roster = roster(repo, cfg, opts.only_branch.as_deref())?;
+    gather_from(repo, cfg, now, opts, roster)
+}
+
+/// [`gather`] from a [`Roster`] already worked out for `opts.only_branch` (when the run
+/// asked the forge with it first).
+///
+/// Errors: as [`gather`].
+#[tracing::instrument(level = "debug", skip_all)]
+pub fn gather_from(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: Timestamp,
+    opts: &Options,
+    roster: Roster,
+) -> Result<Census, GatherError> {
+    let Roster {
+        mut ledgers,
+        base,
+        local,
+        mut workers,
+        worktrees,
+    } = roster;
     let mut warnings = ledgers.warnings.clone();
-    let worktrees = worktree::list(repo)?;
-    let base = repo::base_name(repo, cfg);
     let base_tips = repo::base_tips(repo, cfg, &base);
-    let (local, mut workers) = which_workers(repo, cfg, &ledgers, &base, opts)?;
     let detached = detached_worktrees(cfg, &ledgers, &worktrees, &local, &base, opts, &mut workers);
     let mut ctx = worker::Ctx {
         repo,
@@ -194,24 +242,24 @@ pub fn gather(
 }
 
 /// The local branches and the workers to gather (branch → task): every worker, or only
-/// `opts.only_branch` (none when it is the base branch).
+/// `only_branch` (none when it is the base branch).
 fn which_workers(
     repo: &gix::Repository,
     cfg: &Config,
     ledgers: &ledger::Ledgers,
     base: &str,
-    opts: &Options,
+    only_branch: Option<&str>,
 ) -> Result<(Branches, BTreeMap<String, String>), GatherError> {
     let (local, mut workers) = worker_branches(repo, cfg, ledgers, base)?;
-    if let Some(only) = &opts.only_branch {
+    if let Some(only) = only_branch {
         let task = workers
             .get(only)
             .cloned()
             .unwrap_or_else(|| cfg.key_of(only));
-        workers = if *only == base {
+        workers = if only == base {
             BTreeMap::new()
         } else {
-            BTreeMap::from([(only.clone(), task)])
+            BTreeMap::from([(only.to_string(), task)])
         };
     }
     Ok((local, workers))
@@ -371,7 +419,22 @@ pub fn gather_one(
     branch: &str,
     forge: crate::forge::View,
 ) -> Result<(Option<Snapshot>, Vec<String>), GatherError> {
-    let census = gather(
+    let roster = roster(repo, cfg, Some(branch))?;
+    gather_one_from(repo, cfg, now, branch, forge, roster)
+}
+
+/// [`gather_one`] from the [`Roster`] of `branch` already worked out.
+///
+/// Errors: as [`gather`].
+pub fn gather_one_from(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: Timestamp,
+    branch: &str,
+    forge: crate::forge::View,
+    roster: Roster,
+) -> Result<(Option<Snapshot>, Vec<String>), GatherError> {
+    let census = gather_from(
         repo,
         cfg,
         now,
@@ -382,6 +445,7 @@ pub fn gather_one(
             progress: false,
             deep: true,
         },
+        roster,
     )?;
     let snap = census
         .snapshots

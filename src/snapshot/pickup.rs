@@ -5,11 +5,16 @@
 use super::GatherError;
 use crate::config::Config;
 use crate::hook::pickup;
-use crate::ledger::{self, Event};
+use std::collections::BTreeMap;
+
+use crate::ledger::{self, Body, Event};
 
 /// Ledger the milestones `branches` carry in trailers that their ledgers lack (the
 /// pickup at the start of a command that writes the ledger). Returns how many were
-/// appended. With `branches` empty, every worker branch.
+/// appended. With `branches` empty, every worker branch. Each task's milestones are one
+/// append, and whether each is still unledgered ([`ledger::milestone_ledgered`]) is
+/// decided again inside its compare-and-swap: a post-commit hook racing this pickup
+/// never gets its milestone ledgered twice.
 ///
 /// Errors: [`GatherError`] when the ledger or the branches cannot be read, or an append
 /// fails.
@@ -31,9 +36,31 @@ pub fn persist(
         }
         found
     };
-    let n = found.len();
+    let mut by_task: BTreeMap<String, Vec<Event>> = BTreeMap::new();
     for e in found {
-        ledger::append(repo, &cfg.notes_ref, e)?;
+        by_task.entry(e.task.clone()).or_default().push(e);
+    }
+    let mut n = 0;
+    for (task, found) in by_task {
+        let now = found[0].ts;
+        let stored = ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
+            found
+                .iter()
+                .filter(|e| {
+                    !milestone_of(e).is_some_and(|(h, p)| ledger::milestone_ledgered(events, h, p))
+                })
+                .cloned()
+                .collect()
+        })?;
+        n += stored.len();
     }
     Ok(n)
+}
+
+/// The `(head, phase)` of a milestone event.
+fn milestone_of(e: &Event) -> Option<(&str, &str)> {
+    match (&e.body, &e.head) {
+        (Body::Milestone { phase, .. }, Some(head)) => Some((head.as_str(), phase.as_str())),
+        _ => None,
+    }
 }

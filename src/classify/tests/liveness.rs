@@ -325,8 +325,8 @@ fn git_recode_own_events_are_not_activity() {
     let own: Vec<(Body, Option<&str>)> = vec![
         (
             Body::Classified {
-                state: "half-done".into(),
-                action: "resume".into(),
+                state: crate::model::State::HalfDone,
+                action: crate::model::Action::Resume,
                 reason: "r".into(),
                 error: None,
             },

@@ -83,7 +83,7 @@ impl T {
     fn ev_head(mut self, age: i64, head: Option<&str>, body: Body) -> T {
         if let Some(prev) = self.0.events.last() {
             assert!(
-                clock::parse(&prev.ts).unwrap() <= at(age),
+                prev.ts <= at(age),
                 "test bug: events must be pushed in ledger order"
             );
         }
@@ -231,8 +231,8 @@ impl T {
         self.ev(
             age,
             Body::Classified {
-                state: "half-done".into(),
-                action: "resume".into(),
+                state: crate::model::State::HalfDone,
+                action: crate::model::Action::Resume,
                 reason: "r".into(),
                 error: None,
             },

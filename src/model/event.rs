@@ -1,11 +1,15 @@
-//! The ledger's event types, [`Event`] and [`Body`], and their canonical JSON form.
+//! The ledger's event types, [`Event`] and [`Body`], and their canonical JSON form (SPEC
+//! table of kinds). They are vocabulary, like the rest of the model: the ledger
+//! ([`crate::ledger`]) stores and replays them, and the model imports no ledger.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::EVENT_VERSION;
-use crate::clock;
+use super::{Action, State};
 use crate::outcome::Outcome;
+
+/// Version written in every event's `v` field.
+pub const EVENT_VERSION: u32 = 1;
 
 /// Who ran a gate: `recover` (git-recode itself) or `record` (the worker or loop).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,8 +29,11 @@ pub enum GateBy {
 pub struct Event {
     /// Format version (1).
     pub v: u32,
-    /// RFC 3339 UTC with milliseconds.
-    pub ts: String,
+    /// When, to the millisecond; on the wire RFC 3339 UTC with milliseconds
+    /// (`2026-11-29T12:00:00.000Z`). A line whose `ts` is not RFC 3339 is not an event
+    /// (a bad line, warned about).
+    #[serde(with = "wire_ts")]
+    pub ts: Timestamp,
     /// One more than the number of lines in the ledger it was appended to.
     pub seq: u64,
     /// Task key.
@@ -91,8 +98,8 @@ pub enum Body {
     },
     /// `recover` classified the worker.
     Classified {
-        state: String,
-        action: String,
+        state: State,
+        action: Action,
         reason: String,
         /// The step failed with this error (additive; three in a row on one head escalate).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,12 +199,30 @@ impl Body {
     }
 }
 
+/// `ts` on the wire: written as [`crate::clock::format`] (RFC 3339 UTC, milliseconds),
+/// read as any RFC 3339 time ([`crate::clock::parse`]).
+mod wire_ts {
+    use jiff::Timestamp;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::clock;
+
+    pub(super) fn serialize<S: Serializer>(ts: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&clock::format(*ts))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
+        let text = std::borrow::Cow::<str>::deserialize(d)?;
+        clock::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 impl Event {
-    /// A new event stamped `now`; `seq` is filled in by [`append`](super::append()).
+    /// A new event stamped `now`; `seq` is filled in by [`append`](crate::ledger::append()).
     pub fn new(now: Timestamp, task: &str, branch: Option<&str>, body: Body) -> Event {
         Event {
             v: EVENT_VERSION,
-            ts: clock::format(now),
+            ts: Timestamp::from_millisecond(now.as_millisecond()).unwrap_or(now),
             seq: 0,
             task: task.to_string(),
             branch: branch.map(str::to_string),
@@ -223,6 +248,7 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock;
 
     #[test]
     fn canonical_sorts_keys_and_skips_unknowns() {

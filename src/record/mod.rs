@@ -1,0 +1,225 @@
+//! What `record spawn|exit|gate|unblock|clear` ledgers (SPEC "Commands: record", table of
+//! kinds). Every event whose content depends on the ledger (the attempt number, the
+//! backoff of a transient exit) is decided inside the append's compare-and-swap from
+//! [`crate::ledger`]'s replayed facts, so concurrent writers never decide it twice.
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+
+use crate::config::Config;
+use crate::ledger::{self, Body, Event, LedgerError};
+use crate::outcome::{Outcome, backoff};
+use crate::repo::RepoError;
+use crate::{agent, clock, process, worktree};
+
+/// Largest final message kept in an `exit` event, in bytes (its last 4 KiB).
+pub const MESSAGE_KEEP_BYTES: usize = 4096;
+
+/// Why an event could not be recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The ledger could not be read or written.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// The worktrees or refs could not be read.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+/// The last `max` bytes of `s` (trailing whitespace trimmed), cut at a character boundary.
+pub fn tail_utf8(s: &str, max: usize) -> String {
+    let s = s.trim_end();
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s[start..].to_string()
+}
+
+/// Where `branch` is: the worktree it is checked out in, and its head (hex: that
+/// worktree's HEAD, else the branch tip; `None` when the branch does not exist yet).
+///
+/// Errors: [`RepoError`] when the worktree registry cannot be read.
+pub fn locate(
+    repo: &gix::Repository,
+    branch: &str,
+) -> Result<(Option<PathBuf>, Option<String>), RepoError> {
+    let wts = worktree::list(repo)?;
+    let wt = wts.iter().find(|w| w.branch.as_deref() == Some(branch));
+    let head = wt
+        .and_then(|w| w.head)
+        .or_else(|| crate::repo::tip(repo, &format!("refs/heads/{branch}")))
+        .map(|h| h.to_hex().to_string());
+    Ok((wt.map(|w| w.path.clone()), head))
+}
+
+/// Ledger `body` for `branch`'s task, on `head`, stamped `now`; returns it as stored.
+///
+/// Errors: [`LedgerError`].
+pub fn append(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: Timestamp,
+    branch: &str,
+    head: Option<String>,
+    body: Body,
+) -> Result<Event, LedgerError> {
+    let event = Event::new(now, &cfg.key_of(branch), Some(branch), body).with_head(head);
+    ledger::append(repo, &cfg.notes_ref, event)
+}
+
+/// What `record spawn` was told.
+#[derive(Debug, Default)]
+pub struct Spawn {
+    /// The worker branch (it need not exist yet).
+    pub branch: String,
+    /// The agent's session id.
+    pub session_id: Option<String>,
+    /// The agent's name.
+    pub agent: Option<String>,
+    /// The agent's process id on this host.
+    pub pid: Option<u32>,
+    /// The agent's directory (relative to the current one); default the branch's
+    /// worktree, else the current directory.
+    pub cwd: Option<PathBuf>,
+}
+
+/// What `record spawn` ledgered: the event as stored, and warnings for stderr.
+#[derive(Debug)]
+pub struct Spawned {
+    /// The `spawn` event, its attempt numbered in the compare-and-swap.
+    pub event: Event,
+    /// E.g. a pid with no process on this host.
+    pub warnings: Vec<String>,
+}
+
+/// `record spawn`: ledger the next attempt's start, with its directory, host and process
+/// (start token). The attempt is [`ledger::next_attempt`] of the ledger it joins.
+///
+/// Errors: [`RecordError`].
+pub fn spawn(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: Timestamp,
+    s: Spawn,
+) -> Result<Spawned, RecordError> {
+    let (wt, head) = locate(repo, &s.branch)?;
+    let cwd = match &s.cwd {
+        Some(c) => worktree::absolute(c),
+        None => wt.unwrap_or_else(|| worktree::absolute(Path::new("."))),
+    };
+    let pid_start = s.pid.and_then(process::start_token);
+    let mut warnings = Vec::new();
+    if let (Some(p), None) = (s.pid, &pid_start) {
+        warnings.push(format!(
+            "no process {p} on this host: its pid is recorded but never taken as alive"
+        ));
+    }
+    let task = cfg.key_of(&s.branch);
+    let host = process::hostname();
+    let mut stored = ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
+        let body = Body::Spawn {
+            attempt: ledger::next_attempt(events),
+            cwd: cwd.to_string_lossy().to_string(),
+            host: host.clone(),
+            session_id: s.session_id.clone(),
+            agent: s.agent.clone(),
+            pid: s.pid,
+            pid_start: pid_start.clone(),
+        };
+        vec![Event::new(now, &task, Some(&s.branch), body).with_head(head.clone())]
+    })?;
+    Ok(Spawned {
+        event: stored.pop().expect("one event decided"),
+        warnings,
+    })
+}
+
+/// What `record exit` was told: the exit code, the final message (already cut to
+/// [`MESSAGE_KEEP_BYTES`], or taken from `result`), the agent's JSON result, a blocker.
+#[derive(Debug, Default)]
+pub struct Exit {
+    /// The worker branch.
+    pub branch: String,
+    /// The agent's exit code.
+    pub rc: i32,
+    /// The final message, from `--message-file`.
+    pub message: Option<String>,
+    /// The agent's parsed JSON result, from `--result-json`.
+    pub result: Option<agent::AgentResult>,
+    /// The issue or ref the task is blocked on.
+    pub blocker: Option<String>,
+}
+
+/// `record exit`: classify the attempt's end from rc, the final message, the agent's JSON
+/// result and its transcript (SPEC "Outcomes"), and ledger it. A transient exit that
+/// names no reset waits [`backoff::backoff_secs`] of the [`ledger::transient_streak`]
+/// decided in the compare-and-swap; a blocker turns a success or failure into `blocked`.
+/// Returns the outcome ledgered.
+///
+/// Errors: [`RecordError`].
+pub fn exit(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: Timestamp,
+    x: Exit,
+) -> Result<Outcome, RecordError> {
+    let message = x.message.or_else(|| {
+        x.result
+            .as_ref()
+            .and_then(|r| r.message.as_deref())
+            .map(|m| tail_utf8(m, MESSAGE_KEEP_BYTES))
+    });
+    let task = cfg.key_of(&x.branch);
+    let refs = ledger::notes_refs(repo, &cfg.notes_ref);
+    let (known, _) = ledger::read_task(repo, &refs, &task)?;
+    let events: Vec<Event> = known.events().cloned().collect();
+    // The session: from the result, else the newest attempt's.
+    let session = x
+        .result
+        .as_ref()
+        .and_then(|r| r.session_id.clone())
+        .or_else(|| ledger::replay(&events).session_id);
+    let transcript_error = session
+        .as_deref()
+        .and_then(agent::transcript)
+        .and_then(agent::transcript_error);
+    let verdict = agent::decide(
+        x.rc,
+        message.as_deref().unwrap_or(""),
+        x.result.as_ref(),
+        transcript_error.as_deref(),
+        now,
+    );
+    let outcome = match (&x.blocker, verdict.outcome) {
+        (Some(_), Outcome::Success | Outcome::Failed) => Outcome::Blocked,
+        (_, o) => o,
+    };
+    let (_, head) = locate(repo, &x.branch)?;
+    let message = message.filter(|m| !m.is_empty());
+    let session_id = x.result.and_then(|r| r.session_id);
+    ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
+        let retry_after = match verdict.retry_after {
+            None if verdict.outcome == Outcome::Transient => {
+                let wait = backoff::backoff_secs(ledger::transient_streak(events));
+                now.checked_add(jiff::SignedDuration::from_secs(wait)).ok()
+            }
+            named => named,
+        };
+        let body = Body::Exit {
+            rc: x.rc,
+            outcome,
+            message: message.clone(),
+            retry_after: retry_after.map(clock::format_secs),
+            fresh: verdict.fresh.then_some(true),
+            blocker: x.blocker.clone(),
+            session_id: session_id.clone(),
+        };
+        vec![Event::new(now, &task, Some(&x.branch), body).with_head(head.clone())]
+    })?;
+    Ok(outcome)
+}

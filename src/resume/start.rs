@@ -1,0 +1,259 @@
+//! The whole of `resume` below the command line: refuse (ledgering `escalated` once),
+//! decide where and how the agent resumes, write the prompt and ledger the `resume`
+//! event, its attempt number decided inside the compare-and-swap
+//! ([`ledger::next_attempt`]) so concurrent resumes and spawns never share one (SPEC
+//! `resume`, "attempt").
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::ledger::{self, Body, Event};
+use crate::model::{Liveness, Snapshot, State, Worker};
+
+use super::{Facts, Launch, Place, ResumeError};
+
+/// What the command line asked of `resume`.
+#[derive(Debug, Default, Clone)]
+pub struct Request {
+    /// `--output`, made absolute.
+    pub output: Option<PathBuf>,
+    /// `--json`: without `--output`, the prompt goes to
+    /// `<common dir>/recode/prompts/<task>-<attempt>.md`.
+    pub json: bool,
+    /// `--dry-run`: write nothing (no ledger event, no file, no worktree).
+    pub dry_run: bool,
+}
+
+/// How `resume` ended.
+#[derive(Debug)]
+pub enum Resumed {
+    /// Refused (exit 3): the worker is running or needs a human (then `escalated` was
+    /// ledgered once, unless a dry run).
+    Refused {
+        /// The sentence (`issue-7 needs a human: …`).
+        why: String,
+        /// The worker is running (else it needs a human).
+        running: bool,
+    },
+    /// A new attempt, ledgered (unless a dry run).
+    Started(Started),
+}
+
+/// A started attempt: everything `resume` shows.
+#[derive(Debug)]
+pub struct Started {
+    /// The prompt's facts (`attempt` as ledgered).
+    pub facts: Facts,
+    /// The command that continues the agent.
+    pub launch: Launch,
+    /// The prompt text.
+    pub prompt: String,
+    /// Where the prompt was written (`None`: stdout).
+    pub prompt_file: Option<PathBuf>,
+    /// The git blob id (SHA-1 hex) of the prompt, as ledgered in `prompt_sha`.
+    pub prompt_sha: String,
+    /// Lines for stderr (e.g. a rate limit that has not reset yet).
+    pub warnings: Vec<String>,
+}
+
+/// The agent to resume with: `recode.agent` when set; else the agent the last spawn
+/// recorded, when it is one we know (claude, codex); else `recode.agent`'s default.
+pub fn agent_of(cfg: &Config, snap: &Snapshot) -> String {
+    let recorded_agent = snap.events.iter().rev().find_map(|e| match &e.body {
+        Body::Spawn { agent: Some(a), .. } if a == "claude" || a == "codex" => Some(a.clone()),
+        _ => None,
+    });
+    match recorded_agent {
+        Some(a) if !cfg.agent_configured => a,
+        _ => cfg.agent.clone(),
+    }
+}
+
+/// The git blob id (SHA-1, hex) of `text`.
+fn blob_sha(text: &str) -> String {
+    gix::objs::compute_hash(
+        gix::hash::Kind::Sha1,
+        gix::objs::Kind::Blob,
+        text.as_bytes(),
+    )
+    .map(|id| id.to_hex().to_string())
+    .unwrap_or_default()
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// What depends on the attempt number: the prompt, its file, the command.
+struct Prepared {
+    facts: Facts,
+    prompt: String,
+    prompt_sha: String,
+    prompt_file: Option<PathBuf>,
+    launch: Launch,
+}
+
+/// Everything `prepare` needs besides the attempt.
+struct Inputs<'a> {
+    repo: &'a gix::Repository,
+    snap: &'a Snapshot,
+    w: &'a Worker,
+    req: &'a Request,
+    facts: &'a Facts,
+    place: &'a Place,
+    agent: String,
+}
+
+impl Inputs<'_> {
+    fn prepare(&self, attempt: u32) -> Prepared {
+        let mut facts = self.facts.clone();
+        facts.attempt = attempt;
+        let prompt = super::prompt(&facts);
+        let prompt_file = match (&self.req.output, self.req.json) {
+            (Some(p), _) => Some(p.clone()),
+            (None, true) => Some(
+                self.repo
+                    .common_dir()
+                    .join("recode")
+                    .join("prompts")
+                    .join(format!("{}-{}.md", sanitize(&self.w.task), attempt)),
+            ),
+            (None, false) => None,
+        };
+        let shown = prompt_file
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "<prompt file>".into());
+        let default_cwd = match self.place {
+            Place::Existing(p) | Place::Added(p) => p.clone(),
+            Place::WouldAdd { path, .. } => path.clone(),
+        };
+        let mut launch = super::launch(&self.agent, self.snap, self.w, &shown, &default_cwd);
+        if let Place::WouldAdd { add, .. } = self.place {
+            launch.command = format!("{add} && {}", launch.command);
+        }
+        Prepared {
+            prompt_sha: blob_sha(&prompt),
+            facts,
+            prompt,
+            prompt_file,
+            launch,
+        }
+    }
+}
+
+/// Write the prompt to `path`, creating its directory.
+///
+/// Errors: [`ResumeError::Io`].
+fn write_prompt(path: &Path, prompt: &str) -> Result<(), ResumeError> {
+    let io = |what: &'static str, p: &Path| {
+        let path = p.display().to_string();
+        move |source| ResumeError::Io { what, path, source }
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+    }
+    std::fs::write(path, prompt).map_err(io("write the prompt to", path))
+}
+
+/// Run `resume` for worker `w` (classified from `snap`, gathered `now`).
+///
+/// Errors: [`ResumeError`] (a missing worktree is refused before anything is ledgered;
+/// an unwritable prompt file before the `resume` event).
+pub fn start(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: jiff::Timestamp,
+    snap: &Snapshot,
+    w: &Worker,
+    req: &Request,
+) -> Result<Resumed, ResumeError> {
+    if let Some(why) = super::refusal(w) {
+        if !req.dry_run && w.state == State::NeedsHuman {
+            // SPEC: `escalated` once per escalation, decided inside the compare-and-swap.
+            ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
+                let body = Body::Escalated {
+                    reason: w.reason.to_string(),
+                };
+                ledger::standing_escalation(events)
+                    .is_none()
+                    .then(|| {
+                        Event::new(now, &w.task, Some(&w.branch), body).with_head(w.head.clone())
+                    })
+                    .into_iter()
+                    .collect()
+            })?;
+        }
+        return Ok(Resumed::Refused {
+            why,
+            running: w.liveness == Liveness::Running,
+        });
+    }
+    let mut warnings = Vec::new();
+    if let (Some(t), Liveness::Exited) = (w.retry_after, w.liveness)
+        && t > now
+    {
+        warnings.push(format!(
+            "the limit resets at {}: resuming now will likely hit it again",
+            crate::clock::format_secs(t)
+        ));
+    }
+    // Always an existing directory on the worker's branch (SPEC `resume`): a missing
+    // registered worktree is refused before anything is ledgered; none gets one added.
+    let place = super::place(repo, cfg, snap, req.dry_run)?;
+    let facts = super::facts(repo, cfg, snap, w)?;
+    let inputs = Inputs {
+        repo,
+        snap,
+        w,
+        req,
+        facts: &facts,
+        place: &place,
+        agent: agent_of(cfg, snap),
+    };
+    let mut p = inputs.prepare(facts.attempt);
+    if !req.dry_run {
+        let written = p.prompt_file.clone();
+        if let Some(f) = &written {
+            write_prompt(f, &p.prompt)?;
+        }
+        ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
+            let attempt = ledger::next_attempt(events);
+            if attempt != p.facts.attempt {
+                p = inputs.prepare(attempt);
+            }
+            let body = Body::Resume {
+                attempt,
+                session_id: p.launch.session_id.clone(),
+                prompt_sha: Some(p.prompt_sha.clone()),
+            };
+            vec![Event::new(now, &w.task, Some(&w.branch), body).with_head(w.head.clone())]
+        })?;
+        // A concurrent start took the attempt guessed first: the prompt names the one
+        // ledgered.
+        if p.facts.attempt != facts.attempt
+            && let Some(f) = &p.prompt_file
+        {
+            write_prompt(f, &p.prompt)?;
+            if let Some(old) = written.filter(|o| o != f) {
+                let _ = std::fs::remove_file(old);
+            }
+        }
+    }
+    Ok(Resumed::Started(Started {
+        facts: p.facts,
+        launch: p.launch,
+        prompt: p.prompt,
+        prompt_file: p.prompt_file,
+        prompt_sha: p.prompt_sha,
+        warnings,
+    }))
+}
