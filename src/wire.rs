@@ -407,6 +407,8 @@ pub struct HeartbeatJson {
     pub workers: u32,
     /// Of those, the ones it says are alive.
     pub alive: u32,
+}
+
 /// The `resume --json` document (docs/json.md "resume"): the new attempt, how the agent
 /// continues (`mode`: `session` or `fresh`, and why), where, the prompt's file and blob
 /// id, and the facts the prompt was built from.

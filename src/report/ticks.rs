@@ -141,8 +141,8 @@ mod tests {
 
     fn classified() -> Body {
         Body::Classified {
-            state: "half-done".into(),
-            action: "resume".into(),
+            state: crate::model::State::HalfDone,
+            action: crate::model::Action::Resume,
             reason: "r".into(),
             error: None,
         }

@@ -10,7 +10,7 @@ use crate::ledger::{Body, Event, Ledger, Ledgers};
 use crate::wire::{AttemptJson, MarkJson, TaskHistoryJson};
 
 fn ts(e: &Event) -> Timestamp {
-    super::at(&e.ts)
+    e.ts
 }
 
 /// Every task with an attempt or a mark in the window, in task order.

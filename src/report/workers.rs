@@ -38,7 +38,7 @@ fn events_of(l: &Ledger, branch: &str) -> Vec<Event> {
 }
 
 fn ts(e: &Event) -> Timestamp {
-    super::at(&e.ts)
+    e.ts
 }
 
 /// Host and `cwd` of the newest `spawn` among `events`.
@@ -273,7 +273,7 @@ fn needs_human(
         .find(|(_, e)| matches!(e.body, Body::Classified { .. }))?;
     match &e.body {
         Body::Classified { state, reason, .. }
-            if state == "needs-human" && newest_start.is_none_or(|s| i > s) =>
+            if *state == crate::model::State::NeedsHuman && newest_start.is_none_or(|s| i > s) =>
         {
             Some(("classified", ts(e), first_line(reason, 300)))
         }
@@ -310,10 +310,10 @@ mod tests {
         }
     }
 
-    fn classified(state: &str, reason: &str) -> Body {
+    fn classified(state: crate::model::State, reason: &str) -> Body {
         Body::Classified {
-            state: state.into(),
-            action: "escalate".into(),
+            state,
+            action: crate::model::Action::Escalate,
             reason: reason.into(),
             error: None,
         }
@@ -337,14 +337,14 @@ mod tests {
                 "2",
                 "issue-2",
                 "2026-11-20T10:00:00Z",
-                classified("needs-human", "a merge is in progress in /w/2"),
+                classified(crate::model::State::NeedsHuman, "a merge is in progress in /w/2"),
             ),
             // Task 3: classified needs-human, then a new attempt: no longer stands.
             (
                 "3",
                 "issue-3",
                 "2026-11-20T09:00:00Z",
-                classified("needs-human", "a merge is in progress in /w/3"),
+                classified(crate::model::State::NeedsHuman, "a merge is in progress in /w/3"),
             ),
             ("3", "issue-3", "2026-11-20T09:10:00Z", spawn()),
             ("3", "issue-3", "2026-11-20T09:20:00Z", exit(f)),
