@@ -188,7 +188,7 @@ impl Ctx {
         only: Option<&str>,
         all: bool,
     ) -> Result<crate::forge::View, Error> {
-        let (forge, mut warnings) = crate::forge::open_run(&self.repo, &self.cfg.remote, offline);
+        let (forge, mut warnings) = crate::forge::open_run(&self.repo, &self.cfg, offline);
         let (view, more) =
             crate::snapshot::forge_view(&self.repo, &self.cfg, forge.as_deref(), only, all)?;
         warnings.extend(more);

@@ -255,7 +255,7 @@ pub fn run(
     } else {
         Some(crate::lock::acquire(repo.common_dir(), now)?)
     };
-    let (forge, mut warnings) = forge::open_run(repo, &cfg.remote, false);
+    let (forge, mut warnings) = forge::open_run(repo, cfg, false);
     let (forge_view, more) = snapshot::forge_view(repo, cfg, forge.as_deref(), None, false)?;
     let forge_failed = matches!(forge_view, ForgeView::Failed);
     let warning = (!more.is_empty()).then(|| more.join("; "));
