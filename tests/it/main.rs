@@ -22,6 +22,7 @@ mod feedback;
 mod forge;
 mod forge_gitea;
 mod forge_gitlab;
+mod forge_none;
 mod forge_other;
 mod hook;
 mod hooklayout;
