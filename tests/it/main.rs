@@ -24,6 +24,7 @@ mod forge_gitea;
 mod forge_gitlab;
 mod forge_none;
 mod forge_other;
+mod forge_smoke;
 mod hook;
 mod hooklayout;
 mod ledger;
