@@ -178,7 +178,16 @@ pub fn why_none(opts: &ForgeOptions, remote_url: &str, remote: &str) -> String {
         Some(k) if k.token(opts).is_none() => format!("no {}", k.token_vars()),
         Some(k) => format!("the remote '{remote}' is not a {} repository", k.name()),
         None if opts.kind == "none" => "recode.forge is none".into(),
-        None => format!("the remote '{remote}' is on no known forge (recode.forge)"),
+        None if opts.github_token.is_none()
+            && opts.gitlab_token.is_none()
+            && opts.gitea_token.is_none() =>
+        {
+            format!(
+                "the remote '{remote}' is on no known forge and no GH_TOKEN/GITHUB_TOKEN, \
+                 GITLAB_TOKEN or GITEA_TOKEN/FORGEJO_TOKEN is set (see recode.forge)"
+            )
+        }
+        None => format!("the remote '{remote}' is on no known forge (see recode.forge)"),
     }
 }
 

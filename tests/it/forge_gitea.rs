@@ -158,3 +158,12 @@ fn the_listing_pages_to_the_end_and_matches_the_head_on_the_client() {
     assert_eq!(&reqs[..3], &[list(1), list(2), list(3)]);
     assert_eq!(reqs.len(), 3 + 2);
 }
+
+#[test]
+fn a_closed_blocker_issue_unblocks() {
+    let reqs = other::blocker_waits_for_the_issue(&gt());
+    assert!(
+        reqs.contains(&format!("GET {R}/issues/12 auth")),
+        "{reqs:#?}"
+    );
+}

@@ -195,3 +195,12 @@ fn a_permission_error_is_a_failed_forge_and_deletes_wait() {
         ("empty", "wait", Value::Null, false)
     );
 }
+
+#[test]
+fn a_closed_blocker_issue_unblocks() {
+    let reqs = other::blocker_waits_for_the_issue(&gl());
+    assert!(
+        reqs.contains(&format!("GET {P}/issues/12 auth")),
+        "{reqs:#?}"
+    );
+}

@@ -321,3 +321,41 @@ pub(crate) fn token_stays_out(o: &Other) {
     let notes = o.env.git(&o.repo, &["log", "-p", "refs/notes/recode"]);
     assert!(!notes.contains(TOKEN));
 }
+
+/// A worker blocked on issue #12 waits while the forge says it is open and goes on once
+/// it is closed. Returns the requests.
+pub(crate) fn blocker_waits_for_the_issue(o: &Other) -> Vec<String> {
+    let wt = o.env.root().join("wt").join("issue-9-blocked");
+    let wt_s = wt.to_str().unwrap();
+    o.env.git(
+        &o.repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-9-blocked",
+            wt_s,
+            "main",
+        ],
+    );
+    std::fs::write(wt.join("started.txt"), "x\n").unwrap();
+    o.ok(&["record", "spawn", "issue-9-blocked"]);
+    o.ok(&[
+        "record",
+        "exit",
+        "issue-9-blocked",
+        "--rc",
+        "0",
+        "--blocker",
+        "#12",
+    ]);
+    o.srv.set_issue(12, "open");
+    let (_, workers) = o.status();
+    assert_eq!(find(&workers, "issue-9-blocked")["action"], "wait");
+    o.srv.set_issue(12, "closed");
+    o.srv.clear_requests();
+    let (_, workers) = o.status();
+    assert_eq!(find(&workers, "issue-9-blocked")["action"], "wip-commit");
+    o.srv.requests()
+}
