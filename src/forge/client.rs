@@ -16,6 +16,37 @@ use super::http::{self, Heads, RETRIES, backoff};
 /// Most pages followed in one paginated read (a guard against a looping `link`).
 const MAX_PAGES: usize = 1000;
 
+/// How long a client waits: each request at most `timeout_secs` seconds
+/// (`recode.networkTimeout`), each wait before a retry at most `max_wait_secs` seconds
+/// (`RECODE_FORGE_MAX_WAIT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Seconds a request may take.
+    pub timeout_secs: u64,
+    /// Seconds the longest wait before a retry may last.
+    pub max_wait_secs: u64,
+}
+
+impl Default for Limits {
+    /// 30 s a request, 20 s the longest wait.
+    fn default() -> Limits {
+        Limits {
+            timeout_secs: 30,
+            max_wait_secs: 20,
+        }
+    }
+}
+
+impl Limits {
+    /// The limits `opts` says.
+    pub fn of(opts: &crate::config::ForgeOptions) -> Limits {
+        Limits {
+            timeout_secs: opts.timeout_secs,
+            max_wait_secs: opts.max_wait_secs,
+        }
+    }
+}
+
 /// What one request got back.
 pub(super) struct Answer {
     /// The `link` header (pagination).
@@ -36,6 +67,8 @@ pub(super) struct Client {
     /// Headers sent on every request (media types, API versions).
     extra: Vec<(&'static str, &'static str)>,
     cache: Mutex<Cache>,
+    /// The longest wait before one retry.
+    max_wait: Duration,
 }
 
 impl std::fmt::Debug for Client {
@@ -61,17 +94,17 @@ fn cache_key(url: &str, query: &[(&str, &str)]) -> String {
 }
 
 impl Client {
-    /// A client for forge `name`'s `api`, sending `auth` (header name, value) and `extra` on every
-    /// request, each request bounded by `timeout_secs` seconds.
+    /// A client for forge `name`'s `api`, sending `auth` (header name, value) and `extra`
+    /// on every request, within `limits`.
     pub fn new(
         name: &'static str,
         api: &str,
         auth: (&'static str, String),
         extra: Vec<(&'static str, &'static str)>,
-        timeout_secs: u64,
+        limits: Limits,
     ) -> Client {
         let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(timeout_secs.max(1))))
+            .timeout_global(Some(Duration::from_secs(limits.timeout_secs.max(1))))
             .http_status_as_error(false)
             .user_agent(concat!("git-recode/", env!("CARGO_PKG_VERSION")))
             .build()
@@ -83,6 +116,7 @@ impl Client {
             auth,
             extra,
             cache: Mutex::new(Cache::in_memory()),
+            max_wait: Duration::from_secs(limits.max_wait_secs),
         }
     }
 
@@ -152,7 +186,7 @@ impl Client {
             }
             let text = res.body_mut().read_to_string().unwrap_or_default();
             if let Some(wait) = http::retry_wait(status, &heads, &text, attempt, now_secs()) {
-                http::sleep(wait);
+                http::sleep(wait, self.max_wait);
                 continue;
             }
             if status >= 300 {

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::client::Client;
+use super::client::{Client, Limits};
 use super::feedback::{self, CombinedStatus, ReviewComment, ReviewItem, Status, User};
 use super::{Forge, ForgeError};
 use crate::model::{Checks, Feedback, Pr, PrState, Review};
@@ -169,16 +169,15 @@ pub fn api_base(host: &str) -> String {
 }
 
 impl Gitea {
-    /// A client for `owner/repo` at `api` with `token`, each request bounded by
-    /// `timeout_secs` seconds.
-    pub fn new(api: &str, token: String, owner: String, repo: String, timeout_secs: u64) -> Gitea {
+    /// A client for `owner/repo` at `api` with `token`, within `limits`.
+    pub fn new(api: &str, token: String, owner: String, repo: String, limits: Limits) -> Gitea {
         Gitea {
             http: Client::new(
                 "Gitea",
                 api,
                 ("Authorization", format!("token {token}")),
                 vec![("Accept", "application/json")],
-                timeout_secs,
+                limits,
             ),
             owner,
             repo,

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 
-use super::client::Client;
+use super::client::{Client, Limits};
 use super::feedback::{self, CheckRuns, CombinedStatus, ReviewComment, ReviewItem};
 use super::pulls::{PullRequest, pick};
 use super::{Forge, ForgeError};
@@ -62,18 +62,18 @@ pub fn api_base(host: &str) -> String {
 
 impl GitHub {
     /// A client for `owner/repo` at API base URL `api` (no trailing slash needed) with
-    /// `token`, 30 s a request; ETags are remembered within this value only.
+    /// `token`, within the default [`Limits`]; ETags are remembered within this value only.
     pub fn new(api: &str, token: String, owner: String, repo: String) -> GitHub {
-        GitHub::with_timeout(api, token, owner, repo, 30)
+        GitHub::with_limits(api, token, owner, repo, Limits::default())
     }
 
-    /// [`GitHub::new`] with each request bounded by `timeout_secs` seconds.
-    pub fn with_timeout(
+    /// [`GitHub::new`] within `limits`.
+    pub fn with_limits(
         api: &str,
         token: String,
         owner: String,
         repo: String,
-        timeout_secs: u64,
+        limits: Limits,
     ) -> GitHub {
         let http = Client::new(
             "GitHub",
@@ -83,7 +83,7 @@ impl GitHub {
                 ("Accept", "application/vnd.github+json"),
                 ("X-GitHub-Api-Version", "2022-11-28"),
             ],
-            timeout_secs,
+            limits,
         );
         GitHub { http, owner, repo }
     }

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::client::Client;
+use super::client::{Client, Limits};
 use super::feedback::truncate;
 use super::{CUTOFF_SLACK_SECS, Forge, ForgeError};
 use crate::model::{ChangeRequest, Checks, FailingCheck, Feedback, Pr, PrState, Review};
@@ -198,17 +198,10 @@ pub fn api_base(host: &str) -> String {
 }
 
 impl GitLab {
-    /// A client for `project` (its full path) at `api` with `token`, each request bounded
-    /// by `timeout_secs` seconds.
-    pub fn new(api: &str, token: String, project: String, timeout_secs: u64) -> GitLab {
+    /// A client for `project` (its full path) at `api` with `token`, within `limits`.
+    pub fn new(api: &str, token: String, project: String, limits: Limits) -> GitLab {
         GitLab {
-            http: Client::new(
-                "GitLab",
-                api,
-                ("PRIVATE-TOKEN", token),
-                Vec::new(),
-                timeout_secs,
-            ),
+            http: Client::new("GitLab", api, ("PRIVATE-TOKEN", token), Vec::new(), limits),
             project,
         }
     }
@@ -493,7 +486,12 @@ mod tests {
 
     #[test]
     fn the_project_path_is_encoded_once() {
-        let gl = GitLab::new("http://x/api/v4", "t".into(), "grp/sub/proj".into(), 5);
+        let gl = GitLab::new(
+            "http://x/api/v4",
+            "t".into(),
+            "grp/sub/proj".into(),
+            Limits::default(),
+        );
         assert_eq!(
             gl.url("merge_requests"),
             "http://x/api/v4/projects/grp%2Fsub%2Fproj/merge_requests"

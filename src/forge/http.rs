@@ -7,23 +7,15 @@ use std::time::Duration;
 /// Retries after the first try.
 pub(super) const RETRIES: u32 = 3;
 
-/// The longest wait before one retry: `RECODE_FORGE_MAX_WAIT` seconds, default 20.
-fn max_wait() -> Duration {
-    let secs = std::env::var("RECODE_FORGE_MAX_WAIT")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(20);
-    Duration::from_secs(secs)
-}
-
 /// The wait before retry `attempt` when the answer names none: 0.5 s doubling, capped at 4 s.
 pub(super) fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(250 * (1 << attempt.min(4)))
 }
 
-/// Sleep `wait`, capped at the longest wait.
-pub(super) fn sleep(wait: Duration) {
-    std::thread::sleep(wait.min(max_wait()));
+/// Sleep `wait`, capped at `max` (`RECODE_FORGE_MAX_WAIT`, read once into
+/// [`crate::config::ForgeOptions::max_wait_secs`]).
+pub(super) fn sleep(wait: Duration, max: Duration) {
+    std::thread::sleep(wait.min(max));
 }
 
 /// The response headers a request reads.

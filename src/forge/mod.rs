@@ -34,6 +34,7 @@ mod pulls;
 pub mod select;
 pub mod verify;
 
+pub use client::Limits;
 pub use gitea::Gitea;
 pub use github::{API_ENV, CUTOFF_SLACK_SECS, GitHub};
 pub use gitlab::GitLab;

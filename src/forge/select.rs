@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use super::{Forge, ForgeError, GitHub, GitLab, Gitea, gitea, github, gitlab};
+use super::{Forge, ForgeError, GitHub, GitLab, Gitea, Limits, gitea, github, gitlab};
 use crate::config::ForgeOptions;
 
 /// A forge kind.
@@ -114,11 +114,11 @@ pub fn client(
             .map(|(o, r)| (o.to_string(), r.to_string()))
             .ok_or_else(|| not_there(&host))
     };
-    let t = opts.timeout_secs;
+    let t = Limits::of(opts);
     Ok(Some(match kind {
         Kind::GitHub => {
             let (owner, repo) = owner_repo()?;
-            let gh = GitHub::with_timeout(&api(github::api_base), token, owner, repo, t);
+            let gh = GitHub::with_limits(&api(github::api_base), token, owner, repo, t);
             Box::new(match cache {
                 Some(p) => gh.with_cache(p),
                 None => gh,
