@@ -78,9 +78,11 @@ pub enum ForgeError {
     },
 }
 
-/// A forge: where pull requests, their checks and reviews, and issues live. Every method
-/// is one or a few requests; errors are [`ForgeError`]. Implemented by [`GitHub`]; tests of
-/// the callers can implement it with canned answers.
+/// A forge: where pull (merge) requests, their checks and reviews, and issues live. Every
+/// method is one or a few requests; errors are [`ForgeError`]. Its types are the
+/// classifier's ([`Pr`], [`Checks`], [`Review`], [`Feedback`]), never a forge's own.
+/// Implemented by [`GitHub`], [`GitLab`] and [`Gitea`]; tests of the callers can implement
+/// it with canned answers (as `verify.rs`'s do).
 pub trait Forge: std::fmt::Debug {
     /// The pull request per branch from one listing (this repository's own, not forks'):
     /// an open one first, else the newest. Pull requests opened before `since` (less a
