@@ -511,3 +511,30 @@ impl<'a> HookStatusDoc<'a> {
         }
     }
 }
+
+/// `pr` of `verify --json`: the branch's pull request (or merge request) on any forge.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct VerifyPrJson {
+    /// Its number (GitLab: `iid`).
+    pub number: u64,
+    /// `open`, `closed` or `merged`.
+    pub state: String,
+    /// Its page.
+    pub url: String,
+}
+
+/// `verify --json`: `{"schema": 1, "branch", "task", "verdict", "pr"}`; `verdict` is
+/// `holds`, `phantom` or `unknown`, `pr` null when the forge has none (or was not asked).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct VerifyDoc {
+    /// [`SCHEMA`].
+    pub schema: u32,
+    /// The branch asked about.
+    pub branch: String,
+    /// Its task.
+    pub task: String,
+    /// `holds`, `phantom` or `unknown`.
+    pub verdict: String,
+    /// The branch's pull request, or null.
+    pub pr: Option<VerifyPrJson>,
+}

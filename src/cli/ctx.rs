@@ -86,7 +86,7 @@ impl Ctx {
         only: Option<&str>,
         all: bool,
     ) -> crate::forge::View {
-        let (forge, mut warnings) = crate::forge::open_run(&self.repo, &self.cfg.remote, offline);
+        let (forge, mut warnings) = crate::forge::open_run(&self.repo, &self.cfg, offline);
         let (view, more) =
             crate::snapshot::forge_view(&self.repo, &self.cfg, forge.as_deref(), roster, only, all);
         warnings.extend(more);

@@ -68,6 +68,11 @@ pub fn run(args: StatusArgs, ui: &Ui) -> Result<i32, Error> {
     let ctx = Ctx::open(ui)?;
     let roster = snapshot::roster(&ctx.repo, &ctx.cfg, None)?;
     let forge = ctx.forge_view(args.offline, &roster, None, args.all);
+    if !args.offline {
+        // Once a run: the remote is on a forge whose token is not set (SPEC 1.2 "Forges").
+        let missing = crate::forge::missing_token(&ctx.repo, &ctx.cfg);
+        ctx.ui.warn(&missing.into_iter().collect::<Vec<_>>());
+    }
     let workers = workers(
         &ctx,
         &Options {

@@ -2,9 +2,10 @@
 
 use crate::cli::{Ctx, Ui};
 use crate::error::{EXIT_OK, Error};
+use crate::forge::verify::{PHANTOM_REASON, verify};
 use crate::ledger::{self, Body, Event};
-use crate::outcome::Outcome;
-use crate::{forge, snapshot};
+use crate::model::PrState;
+use crate::{forge, snapshot, wire};
 
 /// Ask the forge whether the last claimed outcome holds: prints holds, phantom or unknown
 ///
@@ -22,7 +23,7 @@ pub struct VerifyArgs {
     pub json: bool,
 }
 
-/// Run `verify`.
+/// Run `verify`: the verdict comes from [`crate::forge::verify`] through the forge seam.
 ///
 /// Errors: repository and ledger errors; forge failures are the verdict `unknown`.
 pub fn run(args: VerifyArgs, ui: &Ui) -> Result<i32, Error> {
@@ -32,47 +33,43 @@ pub fn run(args: VerifyArgs, ui: &Ui) -> Result<i32, Error> {
     let (ledger, warnings) = ledger::read_task(&ctx.repo, &refs, &task)?;
     ctx.ui.warn(&warnings);
     let events: Vec<Event> = ledger.events().cloned().collect();
-    let replay = crate::ledger::replay(&events);
-    let mut pr_json = serde_json::Value::Null;
-    let verdict = match forge::for_repo(&ctx.repo, &ctx.cfg.remote) {
-        Ok(Some(gh)) => match gh.find_pull(&args.branch) {
-            Ok(Some(pr)) => {
-                pr_json = serde_json::json!({"number": pr.number, "state": pr.to_pr().state, "url": pr.html_url});
-                "holds"
-            }
-            Ok(None) if replay.last_outcome == Some(Outcome::Success) => {
-                // Once per claimed success, decided inside the compare-and-swap.
-                ledger::append_with(&ctx.repo, &ctx.cfg.notes_ref, &task, ctx.now, |events| {
-                    let body = Body::Phantom {
-                        reason: ledger::PHANTOM_REASON.into(),
-                    };
-                    (!ledger::phantom_since_last_exit(events))
-                        .then(|| Event::new(ctx.now, &task, Some(&args.branch), body))
-                        .into_iter()
-                        .collect()
-                })?;
-                "phantom"
-            }
-            Ok(None) if replay.last_outcome.is_some() => "holds",
-            Ok(None) => "unknown",
-            Err(e) => {
-                ctx.ui.warn(&[format!("the forge did not answer: {e}")]);
-                "unknown"
-            }
-        },
-        Ok(None) => "unknown",
-        Err(e) => {
-            ctx.ui.warn(&[e.to_string()]);
-            "unknown"
-        }
-    };
+    let (forge, warnings) = forge::open_run(&ctx.repo, &ctx.cfg, false);
+    ctx.ui.warn(&warnings);
+    let v = verify(forge.as_deref(), &args.branch, &events);
+    ctx.ui.warn(&v.warning.iter().cloned().collect::<Vec<_>>());
+    if v.ledger_phantom {
+        // Once per claimed success, decided inside the compare-and-swap.
+        ledger::append_with(&ctx.repo, &ctx.cfg.notes_ref, &task, ctx.now, |events| {
+            let body = Body::Phantom {
+                reason: PHANTOM_REASON.into(),
+            };
+            (!ledger::phantom_since_last_exit(events))
+                .then(|| Event::new(ctx.now, &task, Some(&args.branch), body))
+                .into_iter()
+                .collect()
+        })?;
+    }
     if args.json {
-        crate::say!(
-            "{}",
-            serde_json::json!({"schema": crate::wire::SCHEMA, "branch": args.branch, "task": task, "verdict": verdict, "pr": pr_json})
-        );
+        let doc = wire::VerifyDoc {
+            schema: wire::SCHEMA,
+            branch: args.branch.clone(),
+            task,
+            verdict: v.verdict.as_str().into(),
+            pr: v.pr.map(|p| wire::VerifyPrJson {
+                number: p.number,
+                state: match p.state {
+                    PrState::Open => "open",
+                    PrState::Closed => "closed",
+                    PrState::Merged => "merged",
+                }
+                .into(),
+                url: p.url,
+            }),
+        };
+        let text = serde_json::to_string(&doc).map_err(|e| crate::cli::out_err(e.into()))?;
+        crate::say!("{text}");
     } else {
-        crate::say!("{verdict}");
+        crate::say!("{}", v.verdict.as_str());
     }
     Ok(EXIT_OK)
 }

@@ -12,287 +12,99 @@
 //!   the caller's cutoff, so its cost does not grow with the repository's history.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
-use std::time::Duration;
 
 use jiff::Timestamp;
 
-use super::etag::{Cache, Entry};
+use super::client::{Client, Limits};
 use super::feedback::{self, CheckRuns, CombinedStatus, ReviewComment, ReviewItem};
-use super::http::{self, Heads, RETRIES, backoff};
 use super::pulls::{PullRequest, pick};
 use super::{Forge, ForgeError};
 use crate::model::{Checks, Feedback, Pr, Review};
 
-/// Environment variable overriding the API base URL (tests point it at a loopback server).
+/// Environment variable overriding the API base URL (tests point it at a loopback
+/// server); `RECODE_FORGE_API` does the same for every forge and wins.
 pub const API_ENV: &str = "RECODE_GITHUB_API";
 /// Items per page (GitHub's maximum).
 const PER_PAGE: &str = "100";
-/// Most pages followed in one paginated read (a guard against a looping `link`).
-const MAX_PAGES: usize = 1000;
 /// Slack under the listing cutoff for clocks that disagree (the ledger's and GitHub's),
 /// in seconds: one day.
 pub const CUTOFF_SLACK_SECS: i64 = 24 * 3600;
 
 /// A GitHub repository to ask.
 pub struct GitHub {
-    agent: ureq::Agent,
-    api: String,
-    token: String,
+    http: Client,
     /// Repository owner.
     pub owner: String,
     /// Repository name.
     pub repo: String,
-    cache: Mutex<Cache>,
 }
 
 impl std::fmt::Debug for GitHub {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the token.
-        write!(f, "GitHub({}/{} at {})", self.owner, self.repo, self.api)
+        write!(
+            f,
+            "GitHub({}/{} at {})",
+            self.owner, self.repo, self.http.api
+        )
     }
 }
 
-fn now_secs() -> i64 {
-    crate::clock::now().map(|t| t.as_second()).unwrap_or(0)
-}
-
-/// The API base URL for `host`: `RECODE_GITHUB_API`, else `https://api.github.com` for
-/// github.com, else `https://HOST/api/v3` (Enterprise); no trailing slash.
+/// The API base URL for `host`: `https://api.github.com` for github.com, else
+/// `https://HOST/api/v3` (Enterprise); no trailing slash.
 pub fn api_base(host: &str) -> String {
-    std::env::var(API_ENV)
-        .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| {
-            if host == "github.com" {
-                "https://api.github.com".into()
-            } else {
-                format!("https://{host}/api/v3")
-            }
-        })
-        .trim_end_matches('/')
-        .to_string()
-}
-
-/// The ETag cache's key of a request: its URL, then `?k=v&…` of its query (unencoded).
-fn cache_key(url: &str, query: &[(&str, &str)]) -> String {
-    if query.is_empty() {
-        url.to_string()
+    if host == "github.com" {
+        "https://api.github.com".into()
     } else {
-        let q: Vec<String> = query.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        format!("{url}?{}", q.join("&"))
+        format!("https://{host}/api/v3")
     }
-}
-
-/// What one request got back.
-struct Answer {
-    link: Option<String>,
-    text: String,
 }
 
 impl GitHub {
-    /// The forge for a remote URL, when a token is set. `Ok(None)`: no token (the forge is
-    /// unknown). Conditional requests are remembered within this value only; see
-    /// [`GitHub::with_cache`].
-    ///
-    /// Errors: [`ForgeError::NotGitHub`] when the URL is not on the GitHub host.
-    pub fn from_env(remote_url: &str) -> Result<Option<GitHub>, ForgeError> {
-        let Some(token) = super::token() else {
-            return Ok(None);
-        };
-        let host = super::host();
-        let (owner, repo) =
-            super::parse_remote(remote_url, &host).ok_or_else(|| ForgeError::NotGitHub {
-                url: super::redact_url(remote_url),
-                host: host.clone(),
-            })?;
-        Ok(Some(GitHub::new(&api_base(&host), token, owner, repo)))
+    /// A client for `owner/repo` at API base URL `api` (no trailing slash needed) with
+    /// `token`, within the default [`Limits`]; ETags are remembered within this value only.
+    pub fn new(api: &str, token: String, owner: String, repo: String) -> GitHub {
+        GitHub::with_limits(api, token, owner, repo, Limits::default())
     }
 
-    /// A client for `owner/repo` at API base URL `api` (no trailing slash needed) with
-    /// `token`, whatever the environment says; ETags are remembered within this value only.
-    pub fn new(api: &str, token: String, owner: String, repo: String) -> GitHub {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(30)))
-            .http_status_as_error(false)
-            .user_agent(concat!("git-recode/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
-        GitHub {
-            agent,
-            api: api.trim_end_matches('/').to_string(),
-            token,
-            owner,
-            repo,
-            cache: Mutex::new(Cache::in_memory()),
-        }
+    /// [`GitHub::new`] within `limits`.
+    pub fn with_limits(
+        api: &str,
+        token: String,
+        owner: String,
+        repo: String,
+        limits: Limits,
+    ) -> GitHub {
+        let http = Client::new(
+            "GitHub",
+            api,
+            ("Authorization", format!("Bearer {token}")),
+            vec![
+                ("Accept", "application/vnd.github+json"),
+                ("X-GitHub-Api-Version", "2022-11-28"),
+            ],
+            limits,
+        );
+        GitHub { http, owner, repo }
     }
 
     /// Keep ETags and bodies in `path` between runs (read now, written by
     /// [`GitHub::save_cache`]).
     pub fn with_cache(mut self, path: std::path::PathBuf) -> GitHub {
-        self.cache = Mutex::new(Cache::at(path));
+        self.http.set_cache(path);
         self
     }
 
     /// Write the ETag cache if it changed; a warning when it cannot be written.
     pub fn save_cache(&self) -> Option<String> {
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache.save(now_secs())
-    }
-
-    fn cached(&self, key: &str) -> Option<Entry> {
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache.get(key, now_secs())
-    }
-
-    fn remember(&self, key: &str, entry: Entry) {
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache.put(key, entry);
-    }
-
-    /// One request with retries. `query` is added with ureq's query builder (encoded).
-    /// A GET is conditional when an ETag for it is kept; a 304 answers the kept body.
-    fn call(
-        &self,
-        method: &str,
-        url: &str,
-        query: &[(&str, &str)],
-        body: Option<&serde_json::Value>,
-        what: &str,
-    ) -> Result<Answer, ForgeError> {
-        let key = cache_key(url, query);
-        let kept = (method == "GET").then(|| self.cached(&key)).flatten();
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            tracing::debug!(method, url, attempt, "forge request");
-            let mut res = match self.send(method, url, query, body, kept.as_ref()) {
-                Ok(r) => r,
-                Err(e) => {
-                    if attempt <= RETRIES {
-                        std::thread::sleep(backoff(attempt));
-                        continue;
-                    }
-                    return Err(ForgeError::Transport {
-                        api: self.api.clone(),
-                        why: e.to_string(),
-                    });
-                }
-            };
-            let status = res.status().as_u16();
-            let heads = Heads::of(res.headers());
-            if status == 304
-                && let Some(e) = &kept
-            {
-                return Ok(Answer {
-                    link: heads.link.or_else(|| e.link.clone()),
-                    text: e.body.clone(),
-                });
-            }
-            let text = res.body_mut().read_to_string().unwrap_or_default();
-            if let Some(wait) = http::retry_wait(status, &heads, &text, attempt, now_secs()) {
-                http::sleep(wait);
-                continue;
-            }
-            if status >= 300 {
-                return Err(ForgeError::Status {
-                    status,
-                    what: what.to_string(),
-                    message: http::error_message(&text),
-                });
-            }
-            if method == "GET"
-                && let Some(etag) = heads.etag
-            {
-                let entry = Entry {
-                    etag,
-                    body: text.clone(),
-                    link: heads.link.clone(),
-                    used: now_secs(),
-                };
-                self.remember(&key, entry);
-            }
-            return Ok(Answer {
-                link: heads.link,
-                text,
-            });
-        }
-    }
-
-    /// Send one try of a request: a POST with its JSON body, else a GET (conditional on
-    /// `kept`'s ETag); each with the token, GitHub's media type and the API version.
-    fn send(
-        &self,
-        method: &str,
-        url: &str,
-        query: &[(&str, &str)],
-        body: Option<&serde_json::Value>,
-        kept: Option<&Entry>,
-    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
-        let auth = format!("Bearer {}", self.token);
-        match (method, body) {
-            ("POST", Some(b)) => self
-                .agent
-                .post(url)
-                .query_pairs(query.iter().copied())
-                .header("Authorization", &auth)
-                .header("Accept", "application/vnd.github+json")
-                .header("X-GitHub-Api-Version", "2022-11-28")
-                .content_type("application/json")
-                .send(b.to_string().as_bytes()),
-            _ => {
-                let mut req = self
-                    .agent
-                    .get(url)
-                    .query_pairs(query.iter().copied())
-                    .header("Authorization", &auth)
-                    .header("Accept", "application/vnd.github+json")
-                    .header("X-GitHub-Api-Version", "2022-11-28");
-                if let Some(e) = kept {
-                    req = req.header("If-None-Match", &e.etag);
-                }
-                req.call()
-            }
-        }
-    }
-
-    fn parse<T: serde::de::DeserializeOwned>(
-        &self,
-        text: &str,
-        what: &str,
-    ) -> Result<T, ForgeError> {
-        serde_json::from_str(text).map_err(|e| ForgeError::Transport {
-            api: self.api.clone(),
-            why: format!("unexpected answer to {what}: {e}"),
-        })
+        self.http.save_cache()
     }
 
     fn repo_url(&self, tail: &str) -> String {
-        format!("{}/repos/{}/{}/{tail}", self.api, self.owner, self.repo)
-    }
-
-    /// Every page of a paginated GET (following `link: rel="next"`), each parsed as `T`;
-    /// `more(page)` says whether to go on after it.
-    fn pages<T: serde::de::DeserializeOwned>(
-        &self,
-        url: &str,
-        query: &[(&str, &str)],
-        what: &str,
-        mut more: impl FnMut(&T) -> bool,
-    ) -> Result<Vec<T>, ForgeError> {
-        let mut out = Vec::new();
-        let mut answer = self.call("GET", url, query, None, what)?;
-        for _ in 0..MAX_PAGES {
-            let page: T = self.parse(&answer.text, what)?;
-            let go_on = more(&page);
-            out.push(page);
-            match answer.link.as_deref().and_then(next_link) {
-                Some(next) if go_on => answer = self.call("GET", &next, &[], None, what)?,
-                _ => break,
-            }
-        }
-        Ok(out)
+        format!(
+            "{}/repos/{}/{}/{tail}",
+            self.http.api, self.owner, self.repo
+        )
     }
 
     /// The repository's pull requests, newest first (`state=all&sort=created&direction=desc`,
@@ -307,7 +119,7 @@ impl GitHub {
     ) -> Result<Vec<PullRequest>, ForgeError> {
         let cutoff = since.map(|t| t.as_second() - CUTOFF_SLACK_SECS);
         let cutoff = cutoff.map(crate::clock::from_secs);
-        let pages = self.pages::<Vec<PullRequest>>(
+        let pages = self.http.pages::<Vec<PullRequest>>(
             &self.repo_url("pulls"),
             &[
                 ("state", "all"),
@@ -336,14 +148,14 @@ impl GitHub {
     /// Errors: [`ForgeError`].
     pub fn find_pull(&self, branch: &str) -> Result<Option<PullRequest>, ForgeError> {
         let head = format!("{}:{branch}", self.owner);
-        let answer = self.call(
+        let answer = self.http.call(
             "GET",
             &self.repo_url("pulls"),
             &[("state", "all"), ("head", &head)],
             None,
             "the pull request lookup",
         )?;
-        let prs: Vec<PullRequest> = self.parse(&answer.text, "the pull request lookup")?;
+        let prs: Vec<PullRequest> = self.http.parse(&answer.text, "the pull request lookup")?;
         Ok(pick(prs.iter().filter(|p| self.is_ours(p, branch))).cloned())
     }
 
@@ -369,20 +181,21 @@ impl GitHub {
     ) -> Result<PullRequest, ForgeError> {
         let payload =
             serde_json::json!({"title": title, "head": branch, "base": base, "body": body});
-        match self.call(
+        match self.http.call(
             "POST",
             &self.repo_url("pulls"),
             &[],
             Some(&payload),
             "opening the pull request",
         ) {
-            Ok(answer) => self.parse(&answer.text, "opening the pull request"),
+            Ok(answer) => self.http.parse(&answer.text, "opening the pull request"),
             Err(ForgeError::Status {
                 status: 422,
                 message,
                 ..
             }) if message.contains("already exists") => {
                 self.find_pull(branch)?.ok_or_else(|| ForgeError::Status {
+                    forge: "GitHub",
                     status: 422,
                     what: "opening the pull request".into(),
                     message,
@@ -396,14 +209,14 @@ impl GitHub {
     ///
     /// Errors: [`ForgeError`] (a missing issue is a 404 error).
     pub fn issue_closed(&self, number: u64) -> Result<bool, ForgeError> {
-        let answer = self.call(
+        let answer = self.http.call(
             "GET",
             &self.repo_url(&format!("issues/{number}")),
             &[],
             None,
             "the blocker issue lookup",
         )?;
-        let v: serde_json::Value = self.parse(&answer.text, "the blocker issue lookup")?;
+        let v: serde_json::Value = self.http.parse(&answer.text, "the blocker issue lookup")?;
         Ok(v["state"].as_str() == Some("closed"))
     }
 
@@ -434,6 +247,7 @@ impl GitHub {
     ) -> Result<(Option<Checks>, Option<Review>, Feedback), ForgeError> {
         let per_page = [("per_page", PER_PAGE)];
         let runs: Vec<_> = self
+            .http
             .pages::<CheckRuns>(
                 &self.repo_url(&format!("commits/{sha}/check-runs")),
                 &per_page,
@@ -444,16 +258,17 @@ impl GitHub {
             .flat_map(|p| p.check_runs)
             .collect();
         let status: CombinedStatus = {
-            let a = self.call(
+            let a = self.http.call(
                 "GET",
                 &self.repo_url(&format!("commits/{sha}/status")),
                 &per_page,
                 None,
                 "the combined status",
             )?;
-            self.parse(&a.text, "the combined status")?
+            self.http.parse(&a.text, "the combined status")?
         };
         let reviews: Vec<ReviewItem> = self
+            .http
             .pages::<Vec<ReviewItem>>(
                 &self.repo_url(&format!("pulls/{number}/reviews")),
                 &per_page,
@@ -464,15 +279,16 @@ impl GitHub {
             .flatten()
             .collect();
         let comments: Vec<ReviewComment> = if feedback::changes_requested(&reviews) {
-            self.pages::<Vec<ReviewComment>>(
-                &self.repo_url(&format!("pulls/{number}/comments")),
-                &per_page,
-                "the review comments",
-                |_| true,
-            )?
-            .into_iter()
-            .flatten()
-            .collect()
+            self.http
+                .pages::<Vec<ReviewComment>>(
+                    &self.repo_url(&format!("pulls/{number}/comments")),
+                    &per_page,
+                    "the review comments",
+                    |_| true,
+                )?
+                .into_iter()
+                .flatten()
+                .collect()
         } else {
             Vec::new()
         };
@@ -523,33 +339,5 @@ impl Drop for GitHub {
         if let Some(w) = self.save_cache() {
             tracing::warn!("{w}");
         }
-    }
-}
-
-/// The `rel="next"` URL of a `link` header.
-pub(crate) fn next_link(link: &str) -> Option<String> {
-    link.split(',').find_map(|part| {
-        let (url, rel) = part.split_once(';')?;
-        rel.contains("rel=\"next\"").then(|| {
-            url.trim()
-                .trim_start_matches('<')
-                .trim_end_matches('>')
-                .to_string()
-        })
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn link_header() {
-        let h = r#"<https://api.github.com/repositories/3003/pulls?state=all&per_page=100&page=2>; rel="next", <https://api.github.com/repositories/3003/pulls?state=all&per_page=100&page=4>; rel="last""#;
-        assert_eq!(
-            next_link(h).as_deref(),
-            Some("https://api.github.com/repositories/3003/pulls?state=all&per_page=100&page=2")
-        );
-        assert_eq!(next_link(r#"<https://x/p?page=4>; rel="last""#), None);
     }
 }

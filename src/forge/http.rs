@@ -7,23 +7,15 @@ use std::time::Duration;
 /// Retries after the first try.
 pub(super) const RETRIES: u32 = 3;
 
-/// The longest wait before one retry: `RECODE_FORGE_MAX_WAIT` seconds, default 20.
-fn max_wait() -> Duration {
-    let secs = std::env::var("RECODE_FORGE_MAX_WAIT")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(20);
-    Duration::from_secs(secs)
-}
-
 /// The wait before retry `attempt` when the answer names none: 0.5 s doubling, capped at 4 s.
 pub(super) fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(250 * (1 << attempt.min(4)))
 }
 
-/// Sleep `wait`, capped at the longest wait.
-pub(super) fn sleep(wait: Duration) {
-    std::thread::sleep(wait.min(max_wait()));
+/// Sleep `wait`, capped at `max` (`RECODE_FORGE_MAX_WAIT`, read once into
+/// [`crate::config::ForgeOptions::max_wait_secs`]).
+pub(super) fn sleep(wait: Duration, max: Duration) {
+    std::thread::sleep(wait.min(max));
 }
 
 /// The response headers a request reads.
@@ -51,8 +43,11 @@ impl Heads {
         };
         Heads {
             retry_after: header("retry-after").and_then(|v| v.parse::<u64>().ok()),
-            remaining: header("x-ratelimit-remaining"),
-            reset: header("x-ratelimit-reset").and_then(|v| v.parse::<i64>().ok()),
+            // GitHub's `x-ratelimit-*`, else GitLab's `ratelimit-*` (same meaning).
+            remaining: header("x-ratelimit-remaining").or_else(|| header("ratelimit-remaining")),
+            reset: header("x-ratelimit-reset")
+                .or_else(|| header("ratelimit-reset"))
+                .and_then(|v| v.parse::<i64>().ok()),
             link: header("link"),
             etag: header("etag"),
         }
@@ -70,10 +65,12 @@ pub(super) fn retry_wait(
     attempt: u32,
     now: i64,
 ) -> Option<Duration> {
-    let rate_limited = (status == 403 || status == 429)
-        && (heads.retry_after.is_some()
-            || heads.remaining.as_deref() == Some("0")
-            || text.to_ascii_lowercase().contains("rate limit"));
+    // A 429 is a rate limit even without headers (GitLab may send none).
+    let rate_limited = status == 429
+        || (status == 403
+            && (heads.retry_after.is_some()
+                || heads.remaining.as_deref() == Some("0")
+                || text.to_ascii_lowercase().contains("rate limit")));
     if !((status >= 500 || rate_limited) && attempt <= RETRIES) {
         return None;
     }
@@ -94,7 +91,15 @@ pub(super) fn error_message(text: &str) -> String {
     serde_json::from_str::<serde_json::Value>(text)
         .ok()
         .map(|v| {
-            let mut m = v["message"].as_str().unwrap_or("").to_string();
+            // GitLab's `message` may be an array of strings.
+            let mut m = match &v["message"] {
+                serde_json::Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                other => other.as_str().unwrap_or("").to_string(),
+            };
             if let Some(errs) = v["errors"].as_array() {
                 for e in errs {
                     if let Some(em) = e["message"].as_str() {

@@ -1,65 +1,88 @@
-//! The forge (SPEC "Forge", "Pull request feedback"): a seam ([`Forge`]) and its one
-//! implementation, GitHub's REST API over HTTPS ([`GitHub`], `ureq`).
+//! The forge (SPEC "Forge", "Pull request feedback", 1.2 "Forges"): a seam ([`Forge`])
+//! and its clients — GitHub ([`GitHub`]), GitLab ([`GitLab`]), Gitea/Forgejo ([`Gitea`]) —
+//! over one HTTP request loop (`client.rs`, `ureq`); `recode.forge none` (or no known
+//! host) is no forge at all.
 //!
-//! - Token from `GH_TOKEN`, else `GITHUB_TOKEN`; without one the forge is unknown.
-//!   The token is sent as a header and never printed, logged or ledgered.
-//! - Base URL: `RECODE_GITHUB_API` (tests), else `https://$GH_HOST/api/v3` (Enterprise),
-//!   else `https://api.github.com`.
-//! - Owner and repo come from the remote URL (any form git takes, parsed by `gix::url`).
+//! - Which forge: `recode.forge`, `auto` by the remote's host ([`select`]).
+//! - Tokens, hosts, the API override, timeouts: read once into
+//!   [`crate::config::ForgeOptions`] and passed in; without the forge's token it is unknown.
+//!   A token is sent as a header and never printed, logged or ledgered.
+//! - Base URL: `RECODE_FORGE_API` (or `RECODE_GITHUB_API`) for whichever forge, else from
+//!   the remote's host (`https://api.github.com`, `https://HOST/api/v3`,
+//!   `https://HOST/api/v4`, `https://HOST/api/v1`).
 //! - One listing of pull requests per run ([`view_with`]), newest first and cut off at the
-//!   caller's `since`; feedback (checks, reviews) only for the open pull requests of the
-//!   branches asked; conditional GETs with ETags kept under the common git dir
-//!   ([`etag`]), so an unchanged answer (304) costs no rate limit.
+//!   caller's `since` where the forge sorts (GitHub, GitLab; Gitea pages to the end);
+//!   feedback (checks, reviews) only for the open pull requests of the branches asked;
+//!   conditional GETs with ETags kept under the common git dir ([`etag`]), so an
+//!   unchanged answer (304) costs no rate limit.
 
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 
+use crate::config::Config;
 use crate::model::{Checks, Feedback, Pr, PrState, Review};
 
+mod client;
 pub mod etag;
 pub mod feedback;
+mod gitea;
 mod github;
+mod gitlab;
 mod http;
 mod pulls;
+pub mod select;
+pub mod verify;
 
+pub use client::Limits;
+pub use gitea::Gitea;
 pub use github::{API_ENV, CUTOFF_SLACK_SECS, GitHub};
+pub use gitlab::GitLab;
 pub use pulls::{Head, PullRequest};
+pub use select::Kind;
 
 /// Errors talking to the forge.
 #[derive(Debug, thiserror::Error)]
 pub enum ForgeError {
-    /// The remote is not on the GitHub host.
-    #[error("the remote URL '{url}' is not a GitHub repository on {host}")]
-    NotGitHub {
+    /// The remote URL does not name a repository the forge can address.
+    #[error("the remote URL '{url}' is not a {forge} repository on {host}")]
+    NotOnForge {
         /// The URL (credentials removed).
         url: String,
+        /// The forge (`GitHub`, `GitLab`, `Gitea`).
+        forge: &'static str,
         /// The expected host.
         host: String,
     },
     /// The request could not be made or answered.
-    #[error("cannot reach the GitHub API at {api}: {why}")]
+    #[error("cannot reach the {forge} API at {api}: {why}")]
     Transport {
+        /// The forge (`GitHub`, `GitLab`, `Gitea`).
+        forge: &'static str,
         /// Base URL.
         api: String,
         /// What went wrong.
         why: String,
     },
-    /// GitHub answered with an error status.
-    #[error("GitHub answered {status} to {what}: {message}")]
+    /// The forge answered with an error status.
+    #[error("{forge} answered {status} to {what}: {message}")]
     Status {
+        /// The forge (`GitHub`, `GitLab`, `Gitea`).
+        forge: &'static str,
         /// HTTP status.
         status: u16,
         /// What was asked.
         what: String,
-        /// GitHub's `message`.
+        /// The forge's `message` (never the body as it came).
         message: String,
     },
 }
 
-/// A forge: where pull requests, their checks and reviews, and issues live. Every method
-/// is one or a few requests; errors are [`ForgeError`]. Implemented by [`GitHub`]; tests of
-/// the callers can implement it with canned answers.
+/// A forge: where pull (merge) requests, their checks and reviews, and issues live. Every
+/// method is one or a few requests; errors are [`ForgeError`]. Its types are the
+/// classifier's ([`Pr`], [`Checks`], [`Review`], [`Feedback`]), never a forge's own.
+/// Implemented by [`GitHub`], [`GitLab`] and [`Gitea`]; tests of the callers can implement
+/// it with canned answers (as `verify.rs`'s do).
 pub trait Forge: std::fmt::Debug {
     /// The pull request per branch from one listing (this repository's own, not forks'):
     /// an open one first, else the newest. Pull requests opened before `since` (less a
@@ -99,21 +122,6 @@ pub trait Forge: std::fmt::Debug {
     }
 }
 
-/// The host GitHub lives on: `GH_HOST`, else `github.com`.
-pub fn host() -> String {
-    std::env::var("GH_HOST")
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "github.com".into())
-}
-
-/// The token: `GH_TOKEN`, else `GITHUB_TOKEN`.
-pub fn token() -> Option<String> {
-    ["GH_TOKEN", "GITHUB_TOKEN"]
-        .iter()
-        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
-}
-
 /// A URL with any `user:password@` removed, for messages (tokens ride in remote URLs).
 pub fn redact_url(url: &str) -> String {
     match url.split_once("://") {
@@ -128,24 +136,27 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
-/// Owner and repository name from a remote URL on `host`, in any form git takes
-/// (`https://HOST/o/r(.git)`, `ssh://git@HOST(:port)/o/r(.git)`, `git@HOST:o/r(.git)`),
-/// parsed by `gix::url`. `None` for another host, a local path, or a path that is not
-/// `OWNER/REPO`.
-pub fn parse_remote(url: &str, host: &str) -> Option<(String, String)> {
+/// The host and the repository path (no leading or trailing `/`, no `.git`) of a remote
+/// URL in any form git takes (`https://HOST/p(.git)`, `ssh://git@HOST(:port)/p(.git)`,
+/// `git@HOST:p(.git)`), parsed by `gix::url`. `None` for a local path or an empty path.
+pub fn remote_parts(url: &str) -> Option<(String, String)> {
     let url = gix::url::parse(url.trim()).ok()?;
-    if !url.host()?.eq_ignore_ascii_case(host) {
-        return None;
-    }
+    let host = url.host()?.to_ascii_lowercase();
     let path = std::str::from_utf8(url.path.as_ref()).ok()?;
     let path = path.trim_matches('/');
     let path = path.strip_suffix(".git").unwrap_or(path);
-    let mut parts = path.split('/');
-    let (owner, repo) = (parts.next()?, parts.next()?);
-    if parts.next().is_some() || owner.is_empty() || repo.is_empty() {
+    (!path.is_empty() && !path.split('/').any(str::is_empty)).then(|| (host, path.to_string()))
+}
+
+/// Owner and repository name from a remote URL on `host` ([`remote_parts`]). `None` for
+/// another host, a local path, or a path that is not `OWNER/REPO`.
+pub fn parse_remote(url: &str, host: &str) -> Option<(String, String)> {
+    let (h, path) = remote_parts(url)?;
+    if !h.eq_ignore_ascii_case(host) {
         return None;
     }
-    Some((owner.to_string(), repo.to_string()))
+    let (owner, repo) = path.split_once('/')?;
+    (!repo.contains('/')).then(|| (owner.to_string(), repo.to_string()))
 }
 
 /// The issue number a `--blocker` names in this repository: `#12`, `12`,
@@ -236,25 +247,54 @@ pub fn etag_path(repo: &gix::Repository) -> std::path::PathBuf {
     repo.common_dir().join("recode").join("etags.json")
 }
 
-/// The GitHub client for the repository's remote `remote` (`recode.remote`), keeping its
-/// ETags under the common git dir: `Ok(None)` when there is no token or no such remote.
+/// The forge of the repository's remote `cfg.remote` as `cfg.forge` says
+/// ([`select::target`]), with its ETags under the common git dir: `Ok(None)` when there
+/// is no such remote, the forge is `none`, or its token is not set (unknown).
 ///
-/// Errors: [`ForgeError::NotGitHub`] when a token is set but the remote is elsewhere.
-pub fn for_repo(repo: &gix::Repository, remote: &str) -> Result<Option<GitHub>, ForgeError> {
-    if token().is_none() {
-        return Ok(None);
-    }
-    match remote_url(repo, remote) {
-        Some(url) => Ok(GitHub::from_env(&url)?.map(|gh| gh.with_cache(etag_path(repo)))),
+/// Errors: [`ForgeError::NotOnForge`] when the remote URL names no repository there.
+pub fn open(repo: &gix::Repository, cfg: &Config) -> Result<Option<Box<dyn Forge>>, ForgeError> {
+    match remote_url(repo, &cfg.remote) {
+        Some(url) => select::client(&cfg.forge, &url, Some(etag_path(repo))),
         None => Ok(None),
     }
 }
 
-/// [`for_repo`] behind the [`Forge`] seam.
-///
-/// Errors: as [`for_repo`].
-pub fn open(repo: &gix::Repository, remote: &str) -> Result<Option<Box<dyn Forge>>, ForgeError> {
-    Ok(for_repo(repo, remote)?.map(|gh| Box::new(gh) as Box<dyn Forge>))
+/// The forge to ask in one run: `None` when `offline`, without a token or a remote, or
+/// when the remote is on no forge; with the warnings for stderr: the remote names no
+/// repository on the forge chosen, or a token is set but `auto` found no forge for the
+/// remote's host (there is no forge to ask, so nothing failed and nothing waits on it).
+pub fn open_run(
+    repo: &gix::Repository,
+    cfg: &Config,
+    offline: bool,
+) -> (Option<Box<dyn Forge>>, Vec<String>) {
+    if offline {
+        return (None, Vec::new());
+    }
+    let url = remote_url(repo, &cfg.remote);
+    match open(repo, cfg) {
+        Ok(None) => (
+            None,
+            url.and_then(|u| select::no_forge_hint(&cfg.forge, &u))
+                .into_iter()
+                .collect(),
+        ),
+        Ok(f) => (f, Vec::new()),
+        Err(e) => (None, vec![format!("no forge: {e}")]),
+    }
+}
+
+/// The warning `status` gives once when the remote is on a forge whose token is not set:
+/// pull requests are unknown, and which variable to set. `None` otherwise.
+pub fn missing_token(repo: &gix::Repository, cfg: &Config) -> Option<String> {
+    select::missing_token(&cfg.forge, &remote_url(repo, &cfg.remote)?)
+}
+
+/// Why a pushed branch gets no pull request from us (for `publish`'s message): no token
+/// (naming the forge's variables), `recode.forge` none, or no forge for the remote.
+pub fn why_none(repo: &gix::Repository, cfg: &Config) -> String {
+    let url = remote_url(repo, &cfg.remote).unwrap_or_default();
+    select::why_none(&cfg.forge, &url, &cfg.remote)
 }
 
 /// What to ask the forge in one run ([`view_with`]).
@@ -270,35 +310,18 @@ pub struct Ask<'a> {
     pub feedback_for: &'a [String],
 }
 
-/// The forge to ask in one run: `None` when `offline`, without a token or a remote, or
-/// when the remote is not on GitHub (then with one warning for stderr: there is no forge
-/// to ask, so nothing failed and nothing waits on it).
-pub fn open_run(
-    repo: &gix::Repository,
-    remote: &str,
-    offline: bool,
-) -> (Option<Box<dyn Forge>>, Vec<String>) {
-    if offline {
-        return (None, Vec::new());
-    }
-    match open(repo, remote) {
-        Ok(f) => (f, Vec::new()),
-        Err(e) => (None, vec![format!("no forge: {e}")]),
-    }
-}
-
 /// The forge's view for one run: one listing of pull requests (newest first, cut off at
 /// `ask.since`), then the feedback of the open pull requests of `ask.feedback_for`
 /// (3 conditional requests each, 4 with requested changes). Returns the view and the
 /// warnings for stderr:
-/// - no forge ([`open_run`]) is [`View::Unknown`] (one warning when the remote is not
-///   on GitHub);
+/// - no forge ([`open_run`]) is [`View::Unknown`] (one warning when the remote names no
+///   repository on the forge chosen);
 /// - the listing failing makes the view [`View::Failed`] (one warning);
 /// - feedback failing leaves that pull request's and the remaining ones' `checks` and
 ///   `review` `None` (unknown: nothing is resumed on a guess), with one warning;
 /// - the ETag cache failing to be written is one warning.
-pub fn view_with(repo: &gix::Repository, remote: &str, ask: &Ask) -> (View, Vec<String>) {
-    let (forge, mut warnings) = open_run(repo, remote, ask.offline);
+pub fn view_with(repo: &gix::Repository, cfg: &Config, ask: &Ask) -> (View, Vec<String>) {
+    let (forge, mut warnings) = open_run(repo, cfg, ask.offline);
     let (view, more) = view_opt(forge.as_deref(), ask);
     warnings.extend(more);
     (view, warnings)

@@ -268,7 +268,7 @@ pub fn run(
     } else {
         Some(crate::lock::acquire(repo.common_dir(), now)?)
     };
-    let (forge, mut warnings) = forge::open_run(repo, &cfg.remote, false);
+    let (forge, mut warnings) = forge::open_run(repo, cfg, false);
     let roster = snapshot::roster(repo, cfg, None)?;
     let (forge_view, more) =
         snapshot::forge_view(repo, cfg, forge.as_deref(), &roster, None, false);

@@ -110,16 +110,13 @@ fn push_branch(
     Ok(None)
 }
 
-/// Why a pushed branch gets no pull request from us (no token, or not GitHub).
+/// Why a pushed branch gets no pull request from us (no token, `recode.forge` none, no
+/// forge for the remote: [`forge::why_none`]).
 fn no_forge(r: &Run, w: &Worker) -> String {
     format!(
         "pushed {}; {}: open the pull request by hand",
         w.branch,
-        if forge::token().is_none() {
-            "no GH_TOKEN/GITHUB_TOKEN".to_string()
-        } else {
-            format!("the remote '{}' is not on GitHub", r.cfg.remote)
-        }
+        forge::why_none(r.repo, r.cfg)
     )
 }
 

@@ -364,7 +364,7 @@ fn ask_blockers(
     if !matches!(opts.forge, crate::forge::View::Known(_)) {
         return;
     }
-    let forge = crate::forge::open(repo, &cfg.remote).ok().flatten();
+    let forge = crate::forge::open(repo, cfg).ok().flatten();
     for s in snapshots.iter_mut() {
         let blocker = ledger::replay(&s.events).blocked;
         if let (Some(gh), Some(n)) = (

@@ -6,6 +6,13 @@ mod common;
 // The fake GitHub is shared with `examples/fake-github.rs` and the smoke harness.
 #[path = "../../fixtures/fake_github.rs"]
 mod fake_github;
+// The GitLab and Gitea stand-ins share one core (also used by their examples).
+#[path = "../../fixtures/fake_forge.rs"]
+mod fake_forge;
+#[path = "../../fixtures/fake_gitea.rs"]
+mod fake_gitea;
+#[path = "../../fixtures/fake_gitlab.rs"]
+mod fake_gitlab;
 mod hookenv;
 
 mod arch;
@@ -13,6 +20,11 @@ mod cli;
 mod errors;
 mod feedback;
 mod forge;
+mod forge_gitea;
+mod forge_gitlab;
+mod forge_none;
+mod forge_other;
+mod forge_smoke;
 mod hook;
 mod hooklayout;
 mod ledger;

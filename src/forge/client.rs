@@ -1,0 +1,354 @@
+//! The one HTTP request loop every forge client goes through (GitHub, GitLab,
+//! Gitea/Forgejo): the token as a header, a timeout per request, retries with backoff on
+//! 5xx, transport errors and rate limits (`retry-after`, `x-ratelimit-*` and GitLab's
+//! `ratelimit-*`, read by [`super::http`]), conditional GETs with the ETags kept in
+//! [`super::etag`] (a `304` answers the kept body), and pagination by `link: rel="next"`
+//! (GitHub, GitLab and Gitea all send it). Error text goes through
+//! [`super::http::error_message`], the one place that shapes a forge's error body.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::ForgeError;
+use super::etag::{Cache, Entry};
+use super::http::{self, Heads, RETRIES, backoff};
+
+/// Most pages followed in one paginated read (a guard against a looping `link`).
+const MAX_PAGES: usize = 1000;
+
+/// How long a client waits: each request at most `timeout_secs` seconds
+/// (`recode.networkTimeout`), each wait before a retry at most `max_wait_secs` seconds
+/// (`RECODE_FORGE_MAX_WAIT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Seconds a request may take.
+    pub timeout_secs: u64,
+    /// Seconds the longest wait before a retry may last.
+    pub max_wait_secs: u64,
+}
+
+impl Default for Limits {
+    /// 30 s a request, 20 s the longest wait.
+    fn default() -> Limits {
+        Limits {
+            timeout_secs: 30,
+            max_wait_secs: 20,
+        }
+    }
+}
+
+impl Limits {
+    /// The limits `opts` says.
+    pub fn of(opts: &crate::config::ForgeOptions) -> Limits {
+        Limits {
+            timeout_secs: opts.timeout_secs,
+            max_wait_secs: opts.max_wait_secs,
+        }
+    }
+}
+
+/// What one request got back.
+pub(super) struct Answer {
+    /// The `link` header (pagination).
+    pub link: Option<String>,
+    /// The body.
+    pub text: String,
+}
+
+/// An HTTP client for one forge API: base URL, the auth header, fixed extra headers.
+pub(super) struct Client {
+    /// The forge's name in messages (`GitHub`, `GitLab`, `Gitea`).
+    name: &'static str,
+    agent: ureq::Agent,
+    /// Base URL, no trailing slash.
+    pub api: String,
+    /// The auth header (name, value); the value holds the token and is never printed.
+    auth: (&'static str, String),
+    /// Headers sent on every request (media types, API versions).
+    extra: Vec<(&'static str, &'static str)>,
+    cache: Mutex<Cache>,
+    /// The longest wait before one retry.
+    max_wait: Duration,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token.
+        write!(f, "Client({})", self.api)
+    }
+}
+
+/// Epoch seconds now (the run's clock, `RECODE_NOW` included).
+pub(super) fn now_secs() -> i64 {
+    crate::clock::now().map(|t| t.as_second()).unwrap_or(0)
+}
+
+/// The ETag cache's key of a request: its URL, then `?k=v&…` of its query (unencoded).
+fn cache_key(url: &str, query: &[(&str, &str)]) -> String {
+    if query.is_empty() {
+        url.to_string()
+    } else {
+        let q: Vec<String> = query.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{url}?{}", q.join("&"))
+    }
+}
+
+impl Client {
+    /// A client for forge `name`'s `api`, sending `auth` (header name, value) and `extra`
+    /// on every request, within `limits`.
+    pub fn new(
+        name: &'static str,
+        api: &str,
+        auth: (&'static str, String),
+        extra: Vec<(&'static str, &'static str)>,
+        limits: Limits,
+    ) -> Client {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(limits.timeout_secs.max(1))))
+            .http_status_as_error(false)
+            .user_agent(concat!("git-recode/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        Client {
+            name,
+            agent,
+            api: api.trim_end_matches('/').to_string(),
+            auth,
+            extra,
+            cache: Mutex::new(Cache::in_memory()),
+            max_wait: Duration::from_secs(limits.max_wait_secs),
+        }
+    }
+
+    /// Keep ETags and bodies in `path` between runs (read now, written by [`Client::save_cache`]).
+    pub fn set_cache(&mut self, path: std::path::PathBuf) {
+        self.cache = Mutex::new(Cache::at(path));
+    }
+
+    /// Write the ETag cache if it changed; a warning when it cannot be written.
+    pub fn save_cache(&self) -> Option<String> {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.save(now_secs())
+    }
+
+    fn cached(&self, key: &str) -> Option<Entry> {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.get(key, now_secs())
+    }
+
+    fn remember(&self, key: &str, entry: Entry) {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.put(key, entry);
+    }
+
+    /// One request with retries. `query` is added with ureq's query builder (encoded).
+    /// A GET is conditional when an ETag for it is kept; a 304 answers the kept body.
+    ///
+    /// Errors: [`ForgeError::Transport`] when no answer came after the retries,
+    /// [`ForgeError::Status`] for an answer of 300 or more (the body's message only).
+    pub fn call(
+        &self,
+        method: &str,
+        url: &str,
+        query: &[(&str, &str)],
+        body: Option<&serde_json::Value>,
+        what: &str,
+    ) -> Result<Answer, ForgeError> {
+        let key = cache_key(url, query);
+        let kept = (method == "GET").then(|| self.cached(&key)).flatten();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            tracing::debug!(method, url, attempt, "forge request");
+            let mut res = match self.send(method, url, query, body, kept.as_ref()) {
+                Ok(r) => r,
+                Err(e) => {
+                    if attempt <= RETRIES {
+                        std::thread::sleep(backoff(attempt));
+                        continue;
+                    }
+                    return Err(ForgeError::Transport {
+                        forge: self.name,
+                        api: self.api.clone(),
+                        why: e.to_string(),
+                    });
+                }
+            };
+            let status = res.status().as_u16();
+            let heads = Heads::of(res.headers());
+            if status == 304
+                && let Some(e) = &kept
+            {
+                return Ok(Answer {
+                    link: heads.link.or_else(|| e.link.clone()),
+                    text: e.body.clone(),
+                });
+            }
+            let text = res.body_mut().read_to_string().unwrap_or_default();
+            if let Some(wait) = http::retry_wait(status, &heads, &text, attempt, now_secs()) {
+                http::sleep(wait, self.max_wait);
+                continue;
+            }
+            if status >= 300 {
+                return Err(ForgeError::Status {
+                    forge: self.name,
+                    status,
+                    what: what.to_string(),
+                    message: http::error_message(&text),
+                });
+            }
+            if method == "GET"
+                && let Some(etag) = heads.etag
+            {
+                let entry = Entry {
+                    etag,
+                    body: text.clone(),
+                    link: heads.link.clone(),
+                    used: now_secs(),
+                };
+                self.remember(&key, entry);
+            }
+            return Ok(Answer {
+                link: heads.link,
+                text,
+            });
+        }
+    }
+
+    /// Send one try of a request: a POST with its JSON body, else a GET (conditional on
+    /// `kept`'s ETag); each with the auth header and the extra headers.
+    fn send(
+        &self,
+        method: &str,
+        url: &str,
+        query: &[(&str, &str)],
+        body: Option<&serde_json::Value>,
+        kept: Option<&Entry>,
+    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        match (method, body) {
+            ("POST", Some(b)) => {
+                let mut req = self
+                    .agent
+                    .post(url)
+                    .query_pairs(query.iter().copied())
+                    .header(self.auth.0, &self.auth.1);
+                for (k, v) in &self.extra {
+                    req = req.header(*k, *v);
+                }
+                req.content_type("application/json")
+                    .send(b.to_string().as_bytes())
+            }
+            _ => {
+                let mut req = self
+                    .agent
+                    .get(url)
+                    .query_pairs(query.iter().copied())
+                    .header(self.auth.0, &self.auth.1);
+                for (k, v) in &self.extra {
+                    req = req.header(*k, *v);
+                }
+                if let Some(e) = kept {
+                    req = req.header("If-None-Match", &e.etag);
+                }
+                req.call()
+            }
+        }
+    }
+
+    /// `text` parsed as `T`.
+    ///
+    /// Errors: [`ForgeError::Transport`] naming `what` when it does not parse.
+    pub fn parse<T: serde::de::DeserializeOwned>(
+        &self,
+        text: &str,
+        what: &str,
+    ) -> Result<T, ForgeError> {
+        serde_json::from_str(text).map_err(|e| ForgeError::Transport {
+            forge: self.name,
+            api: self.api.clone(),
+            why: format!("unexpected answer to {what}: {e}"),
+        })
+    }
+
+    /// A GET parsed as `T`.
+    ///
+    /// Errors: as [`Client::call`] and [`Client::parse`].
+    pub fn get<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+        query: &[(&str, &str)],
+        what: &str,
+    ) -> Result<T, ForgeError> {
+        let a = self.call("GET", url, query, None, what)?;
+        self.parse(&a.text, what)
+    }
+
+    /// Every page of a paginated GET (following `link: rel="next"`), each parsed as `T`;
+    /// `more(page)` says whether to go on after it.
+    ///
+    /// Errors: as [`Client::call`] and [`Client::parse`].
+    pub fn pages<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+        query: &[(&str, &str)],
+        what: &str,
+        mut more: impl FnMut(&T) -> bool,
+    ) -> Result<Vec<T>, ForgeError> {
+        let mut out = Vec::new();
+        let mut answer = self.call("GET", url, query, None, what)?;
+        for _ in 0..MAX_PAGES {
+            let page: T = self.parse(&answer.text, what)?;
+            let go_on = more(&page);
+            out.push(page);
+            match answer.link.as_deref().and_then(next_link) {
+                Some(next) if go_on => answer = self.call("GET", &next, &[], None, what)?,
+                _ => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every item of every page of a paginated GET answering a JSON array.
+    ///
+    /// Errors: as [`Client::pages`].
+    pub fn all<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+        query: &[(&str, &str)],
+        what: &str,
+    ) -> Result<Vec<T>, ForgeError> {
+        Ok(self
+            .pages::<Vec<T>>(url, query, what, |_| true)?
+            .into_iter()
+            .flatten()
+            .collect())
+    }
+}
+
+/// The `rel="next"` URL of a `link` header.
+pub(crate) fn next_link(link: &str) -> Option<String> {
+    link.split(',').find_map(|part| {
+        let (url, rel) = part.split_once(';')?;
+        rel.contains("rel=\"next\"").then(|| {
+            url.trim()
+                .trim_start_matches('<')
+                .trim_end_matches('>')
+                .to_string()
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_header() {
+        let h = r#"<https://api.github.com/repositories/3003/pulls?state=all&per_page=100&page=2>; rel="next", <https://api.github.com/repositories/3003/pulls?state=all&per_page=100&page=4>; rel="last""#;
+        assert_eq!(
+            next_link(h).as_deref(),
+            Some("https://api.github.com/repositories/3003/pulls?state=all&per_page=100&page=2")
+        );
+        assert_eq!(next_link(r#"<https://x/p?page=4>; rel="last""#), None);
+    }
+}
