@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use crate::config::Config;
 use crate::error::{EXIT_ERROR, EXIT_OK, Error};
 
+pub mod branch;
 pub mod classify;
 pub mod demo;
 pub mod hook;
@@ -242,7 +243,8 @@ fn init_tracing(verbose: u8) {
     let fmt = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-        .with_writer(std::io::stderr);
+        // Every line redacted (SPEC 1.2: no forge token in any output, `-vv` included).
+        .with_writer(|| crate::redact::Writer(std::io::stderr()));
     let _ = if verbose == 0 {
         fmt.without_time().try_init()
     } else {
@@ -309,7 +311,7 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => EXIT_OK,
         Err(e) => {
-            eprint!("{}", e.render());
+            eprint!("{}", crate::redact::redact(&e.render()));
             e.exit_code()
         }
     }

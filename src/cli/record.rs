@@ -22,6 +22,7 @@ pub enum RecordCommand {
     /// Example: `git recode record spawn feat/issue-12-parser --agent claude --pid $! --session-id "$sid"`
     Spawn {
         /// The worker's branch
+        #[arg(value_parser = crate::cli::branch::parse)]
         branch: String,
         /// The agent's session id (to resume it later)
         #[arg(long, value_name = "ID")]
@@ -41,6 +42,7 @@ pub enum RecordCommand {
     /// Example: `claude -p "$prompt" >out.txt; git recode record exit "$branch" --rc $? --message-file out.txt`
     Exit {
         /// The worker's branch
+        #[arg(value_parser = crate::cli::branch::parse)]
         branch: String,
         /// The agent's exit code
         #[arg(long, allow_negative_numbers = true)]
@@ -58,6 +60,7 @@ pub enum RecordCommand {
     /// Ledger a gate result for the branch's current head
     Gate {
         /// The worker's branch
+        #[arg(value_parser = crate::cli::branch::parse)]
         branch: String,
         /// The gate passed
         #[arg(long, conflicts_with = "failed", required_unless_present = "failed")]
@@ -69,11 +72,13 @@ pub enum RecordCommand {
     /// Ledger that a blocked task's blocker is resolved
     Unblock {
         /// The worker's branch
+        #[arg(value_parser = crate::cli::branch::parse)]
         branch: String,
     },
     /// Lift an escalation: attempts count afresh after it
     Clear {
         /// The worker's branch
+        #[arg(value_parser = crate::cli::branch::parse)]
         branch: String,
         /// Why (e.g. "fixed the login")
         #[arg(long, value_name = "TEXT")]
@@ -92,9 +97,27 @@ fn locate(ctx: &Ctx, branch: &str) -> Result<(Option<PathBuf>, Option<String>), 
     Ok((wt.map(|w| w.path.clone()), head))
 }
 
-fn read_message(path: &Path) -> Result<String, Error> {
+/// The last [`MESSAGE_KEEP_BYTES`] of a message file (`-`: standard input), read from
+/// its tail in bounded memory ([`crate::tail`], SPEC 1.2); a warning when a stream was
+/// too long to read to its end.
+///
+/// Errors: [`Error::Io`].
+fn read_message(ui: &Ui, path: &Path) -> Result<String, Error> {
+    // 3 more bytes: a character cut at the start is skipped, and 4 KiB remain.
+    let t = crate::tail::read_tail(path, MESSAGE_KEEP_BYTES + 3).map_err(|source| Error::Io {
+        what: "read the message file",
+        path: path.display().to_string(),
+        source,
+    })?;
+    if t.stopped {
+        ui.warn(&[format!(
+            "{}: stopped reading after {} MiB; kept the last {MESSAGE_KEEP_BYTES} bytes read",
+            path.display(),
+            crate::tail::MAX_STREAM_BYTES >> 20
+        )]);
+    }
     Ok(tail_utf8(
-        &read_file(path, "read the message file")?,
+        &String::from_utf8_lossy(&t.bytes),
         MESSAGE_KEEP_BYTES,
     ))
 }
@@ -254,7 +277,7 @@ fn exit(
         None => None,
     };
     let message = match &message_file {
-        Some(p) => Some(read_message(p)?),
+        Some(p) => Some(read_message(&ctx.ui, p)?),
         None => result
             .as_ref()
             .and_then(|r| r.message.as_deref())

@@ -88,13 +88,17 @@ pub(super) fn retry_wait(
     })
 }
 
-/// The message of a failed request's body: GitHub's `message` and each of `errors`'
-/// messages after `: `, else the body's first 200 characters.
+/// What a failed request's body may say when printed (SPEC 1.2: at most the JSON
+/// `message`, never the body as it came): the forge's `message` and each of `errors`'
+/// messages after `: `, passed through [`crate::redact::redact`] (token values, `Bearer …`,
+/// `token …`, token shapes); a body that is not JSON with a `message` (an HTML error page
+/// of a proxy, which may echo the request's headers) gives [`NO_MESSAGE`]. Every forge
+/// client's error text goes through here.
 pub(super) fn error_message(text: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(text)
+    let message = serde_json::from_str::<serde_json::Value>(text)
         .ok()
-        .map(|v| {
-            let mut m = v["message"].as_str().unwrap_or("").to_string();
+        .and_then(|v| {
+            let mut m = v["message"].as_str()?.to_string();
             if let Some(errs) = v["errors"].as_array() {
                 for e in errs {
                     if let Some(em) = e["message"].as_str() {
@@ -103,7 +107,38 @@ pub(super) fn error_message(text: &str) -> String {
                     }
                 }
             }
-            m
-        })
-        .unwrap_or_else(|| text.chars().take(200).collect())
+            Some(m)
+        });
+    match message {
+        Some(m) => crate::fence::inline(&crate::redact::redact(&m)),
+        None => NO_MESSAGE.to_string(),
+    }
+}
+
+/// The error message of an answer whose body carries no JSON `message`.
+pub(super) const NO_MESSAGE: &str = "(no message: the answer was not the forge's JSON)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_json_message_is_kept_and_it_is_redacted() {
+        assert_eq!(
+            error_message(
+                r#"{"message":"Validation Failed","errors":[{"message":"A pull request already exists"}]}"#
+            ),
+            "Validation Failed: A pull request already exists"
+        );
+        assert_eq!(
+            error_message(
+                "<html><pre>Authorization: Bearer ghp_0123456789abcdefghij0123456789abcdef</pre></html>"
+            ),
+            NO_MESSAGE
+        );
+        assert_eq!(
+            error_message(r#"{"message":"bad header Bearer abcdefgh12345678\nHEAD"}"#),
+            "bad header [REDACTED]\\nHEAD"
+        );
+    }
 }

@@ -2,6 +2,7 @@
 //! updates of the notes ref, retried on a lost race.
 
 use gix::ObjectId;
+use gix::bstr::ByteSlice;
 use gix::refs::transaction::PreviousValue;
 use jiff::Timestamp;
 
@@ -335,17 +336,17 @@ fn append_paced(
         };
         let mut state = gix::note::plumbing::State::new(root, &repo.objects)
             .map_err(|e| git_err("open the notes tree", notes_ref)(e.into()))?;
-        let mut text = match state
+        // The note's bytes as stored: a line that is not UTF-8 is kept byte for byte
+        // (SPEC 1.2), never rewritten as U+FFFD.
+        let mut text: Vec<u8> = match state
             .get(&anchor, &repo.objects)
             .map_err(|e| git_err("look up a note", notes_ref)(e.into()))?
         {
-            Some(blob) => {
-                let blob = repo
-                    .find_blob(blob)
-                    .map_err(|e| git_err("read a note", notes_ref)(Box::new(e)))?;
-                String::from_utf8_lossy(&blob.data).into_owned()
-            }
-            None => String::new(),
+            Some(blob) => repo
+                .find_blob(blob)
+                .map_err(|e| git_err("read a note", notes_ref)(Box::new(e)))?
+                .take_data(),
+            None => Vec::new(),
         };
         // A task's first note makes its anchor reachable first (an existing note means an
         // earlier append, or a sync that merged the anchors too, already did).
@@ -355,14 +356,14 @@ fn append_paced(
                 return Ok(None);
             }
         }
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
+        if !text.is_empty() && !text.ends_with(b"\n") {
+            text.push(b'\n');
         }
         event.seq = text.lines().filter(|l| !l.trim().is_empty()).count() as u64 + 1;
-        text.push_str(&event.canonical());
-        text.push('\n');
+        text.extend_from_slice(event.canonical().as_bytes());
+        text.push(b'\n');
         let blob = repo
-            .write_blob(text.as_bytes())
+            .write_blob(&text)
             .map_err(|e| git_err("write a note", notes_ref)(Box::new(e)))?
             .detach();
         let edit = state
