@@ -26,3 +26,4 @@ mod smoke;
 mod status;
 mod sync;
 mod sync_many;
+mod untrusted;
