@@ -27,3 +27,4 @@ mod status;
 mod sync;
 mod sync_many;
 mod untrusted;
+mod untrusted_forge;
