@@ -101,6 +101,14 @@ fn stream(mut r: impl Read, keep: usize) -> io::Result<Tail> {
         let chunk = &buf[..n];
         match chunk.iter().rposition(|b| !b.is_ascii_whitespace()) {
             None => ws.extend_from_slice(chunk),
+            Some(i) if i >= keep => {
+                // The chunk alone fills what is kept.
+                content.clear();
+                content.extend_from_slice(&chunk[i + 1 - keep..=i]);
+                cut = true;
+                ws.clear();
+                ws.extend_from_slice(&chunk[i + 1..]);
+            }
             Some(i) => {
                 content.append(&mut ws);
                 content.extend_from_slice(&chunk[..=i]);

@@ -28,3 +28,4 @@ mod sync;
 mod sync_many;
 mod untrusted;
 mod untrusted_forge;
+mod untrusted_memory;
