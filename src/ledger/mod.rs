@@ -12,6 +12,8 @@
 mod append;
 mod error;
 mod event;
+#[cfg(test)]
+mod fuzz;
 mod read;
 mod replay;
 mod stream;

@@ -28,4 +28,5 @@ mod sync;
 mod sync_many;
 mod untrusted;
 mod untrusted_forge;
+mod untrusted_fuzz;
 mod untrusted_memory;
