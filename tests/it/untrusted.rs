@@ -347,3 +347,78 @@ fn a_ledger_line_that_is_not_utf8_is_kept_byte_for_byte_by_an_append() {
     );
     assert_eq!(added.iter().filter(|b| **b == b'\n').count(), 1);
 }
+
+/// `git notes show` of task `task`'s anchor in `dir`, as bytes.
+fn note_in(env: &crate::common::TestEnv, dir: &Path, task: &str) -> Vec<u8> {
+    let anchor = env.anchor(dir, task);
+    let out = env
+        .git_cmd(dir)
+        .args(["notes", "--ref=refs/notes/recode", "show", &anchor])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn a_ledger_line_that_is_not_utf8_survives_a_sync_merge_both_ways() {
+    let env = crate::common::TestEnv::new();
+    let seed = env.repo("seed");
+    let bare = env.root().join("remote.git");
+    env.git(
+        &env.root(),
+        &["init", "-q", "--bare", "-b", "main", bare.to_str().unwrap()],
+    );
+    env.git(&seed, &["push", "-q", bare.to_str().unwrap(), "main"]);
+    let [a, b] = ["a", "b"].map(|n| {
+        let dir = env.root().join(n);
+        env.git(
+            &env.root(),
+            &["clone", "-q", bare.to_str().unwrap(), dir.to_str().unwrap()],
+        );
+        dir
+    });
+    env.ok(&a, &["record", "spawn", "issue-9", "--cwd", "."]);
+    // Clone a's note gets a line that is not UTF-8, written by plain git.
+    let mut note = note_in(&env, &a, "9");
+    note.extend_from_slice(b"{\"kind\":\"cleared\",\"reason\":\"\xff\xfe caf\xe9\",\"seq\":2,\"task\":\"9\",\"ts\":\"2026-11-20T11:59:00.000Z\",\"v\":1}\n");
+    let file = env.root().join("note.bin");
+    std::fs::write(&file, &note).unwrap();
+    let blob = env.git(&a, &["hash-object", "-w", file.to_str().unwrap()]);
+    let anchor = env.anchor(&a, "9");
+    env.git(
+        &a,
+        &[
+            "notes",
+            "--ref=refs/notes/recode",
+            "add",
+            "-f",
+            "-C",
+            &blob,
+            &anchor,
+        ],
+    );
+    // b writes its own line for the task: the two notes diverge and sync merges them.
+    env.ok(&b, &["record", "unblock", "issue-9"]);
+    env.ok(&a, &["sync"]);
+    env.ok(&b, &["sync"]);
+    env.ok(&b, &["record", "clear", "issue-9"]);
+    env.ok(&b, &["sync"]);
+    env.ok(&a, &["sync"]);
+    let odd: &[u8] = b"\"reason\":\"\xff\xfe caf\xe9\"";
+    for dir in [&a, &b] {
+        let got = note_in(&env, dir, "9");
+        assert!(
+            got.windows(odd.len()).any(|w| w == odd),
+            "{}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&got)
+        );
+        assert!(!got.windows(3).any(|w| w == "\u{fffd}".as_bytes()));
+    }
+    assert_eq!(note_in(&env, &a, "9"), note_in(&env, &b, "9"));
+}
