@@ -6,7 +6,8 @@
 //! messages (`forge/http.rs`, shared by every forge client), warnings and errors printed by
 //! the CLI, and every tracing line ([`Writer`]). What it removes:
 //! - the values of [`TOKEN_ENV`] in this process's environment (4 characters or more);
-//! - `Bearer X`, `token X` (X of 8 characters or more), `Authorization: …` and
+//! - `Bearer X` (X of 8 characters or more), `token X` (X of 8 characters or more with a
+//!   digit, or of 20 or more: "token expired" stays), `Authorization: …` and
 //!   `PRIVATE-TOKEN: …` header values;
 //! - token shapes: GitHub `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`; GitLab
 //!   `glpat-`, `gloas-`, `gldt-`, `glrt-`, `glptt-`, `glcbt-`, `glft-`, `glsoat-`.
@@ -37,7 +38,7 @@ fn patterns() -> &'static Regex {
             r"(?i)(?:",
             r"(?:authorization|private-token|x-api-key)\s*[:=]\s*(?:(?:bearer|token|basic)\s+)?[^\s<>&]+",
             r"|\bbearer\s+[A-Za-z0-9._~+/=-]{8,}",
-            r"|\btoken\s+[A-Za-z0-9._~+/=-]{8,}",
+            r"|\btoken\s+(?P<word>[A-Za-z0-9._~+/=-]{8,})",
             r")|(?:",
             r"\b(?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{8,}",
             r"|\bgl(?:pat|oas|dt|rt|ptt|cbt|ft|soat)-[A-Za-z0-9_-]{8,}",
@@ -60,7 +61,14 @@ pub fn redact(text: &str) -> String {
             }
         }
     }
-    match patterns().replace_all(&out, REDACTED) {
+    let redacted = patterns().replace_all(&out, |c: &regex::Captures| match c.name("word") {
+        // `token <word>`: a secret has a digit or is long; "token expired" is prose.
+        Some(w) if !(w.as_str().len() >= 20 || w.as_str().bytes().any(|b| b.is_ascii_digit())) => {
+            c[0].to_string()
+        }
+        _ => REDACTED.to_string(),
+    });
+    match redacted {
         std::borrow::Cow::Borrowed(_) => out,
         std::borrow::Cow::Owned(o) => o,
     }
@@ -105,6 +113,8 @@ mod tests {
             "Not Found",
             "Bad credentials",
             "the token expired",
+            "invalid token provided",
+            "token authentication is off",
             "Validation Failed: A pull request already exists for acme:issue-7.",
         ] {
             assert_eq!(redact(t), t);
