@@ -272,6 +272,17 @@ pub fn scrub(cmd: &mut Command) {
     }
 }
 
+/// [`scrub`], and remove the forge tokens ([`crate::redact::TOKEN_ENV`]): for the gate,
+/// whose script is the worker branch's own (written by the agent), so it cannot read
+/// them (SPEC 1.2 "Untrusted input stays out"). git's own runs keep them (a credential
+/// helper may read them for a push).
+pub fn scrub_gate(cmd: &mut Command) {
+    scrub(cmd);
+    for k in crate::redact::TOKEN_ENV {
+        cmd.env_remove(k);
+    }
+}
+
 /// Check once per process that git is at least [`MIN_VERSION`].
 ///
 /// Errors: [`GitError::TooOld`], [`GitError::Spawn`].

@@ -13,6 +13,7 @@ use crate::{render, wire};
 #[derive(clap::Args, Debug)]
 pub struct ClassifyArgs {
     /// The worker's branch
+    #[arg(value_parser = crate::cli::branch::parse)]
     pub branch: String,
     /// Print the worker object with "schema": 1 and "evidence"
     #[arg(long)]

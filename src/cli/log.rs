@@ -14,6 +14,7 @@ use crate::snapshot;
 #[derive(clap::Args, Debug)]
 pub struct LogArgs {
     /// A worker's branch (its task's ledger); all tasks when omitted
+    #[arg(value_parser = crate::cli::branch::parse)]
     pub branch: Option<String>,
     /// Print JSON Lines: one event a line, ordered by ts, then task, then seq, then line
     #[arg(long)]

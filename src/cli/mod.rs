@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{EXIT_ERROR, EXIT_OK, Error};
 
+pub mod branch;
 pub mod classify;
 mod ctx;
 pub mod demo;
@@ -148,7 +149,8 @@ fn init_tracing(verbose: u8) {
     let fmt = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-        .with_writer(std::io::stderr);
+        // Every line redacted (SPEC 1.2: no forge token in any output, `-vv` included).
+        .with_writer(|| crate::redact::Writer(std::io::stderr()));
     let _ = if verbose == 0 {
         fmt.without_time().try_init()
     } else {
@@ -216,7 +218,7 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => EXIT_OK,
         Err(e) => {
-            eprint!("{}", e.render());
+            eprint!("{}", crate::redact::redact(&e.render()));
             e.exit_code()
         }
     }

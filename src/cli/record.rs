@@ -18,6 +18,7 @@ pub enum RecordCommand {
     /// Example: `git recode record spawn feat/issue-12-parser --agent claude --pid $! --session-id "$sid"`
     Spawn {
         /// The worker's branch
+        #[arg(value_parser = crate::cli::branch::parse)]
         branch: String,
         /// The agent's session id (to resume it later)
         #[arg(long, value_name = "ID")]
@@ -37,6 +38,7 @@ pub enum RecordCommand {
     /// Example: `claude -p "$prompt" >out.txt; git recode record exit "$branch" --rc $? --message-file out.txt`
     Exit {
         /// The worker's branch
+        #[arg(value_parser = crate::cli::branch::parse)]
         branch: String,
         /// The agent's exit code
         #[arg(long, allow_negative_numbers = true)]
@@ -54,6 +56,7 @@ pub enum RecordCommand {
     /// Ledger a gate result for the branch's current head
     Gate {
         /// The worker's branch
+        #[arg(value_parser = crate::cli::branch::parse)]
         branch: String,
         /// The gate passed
         #[arg(long, conflicts_with = "failed", required_unless_present = "failed")]
@@ -65,16 +68,44 @@ pub enum RecordCommand {
     /// Ledger that a blocked task's blocker is resolved
     Unblock {
         /// The worker's branch
+        #[arg(value_parser = crate::cli::branch::parse)]
         branch: String,
     },
     /// Lift an escalation: attempts count afresh after it
     Clear {
         /// The worker's branch
+        #[arg(value_parser = crate::cli::branch::parse)]
         branch: String,
         /// Why (e.g. "fixed the login")
         #[arg(long, value_name = "TEXT")]
         reason: Option<String>,
     },
+}
+
+/// The last [`record::MESSAGE_KEEP_BYTES`] of a message file (`-`: standard input), read from
+/// its tail in bounded memory ([`crate::tail`], SPEC 1.2); a warning when a stream was
+/// too long to read to its end.
+///
+/// Errors: [`Error::Io`].
+fn read_message(ui: &Ui, path: &Path) -> Result<String, Error> {
+    // 3 more bytes: a character cut at the start is skipped, and 4 KiB remain.
+    let t = crate::tail::read_tail(path, record::MESSAGE_KEEP_BYTES + 3).map_err(|source| Error::Io {
+        what: "read the message file",
+        path: path.display().to_string(),
+        source,
+    })?;
+    if t.stopped {
+        ui.warn(&[format!(
+            "{}: stopped reading after {} MiB; kept the last {} bytes read",
+            path.display(),
+            crate::tail::MAX_STREAM_BYTES >> 20,
+            record::MESSAGE_KEEP_BYTES
+        )]);
+    }
+    Ok(record::tail_utf8(
+        &String::from_utf8_lossy(&t.bytes),
+        record::MESSAGE_KEEP_BYTES,
+    ))
 }
 
 /// Read a file (`-` is standard input), lossily as UTF-8.
@@ -138,10 +169,7 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
                 None => None,
             };
             let message = match &message_file {
-                Some(p) => Some(record::tail_utf8(
-                    &read_file(p, "read the message file")?,
-                    record::MESSAGE_KEEP_BYTES,
-                )),
+                Some(p) => Some(read_message(ui, p)?),
                 None => None,
             };
             let x = record::Exit {

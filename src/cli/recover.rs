@@ -17,7 +17,7 @@ use crate::wire;
 #[derive(clap::Args, Debug)]
 pub struct RecoverArgs {
     /// The workers' branches
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    #[arg(required_unless_present = "all", conflicts_with = "all", value_parser = crate::cli::branch::parse)]
     pub branches: Vec<String>,
     /// Every worker
     #[arg(long)]

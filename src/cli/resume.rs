@@ -23,6 +23,7 @@ use crate::resume::{Facts, Launch, Mode};
 #[derive(clap::Args, Debug)]
 pub struct ResumeArgs {
     /// The worker's branch
+    #[arg(value_parser = crate::cli::branch::parse)]
     pub branch: String,
     /// Write the prompt to this file
     #[arg(long, short, value_name = "F")]

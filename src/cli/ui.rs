@@ -45,11 +45,12 @@ impl Ui {
         self.style
     }
 
-    /// Print each warning once, `warning: …` on stderr.
+    /// Print each warning once, `warning: …` on stderr, forge credentials redacted
+    /// ([`crate::redact::redact`]).
     pub fn warn(&self, warnings: &[String]) {
         let mut err = std::io::stderr().lock();
         for w in warnings {
-            let _ = writeln!(err, "warning: {w}");
+            let _ = writeln!(err, "warning: {}", crate::redact::redact(w));
         }
     }
 

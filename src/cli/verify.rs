@@ -17,6 +17,7 @@ use crate::{forge, snapshot, wire};
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
     /// The worker's branch
+    #[arg(value_parser = crate::cli::branch::parse)]
     pub branch: String,
     /// Print {"schema": 1, "verdict": ..., "pr": ...}
     #[arg(long)]

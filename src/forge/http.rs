@@ -85,12 +85,16 @@ pub(super) fn retry_wait(
     })
 }
 
-/// The message of a failed request's body: GitHub's `message` and each of `errors`'
-/// messages after `: `, else the body's first 200 characters.
+/// What a failed request's body may say when printed (SPEC 1.2: at most the JSON
+/// `message`, never the body as it came): the forge's `message` and each of `errors`'
+/// messages after `: `, passed through [`crate::redact::redact`] (token values, `Bearer …`,
+/// `token …`, token shapes); a body that is not JSON with a `message` (an HTML error page
+/// of a proxy, which may echo the request's headers) gives [`NO_MESSAGE`]. Every forge
+/// client's error text goes through here.
 pub(super) fn error_message(text: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(text)
+    let message = serde_json::from_str::<serde_json::Value>(text)
         .ok()
-        .map(|v| {
+        .and_then(|v| {
             // GitLab's `message` may be an array of strings.
             let mut m = match &v["message"] {
                 serde_json::Value::Array(parts) => parts
@@ -98,7 +102,7 @@ pub(super) fn error_message(text: &str) -> String {
                     .filter_map(|p| p.as_str())
                     .collect::<Vec<_>>()
                     .join("; "),
-                other => other.as_str().unwrap_or("").to_string(),
+                other => other.as_str()?.to_string(),
             };
             if let Some(errs) = v["errors"].as_array() {
                 for e in errs {
@@ -108,7 +112,38 @@ pub(super) fn error_message(text: &str) -> String {
                     }
                 }
             }
-            m
-        })
-        .unwrap_or_else(|| text.chars().take(200).collect())
+            Some(m)
+        });
+    match message {
+        Some(m) => crate::fence::inline(&crate::redact::redact(&m)),
+        None => NO_MESSAGE.to_string(),
+    }
+}
+
+/// The error message of an answer whose body carries no JSON `message`.
+pub(super) const NO_MESSAGE: &str = "(no message: the answer was not the forge's JSON)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_json_message_is_kept_and_it_is_redacted() {
+        assert_eq!(
+            error_message(
+                r#"{"message":"Validation Failed","errors":[{"message":"A pull request already exists"}]}"#
+            ),
+            "Validation Failed: A pull request already exists"
+        );
+        assert_eq!(
+            error_message(
+                "<html><pre>Authorization: Bearer ghp_0123456789abcdefghij0123456789abcdef</pre></html>"
+            ),
+            NO_MESSAGE
+        );
+        assert_eq!(
+            error_message(r#"{"message":"bad header Bearer abcdefgh12345678\nHEAD"}"#),
+            "bad header [REDACTED]\\nHEAD"
+        );
+    }
 }

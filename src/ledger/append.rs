@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use std::collections::BTreeSet;
 
 use super::{
-    Event, LedgerError, anchor_content, anchor_id, git_err, note_text, parse_note, ref_tip,
+    Event, LedgerError, anchor_content, anchor_id, git_err, note_bytes, note_text, parse_note, ref_tip,
     sort_entries, tree_of,
 };
 use crate::config::ANCHORS_REF;
@@ -410,9 +410,11 @@ fn append_paced(
             Some(tip) => tree_of(repo, tip, notes_ref)?,
             None => ObjectId::empty_tree(gix::hash::Kind::Sha1),
         };
-        let mut text = note_text(repo, root, anchor, notes_ref)?.unwrap_or_default();
+        // The note's bytes as stored: a line that is not UTF-8 is kept byte for byte
+        // (SPEC 1.2), never rewritten as U+FFFD; only the decision reads it as text.
+        let mut text: Vec<u8> = note_bytes(repo, root, anchor, notes_ref)?.unwrap_or_default();
         let mut union = fetched.clone();
-        union.extend(note_lines(&text));
+        union.extend(note_lines(&String::from_utf8_lossy(&text)));
         let joined: String = union.iter().map(|l| format!("{l}\n")).collect();
         let mut entries = parse_note(&joined, task, &mut Vec::new());
         sort_entries(&mut entries);
@@ -429,18 +431,21 @@ fn append_paced(
                 return Ok(None);
             }
         }
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
+        if !text.is_empty() && !text.ends_with(b"\n") {
+            text.push(b'\n');
         }
-        let mut lines = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+        let mut lines = text
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+            .count() as u64;
         for event in &mut events {
             lines += 1;
             event.seq = lines;
-            text.push_str(&event.canonical());
-            text.push('\n');
+            text.extend_from_slice(event.canonical().as_bytes());
+            text.push(b'\n');
         }
         let blob = repo
-            .write_blob(text.as_bytes())
+            .write_blob(&text)
             .map_err(|e| git_err("write a note", notes_ref)(Box::new(e)))?
             .detach();
         let mut state = gix::note::plumbing::State::new(root, &repo.objects)

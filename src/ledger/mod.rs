@@ -11,6 +11,8 @@
 
 mod append;
 mod error;
+#[cfg(test)]
+mod fuzz;
 mod read;
 mod replay;
 mod stream;
@@ -23,7 +25,7 @@ pub use read::{
     Entry, Ledger, Ledgers, anchor_content, anchor_id, notes_in_tree, notes_refs, read_all,
     read_task,
 };
-use read::{note_text, parse_note, ref_tip, sort_entries, tree_of, walk_notes};
+use read::{note_bytes, note_text, parse_note, ref_tip, sort_entries, tree_of, walk_notes};
 pub use replay::{
     PHANTOM_REASON, Replay, failure_streak, gate_on, milestone_ledgered, next_attempt,
     phantom_since_last_exit, replay, standing_escalation, transient_streak,

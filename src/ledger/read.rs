@@ -267,6 +267,20 @@ pub(super) fn note_text(
     anchor: ObjectId,
     notes_ref: &str,
 ) -> Result<Option<String>, LedgerError> {
+    Ok(note_bytes(repo, tree, anchor, notes_ref)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+/// The note on `anchor` in the notes tree `tree`, as stored: a line that is not UTF-8 is
+/// kept byte for byte by an append (SPEC 1.2). `None` when there is no note.
+///
+/// Errors: [`LedgerError::Git`] when the tree or the blob cannot be read.
+pub(super) fn note_bytes(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    anchor: ObjectId,
+    notes_ref: &str,
+) -> Result<Option<Vec<u8>>, LedgerError> {
     let mut state = gix::note::plumbing::State::new(tree, &repo.objects)
         .map_err(|e| git_err("open the notes tree", notes_ref)(e.into()))?;
     let Some(blob) = state
@@ -275,10 +289,10 @@ pub(super) fn note_text(
     else {
         return Ok(None);
     };
-    let blob = repo
+    let mut blob = repo
         .find_blob(blob)
         .map_err(|e| git_err("read a note", notes_ref)(Box::new(e)))?;
-    Ok(Some(String::from_utf8_lossy(&blob.data).into_owned()))
+    Ok(Some(blob.take_data()))
 }
 
 #[cfg(test)]

@@ -161,12 +161,12 @@ fn open_pull(
 
 /// Run `recode.gate` like a git alias with `!` (through `sh -c`), in the worktree, with
 /// the task in `RECODE_TASK`, `RECODE_BRANCH`, `RECODE_HEAD` and the caller's git
-/// location variables removed (safety rule 0). `true` when it exits 0.
+/// location variables and the forge tokens removed (safety rule 0, SPEC 1.2). `true` when it exits 0.
 ///
 /// Errors: the gate could not be started.
 fn run_gate(gate: &str, dir: &Path, w: &Worker, head: &str) -> std::io::Result<bool> {
     let mut cmd = Command::new("sh");
-    git::scrub(&mut cmd);
+    git::scrub_gate(&mut cmd);
     cmd.arg("-c")
         .arg(gate)
         .current_dir(dir)

@@ -29,6 +29,10 @@ pub use render::prompt;
 pub const FENCE_BEGIN: &str = "----- BEGIN UNTRUSTED OUTPUT OF THE PREVIOUS ATTEMPT -----";
 /// See [`FENCE_BEGIN`].
 pub const FENCE_END: &str = "----- END UNTRUSTED OUTPUT OF THE PREVIOUS ATTEMPT -----";
+/// The fence lines around the commits' subjects (untrusted text, SPEC 1.2).
+pub const COMMITS_BEGIN: &str = "----- BEGIN UNTRUSTED COMMIT SUBJECTS -----";
+/// See [`COMMITS_BEGIN`].
+pub const COMMITS_END: &str = "----- END UNTRUSTED COMMIT SUBJECTS -----";
 
 /// One commit since the base.
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -213,9 +217,11 @@ fn last_exit(snap: &Snapshot) -> (Option<i32>, Option<String>) {
     }
 }
 
-/// Prefix every line of untrusted text with `| ` so it cannot close its fence.
+/// Prefix every line of untrusted text with `| ` so it cannot close its fence: lines end
+/// at every break an agent or terminal honours, other control characters are escaped
+/// ([`crate::fence::quote`], SPEC 1.2).
 pub fn quote_untrusted(text: &str) -> String {
-    text.lines().map(|l| format!("| {l}\n")).collect()
+    crate::fence::quote(text)
 }
 
 /// How the agent is started.
@@ -237,10 +243,19 @@ pub struct Launch {
     pub why: String,
     /// The directory to run it in.
     pub cwd: String,
-    /// A POSIX shell command line (values single-quoted; the prompt read from its file).
+    /// A POSIX shell command line (values single-quoted; the prompt read from its file;
+    /// the forge tokens unset first: `cd <cwd> && unset GH_TOKEN … && <agent>`).
     pub command: String,
     /// The session resumed.
     pub session_id: Option<String>,
+}
+
+/// `unset GH_TOKEN GITHUB_TOKEN …`: the printed command's step that keeps the forge
+/// tokens ([`crate::redact::TOKEN_ENV`]) out of the agent's environment (SPEC 1.2: the
+/// commands `resume` prints run without them). A POSIX shell builtin, so the command runs
+/// as shown under `sh -c` and covers every word of a `recode.agent` template.
+pub fn unset_tokens() -> String {
+    format!("unset {}", crate::redact::TOKEN_ENV.join(" "))
 }
 
 /// Quote one argument for a POSIX shell: single quotes, `'` and `!` escaped
@@ -365,7 +380,7 @@ pub fn launch(
     Launch {
         mode,
         why,
-        command: format!("cd {} && {body}", sh_quote(&cwd)),
+        command: format!("cd {} && {} && {body}", sh_quote(&cwd), unset_tokens()),
         cwd,
         session_id: session,
     }

@@ -40,3 +40,7 @@ mod smoke;
 mod status;
 mod sync;
 mod sync_many;
+mod untrusted;
+mod untrusted_forge;
+mod untrusted_fuzz;
+mod untrusted_memory;

@@ -211,7 +211,7 @@ fn committed_half_done_facts_match_git() {
         &["resume", "feat/issue-21-x", "--dry-run"],
     );
     let short = env.git(&wt, &["rev-parse", "--short=12", "HEAD"]);
-    assert!(prompt.contains(&format!("- {short} wip: recode snapshot (0 files) (WIP snapshot by git-recode: unfinished work, saved as it was)")), "{prompt}");
+    assert!(prompt.contains(&format!("| {short} wip: recode snapshot (0 files) (WIP snapshot by git-recode: unfinished work, saved as it was)")), "{prompt}");
     assert!(prompt.contains("The gate FAILED on the current head: make it pass."));
     assert!(prompt.contains("Recode-Phase: <phase>"));
 }
@@ -309,7 +309,7 @@ fn dry_run_writes_nothing_and_resume_ledgers_one_event() {
     assert_eq!(
         cmd,
         format!(
-            "cd '{}' && claude -p --resume 's-24' \"$(cat '{}')\"\n",
+            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && claude -p --resume 's-24' \"$(cat '{}')\"\n",
             wt.display(),
             out_file.display()
         )
@@ -420,7 +420,7 @@ fn fresh_session_when_the_cwd_is_gone_or_the_context_was_exhausted() {
     assert_eq!(
         v["command"],
         format!(
-            "cd '{wt3s}' && my-agent --session 's'\\''27' --in '{wt3s}' --prompt '{}'",
+            "cd '{wt3s}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && my-agent --session 's'\\''27' --in '{wt3s}' --prompt '{}'",
             v["prompt_file"].as_str().unwrap()
         )
     );
@@ -772,7 +772,7 @@ fn a_template_value_holding_a_placeholder_is_never_expanded_again() {
     assert_eq!(
         v["command"],
         format!(
-            "cd '{wts}' && my-agent --session 's-{{cwd}}-{{session_id}}' --in '{wts}' --prompt '{}'",
+            "cd '{wts}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && my-agent --session 's-{{cwd}}-{{session_id}}' --in '{wts}' --prompt '{}'",
             v["prompt_file"].as_str().unwrap()
         )
     );
@@ -966,7 +966,7 @@ fn a_recorded_cwd_outside_the_workers_worktree_is_never_resumed_in() {
     assert_eq!(doc["mode"], "fresh");
     let cmd = doc["command"].as_str().unwrap();
     assert!(
-        cmd.starts_with(&format!("cd '{}' && claude -p \"$(cat ", wt.display())),
+        cmd.starts_with(&format!("cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && claude -p \"$(cat ", wt.display())),
         "{cmd}"
     );
     assert!(!cmd.contains("--resume"), "{cmd}");
