@@ -17,7 +17,7 @@ pub enum Milestone {
     /// The milestone for this head and phase was already ledgered.
     AlreadyLedgered,
     /// The `milestone` event, as stored.
-    Ledgered(Event),
+    Ledgered(Box<Event>),
 }
 
 /// Why the hook could not ledger a milestone.
@@ -95,9 +95,9 @@ pub fn post_commit(
         vec![Event::new(now, &task, Some(&branch), body).with_head(Some(head.clone()))]
     };
     match ledger::append_with_deadline(repo, &cfg.notes_ref, &task, now, deadline, decide) {
-        Ok(mut stored) => Ok(stored
-            .pop()
-            .map_or(Milestone::AlreadyLedgered, Milestone::Ledgered)),
+        Ok(mut stored) => Ok(stored.pop().map_or(Milestone::AlreadyLedgered, |e| {
+            Milestone::Ledgered(Box::new(e))
+        })),
         Err(LedgerError::Contended { notes_ref, .. }) => Err(CommitError::GaveUp {
             budget_ms,
             notes_ref,

@@ -36,7 +36,7 @@ pub enum Resumed {
         running: bool,
     },
     /// A new attempt, ledgered (unless a dry run).
-    Started(Started),
+    Started(Box<Started>),
 }
 
 /// A started attempt: everything `resume` shows.
@@ -248,12 +248,12 @@ pub fn start(
             }
         }
     }
-    Ok(Resumed::Started(Started {
+    Ok(Resumed::Started(Box::new(Started {
         facts: p.facts,
         launch: p.launch,
         prompt: p.prompt,
         prompt_file: p.prompt_file,
         prompt_sha: p.prompt_sha,
         warnings,
-    }))
+    })))
 }
