@@ -35,6 +35,9 @@ pub enum RecordCommand {
         /// The directory the agent runs in [default: the branch's worktree, else the current directory]
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
+        /// The file the loop sends the agent's stdout to (read for a limit a live agent waits on)
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Ledger an attempt's end; the outcome is classified from rc and the final message
     ///
@@ -48,7 +51,7 @@ pub enum RecordCommand {
         /// A file holding the agent's final message (- for standard input)
         #[arg(long, value_name = "F")]
         message_file: Option<PathBuf>,
-        /// The agent's JSON output: Claude Code --output-format json or stream-json, Codex exec --json
+        /// The agent's machine output (JSON lines, or text), read as recode.agent's (or the spawn's agent's)
         #[arg(long, value_name = "F")]
         result_json: Option<PathBuf>,
         /// The issue or ref the task is blocked on (outcome `blocked`)
@@ -156,7 +159,11 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
             agent,
             pid,
             cwd,
-        } => spawn(&ctx, branch, session_id, agent, pid, cwd)?,
+            output,
+        } => {
+            let output = output.map(|o| worktree::absolute(&o).to_string_lossy().to_string());
+            spawn(&ctx, branch, session_id, agent, pid, (cwd, output))?
+        }
         RecordCommand::Exit {
             branch,
             rc,
@@ -205,8 +212,9 @@ fn spawn(
     session_id: Option<String>,
     agent: Option<String>,
     pid: Option<u32>,
-    cwd: Option<PathBuf>,
+    (cwd, output): (Option<PathBuf>, Option<String>),
 ) -> Result<(), Error> {
+    let session_id = session_id.filter(|id| checked_session(ctx, id));
     let (wt, head) = locate(ctx, &branch)?;
     let cwd = match cwd {
         Some(c) => worktree::absolute(&c),
@@ -234,9 +242,27 @@ fn spawn(
             agent,
             pid,
             pid_start,
+            output,
         },
     )?;
     Ok(())
+}
+
+/// Whether `id` may be recorded as a session id ([`agent::session_id_ok`]); warns when not.
+fn checked_session(ctx: &Ctx, id: &str) -> bool {
+    let ok = agent::session_id_ok(id);
+    if !ok {
+        ctx.ui.warn(&[format!(
+            "session id {:?} is not recorded: it must match ^[A-Za-z0-9._:@+-]{{1,200}}$",
+            lines_tail(id)
+        )]);
+    }
+    ok
+}
+
+/// At most 80 bytes of an untrusted value, for a warning.
+fn lines_tail(s: &str) -> String {
+    agent::lines::tail(s, 80)
 }
 
 /// `record exit`: classify the attempt's end from rc and the final message, ledger it and
@@ -249,10 +275,13 @@ fn exit(
     result_json: Option<PathBuf>,
     blocker: Option<String>,
 ) -> Result<(), Error> {
-    let result = match &result_json {
-        Some(p) => Some(agent::parse_result(&read_file(p, "read the result file")?)),
+    let mut result = match &result_json {
+        Some(p) => Some(read_result(ctx, p)?),
         None => None,
     };
+    if let Some(r) = result.as_mut() {
+        r.session_id = r.session_id.take().filter(|id| checked_session(ctx, id));
+    }
     let message = match &message_file {
         Some(p) => Some(read_message(p)?),
         None => result
@@ -266,6 +295,7 @@ fn exit(
         .as_ref()
         .and_then(|r| r.session_id.clone())
         .or_else(|| crate::ledger::replay(&events).session_id);
+    let agent_name = spawn_agent(&events).unwrap_or_else(|| ctx.cfg.agent.clone());
     let transcript_error = session
         .as_deref()
         .and_then(agent::transcript)
@@ -276,6 +306,7 @@ fn exit(
         result.as_ref(),
         transcript_error.as_deref(),
         ctx.now,
+        agent::profile(&agent_name).is_none_or(|p| p.exit_trusted),
     );
     if verdict.outcome == Outcome::Transient && verdict.retry_after.is_none() {
         verdict.retry_after = backoff_until(ctx, &events);
@@ -301,6 +332,38 @@ fn exit(
     )?;
     crate::say!("{}", outcome.as_str());
     Ok(())
+}
+
+/// The agent of the newest `spawn` that names one.
+fn spawn_agent(events: &[Event]) -> Option<String> {
+    events.iter().rev().find_map(|e| match &e.body {
+        Body::Spawn { agent: Some(a), .. } => Some(a.clone()),
+        _ => None,
+    })
+}
+
+/// Read `--result-json` line by line in bounded memory ([`agent::parse_reader`]); `-`
+/// is standard input. Warns for each line over 1 MiB skipped.
+///
+/// Errors: [`Error::Io`] when the file cannot be opened.
+fn read_result(ctx: &Ctx, path: &Path) -> Result<agent::AgentResult, Error> {
+    let (r, skipped) = if path == Path::new("-") {
+        agent::parse_reader(std::io::stdin().lock())
+    } else {
+        let f = std::fs::File::open(path).map_err(|source| Error::Io {
+            what: "read the result file",
+            path: path.display().to_string(),
+            source,
+        })?;
+        agent::parse_reader(f)
+    };
+    if skipped > 0 {
+        ctx.ui.warn(&[format!(
+            "{skipped} line(s) of {} over 1 MiB skipped",
+            path.display()
+        )]);
+    }
+    Ok(r)
 }
 
 /// When a transient exit that names no reset may retry (SPEC "Outcomes"): after a backoff

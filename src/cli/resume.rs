@@ -85,7 +85,7 @@ pub fn run(args: ResumeArgs, ui: &Ui) -> Result<i32, Error> {
         resume::Place::WouldAdd { path, .. } => path.clone(),
     };
     let agent = agent_of(&ctx, &snap);
-    let mut launch: Launch = resume::launch(&agent, &snap, &w, &shown_file, &default_cwd);
+    let mut launch: Launch = resume::launch(&agent, &snap, &w, &shown_file, &default_cwd)?;
     if let resume::Place::WouldAdd { add, .. } = &place {
         launch.command = format!("{add} && {}", launch.command);
     }
@@ -202,7 +202,7 @@ fn prompt_file(
 /// recorded, when it is one we know; else recode.agent's default.
 fn agent_of(ctx: &Ctx, snap: &crate::model::Snapshot) -> String {
     let recorded_agent = snap.events.iter().rev().find_map(|e| match &e.body {
-        Body::Spawn { agent: Some(a), .. } if a == "claude" || a == "codex" => Some(a.clone()),
+        Body::Spawn { agent: Some(a), .. } if crate::agent::profile(a).is_some() => Some(a.clone()),
         _ => None,
     });
     match recorded_agent {

@@ -296,7 +296,14 @@ pub fn classify_in(rc: i32, message: &str, now: Timestamp, local: &jiff::tz::Tim
         return plain(Outcome::NeedsHuman);
     }
     match find_sign(rc, message).map(|(k, _)| k) {
-        Some(Kind::NeedsHuman) => plain(Outcome::NeedsHuman),
+        Some(Kind::NeedsHuman) => match limit_with_reset(message, now, local) {
+            Some(at) => Verdict {
+                outcome: Outcome::Transient,
+                fresh: false,
+                retry_after: Some(at),
+            },
+            None => plain(Outcome::NeedsHuman),
+        },
         Some(Kind::Fresh) => Verdict {
             outcome: Outcome::Failed,
             fresh: true,
@@ -311,6 +318,52 @@ pub fn classify_in(rc: i32, message: &str, now: Timestamp, local: &jiff::tz::Tim
         None if rc == 0 => plain(Outcome::Success),
         None => plain(Outcome::Failed),
     }
+}
+
+/// SPEC 1.2 "Outcomes": a limit that names a retry delay or a reset is `transient` even
+/// when its text also mentions plans, billing or credits. The reset when `message` names
+/// a limit (a limit noun) and a reset, and no credential (a key, token, login or
+/// permission problem stays `needs-human`).
+fn limit_with_reset(
+    message: &str,
+    now: Timestamp,
+    local: &jiff::tz::TimeZone,
+) -> Option<Timestamp> {
+    static LIMIT: OnceLock<regex::Regex> = OnceLock::new();
+    static CREDENTIAL: OnceLock<regex::Regex> = OnceLock::new();
+    let limit = LIMIT.get_or_init(|| {
+        regex::Regex::new(r"\b(quota|rate[ -]?limit(s|ed)?|limits?|capacity|exhausted)\b")
+            .expect("built-in limit pattern is valid")
+    });
+    let credential = CREDENTIAL.get_or_init(|| {
+        regex::Regex::new(
+            r"\b(api[ _-]?key|token|credentials?|authenticat\w*|unauthori[sz]ed|log ?in|sign ?in|permission\w*|forbidden)\b",
+        )
+        .expect("built-in credential pattern is valid")
+    });
+    let text = normalize(message);
+    if !limit.is_match(&text) || credential.is_match(&text) {
+        return None;
+    }
+    reset_time_in(message, now, local)
+}
+
+/// An outcome as read again today (SPEC 1.2 "old ledgers heal"): a recorded `failed`
+/// whose stored message reads `transient` under the current reading is `transient`,
+/// with the reset the message names (read from `at`, the exit's time); any other
+/// outcome stays as recorded (a re-reading never makes an outcome more severe).
+pub fn reread(
+    recorded: Outcome,
+    rc: i32,
+    message: Option<&str>,
+    at: Timestamp,
+) -> Option<(Outcome, Option<Timestamp>)> {
+    let message = message.filter(|m| !m.trim().is_empty())?;
+    if recorded != Outcome::Failed {
+        return None;
+    }
+    let v = classify(rc, message, at);
+    (v.outcome == Outcome::Transient).then_some((Outcome::Transient, v.retry_after))
 }
 
 #[cfg(test)]

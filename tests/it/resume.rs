@@ -309,7 +309,7 @@ fn dry_run_writes_nothing_and_resume_ledgers_one_event() {
     assert_eq!(
         cmd,
         format!(
-            "cd '{}' && claude -p --resume 's-24' \"$(cat '{}')\"\n",
+            "cd '{}' && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume 's-24' \"$(cat '{}')\"\n",
             wt.display(),
             out_file.display()
         )
@@ -412,7 +412,7 @@ fn fresh_session_when_the_cwd_is_gone_or_the_context_was_exhausted() {
         &env,
         &wt3,
         T1,
-        &["record", "spawn", "issue-27", "--session-id", "s'27"],
+        &["record", "spawn", "issue-27", "--session-id", "s.27:x@y+z"],
     );
     exit(&env, &wt3, "issue-27", "1", "failed");
     let v = resume_json(&env, &repo, "issue-27");
@@ -420,7 +420,7 @@ fn fresh_session_when_the_cwd_is_gone_or_the_context_was_exhausted() {
     assert_eq!(
         v["command"],
         format!(
-            "cd '{wt3s}' && my-agent --session 's'\\''27' --in '{wt3s}' --prompt '{}'",
+            "cd '{wt3s}' && my-agent --session 's.27:x@y+z' --in '{wt3s}' --prompt '{}'",
             v["prompt_file"].as_str().unwrap()
         )
     );
@@ -758,13 +758,7 @@ fn a_template_value_holding_a_placeholder_is_never_expanded_again() {
         &env,
         &wt,
         T1,
-        &[
-            "record",
-            "spawn",
-            "issue-29",
-            "--session-id",
-            "s-{cwd}-{session_id}",
-        ],
+        &["record", "spawn", "issue-29", "--session-id", "s-29"],
     );
     exit(&env, &wt, "issue-29", "1", "failed");
     let v = resume_json(&env, &repo, "issue-29");
@@ -772,7 +766,7 @@ fn a_template_value_holding_a_placeholder_is_never_expanded_again() {
     assert_eq!(
         v["command"],
         format!(
-            "cd '{wts}' && my-agent --session 's-{{cwd}}-{{session_id}}' --in '{wts}' --prompt '{}'",
+            "cd '{wts}' && my-agent --session 's-29' --in '{wts}' --prompt '{}'",
             v["prompt_file"].as_str().unwrap()
         )
     );
@@ -966,7 +960,10 @@ fn a_recorded_cwd_outside_the_workers_worktree_is_never_resumed_in() {
     assert_eq!(doc["mode"], "fresh");
     let cmd = doc["command"].as_str().unwrap();
     assert!(
-        cmd.starts_with(&format!("cd '{}' && claude -p \"$(cat ", wt.display())),
+        cmd.starts_with(&format!(
+            "cd '{}' && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p \"$(cat ",
+            wt.display()
+        )),
         "{cmd}"
     );
     assert!(!cmd.contains("--resume"), "{cmd}");

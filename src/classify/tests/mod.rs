@@ -108,6 +108,7 @@ impl T {
                 agent: Some("claude".into()),
                 pid: Some(4242),
                 pid_start: Some("123456".into()),
+                output: None,
             },
         )
     }
@@ -123,6 +124,7 @@ impl T {
                 agent: None,
                 pid: None,
                 pid_start: None,
+                output: None,
             },
         )
     }
