@@ -8,6 +8,7 @@
 //! then the text (SPEC `exit`, "Outcomes: reading how an attempt ended").
 
 pub mod lines;
+pub mod parked;
 pub mod profiles;
 
 pub use profiles::{PROFILES, Profile, profile};
@@ -91,7 +92,8 @@ struct Pending {
     object: String,
     text: std::collections::VecDeque<String>,
     text_len: usize,
-    error_line: Option<String>,
+    /// A `[ERROR] ` line was seen: the text from it on is the message.
+    error_seen: bool,
 }
 
 impl Pending {
@@ -122,10 +124,17 @@ impl Pending {
         if t.is_empty() {
             return;
         }
-        // Gemini CLI in json mode: `[ERROR] <message>` on stderr.
-        if let Some(m) = t.strip_prefix("[ERROR] ") {
-            self.error_line = Some(lines::tail(m, TEXT_KEEP));
-        }
+        // Gemini CLI in json mode: `[ERROR] <message>` on stderr; the message may go on
+        // over the next lines.
+        let t = match t.strip_prefix("[ERROR] ") {
+            Some(m) => {
+                self.text.clear();
+                self.text_len = 0;
+                self.error_seen = true;
+                m
+            }
+            None => t,
+        };
         self.text_len += t.len();
         self.text.push_back(lines::tail(t, TEXT_KEEP));
         while self.text_len > TEXT_KEEP && self.text.len() > 1 {
@@ -146,14 +155,20 @@ impl Pending {
                 }
             }
         }
-        if let Some(e) = self.error_line.take() {
+        if self.error_seen {
             r.is_error = true;
-            if r.message.is_none() || !r.completed {
-                r.message = Some(e);
-            }
-        } else if r.message.is_none() && !self.text.is_empty() {
+            r.completed = false;
+            r.message = None;
+        }
+        if !self.text.is_empty() && (r.message.is_none() || r.is_error) {
+            // A failed run's text output (stderr merged in) says why: it goes last, where
+            // the signs are read first.
             let text: Vec<String> = self.text.drain(..).collect();
-            r.message = Some(text.join("\n"));
+            let text = text.join("\n");
+            r.message = Some(match r.message.take() {
+                Some(m) => lines::tail(&format!("{m}\n{text}"), TEXT_KEEP),
+                None => text,
+            });
         }
         r.skipped_objects
     }
@@ -568,7 +583,7 @@ mod tests {
     #[test]
     fn claude_json_success_and_api_error_reported_as_success() {
         let ok = parse_result(include_str!(
-            "../../tests/data/agents/claude-json-success.json"
+            "../../tests/data/agents/claude/json-success.json"
         ));
         assert_eq!(
             ok.session_id.as_deref(),
@@ -585,7 +600,7 @@ mod tests {
         assert_eq!(v.outcome, Outcome::Success);
 
         let err = parse_result(include_str!(
-            "../../tests/data/agents/claude-json-api-error.json"
+            "../../tests/data/agents/claude/json-api-error.json"
         ));
         assert!(err.is_error);
         assert_eq!(err.api_error_status, Some(403));
@@ -606,7 +621,7 @@ mod tests {
 
     #[test]
     fn claude_stream_rate_limit_resets_at() {
-        let r = parse_result(include_str!("../../tests/data/agents/claude-stream.jsonl"));
+        let r = parse_result(include_str!("../../tests/data/agents/claude/stream.jsonl"));
         assert_eq!(
             r.session_id.as_deref(),
             Some("9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d")
@@ -629,7 +644,7 @@ mod tests {
 
     #[test]
     fn codex_turn_failed_with_exit_zero() {
-        let r = parse_result(include_str!("../../tests/data/agents/codex-exec.jsonl"));
+        let r = parse_result(include_str!("../../tests/data/agents/codex/exec.jsonl"));
         assert_eq!(
             r.session_id.as_deref(),
             Some("0199a213-81c0-7800-8aa1-bbab2a035a53")
@@ -654,7 +669,7 @@ mod tests {
         let p = dir.path().join("t.jsonl");
         std::fs::write(
             &p,
-            include_str!("../../tests/data/agents/claude-transcript-tail.jsonl"),
+            include_str!("../../tests/data/agents/claude/transcript-tail.jsonl"),
         )
         .unwrap();
         let e = transcript_error(&p);

@@ -8,6 +8,7 @@ mod common;
 mod fake_github;
 mod hookenv;
 
+mod agents;
 mod arch;
 mod cli;
 mod errors;

@@ -630,7 +630,7 @@ fn result_json_from_each_agent() {
         )
         .unwrap()
     };
-    let e = case("issue-40", "0", "claude-json-success.json");
+    let e = case("issue-40", "0", "claude/json-success.json");
     assert_eq!(
         (e["outcome"].as_str(), e["session_id"].as_str()),
         (
@@ -642,18 +642,18 @@ fn result_json_from_each_agent() {
         e["message"],
         "Implemented the debris classifier; tests green; opened PR #118."
     );
-    let e = case("issue-41", "0", "claude-json-api-error.json");
+    let e = case("issue-41", "0", "claude/json-api-error.json");
     assert_eq!(
         e["outcome"], "needs-human",
         "an API error reported as subtype success with rc 0"
     );
-    let e = case("issue-42", "0", "claude-stream.jsonl");
+    let e = case("issue-42", "0", "claude/stream.jsonl");
     assert_eq!(
         (e["outcome"].as_str(), e["retry_after"].as_str()),
         (Some("transient"), Some("2026-07-15T09:00:00Z"))
     );
     assert_eq!(e["session_id"], "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d");
-    let e = case("issue-43", "0", "codex-exec.jsonl");
+    let e = case("issue-43", "0", "codex/exec.jsonl");
     assert_eq!(
         (e["outcome"].as_str(), e["session_id"].as_str()),
         (
@@ -698,7 +698,7 @@ fn result_json_from_each_agent() {
     let proj = env.home.join(".claude/projects/-home-dev-repo");
     std::fs::create_dir_all(&proj).unwrap();
     std::fs::copy(
-        data.join("claude-transcript-tail.jsonl"),
+        data.join("claude/transcript-tail.jsonl"),
         proj.join("s-tr.jsonl"),
     )
     .unwrap();

@@ -68,6 +68,7 @@ fn snap() -> T {
         beyond_pr: 0,
         pid_alive: None,
         transcript_mtime: None,
+        parked_until: None,
         forge: Forge::Unknown,
         blocker_closed: false,
         now: at(0),
