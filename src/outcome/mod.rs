@@ -430,12 +430,31 @@ mod tests {
         let corpus = include_str!("../../tests/data/final-messages.tsv");
         let mut rows = 0;
         let mut sources = std::collections::BTreeSet::new();
-        for line in corpus
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        {
+        let mut kind = "";
+        let mut kinds = Vec::new();
+        for line in corpus.lines().filter(|l| !l.trim().is_empty()) {
+            if let Some(k) = line.strip_prefix("## kind: ") {
+                kind = k.split(' ').next().unwrap();
+                kinds.push(kind);
+                continue;
+            }
+            if line.starts_with('#') {
+                continue;
+            }
             let cols: Vec<&str> = line.splitn(6, '\t').collect();
             assert_eq!(cols.len(), 6, "bad corpus row: {line}");
+            // Each row sits in the group of its kind (SPEC 1.2: signs grow by kind).
+            let in_group = match kind {
+                "limit-with-reset" => cols[1] == "transient" && !cols[3].is_empty(),
+                "limit" => cols[1] == "transient" && cols[3].is_empty(),
+                "cannot-start" => cols[1] == "needs-human" && ["126", "127"].contains(&cols[0]),
+                "credential" => cols[1] == "needs-human",
+                "context" => cols[1] == "failed" && cols[2] == "true",
+                "failure" => cols[1] == "failed" && cols[2].is_empty(),
+                "success" => cols[1] == "success",
+                other => panic!("unknown kind {other:?} before {line}"),
+            };
+            assert!(in_group, "row outside its kind {kind:?}: {line}");
             let rc: i32 = cols[0].parse().unwrap();
             let message = cols[5].replace("\\n", "\n");
             let v = classify_in(rc, &message, now(), &jiff::tz::TimeZone::UTC);
@@ -451,6 +470,18 @@ mod tests {
             rows += 1;
         }
         assert!(rows >= 150, "the corpus has {rows} rows");
+        assert_eq!(
+            kinds,
+            [
+                "limit-with-reset",
+                "limit",
+                "cannot-start",
+                "credential",
+                "context",
+                "failure",
+                "success"
+            ]
+        );
         assert!(sources.len() >= 40, "{} sources", sources.len());
     }
 
