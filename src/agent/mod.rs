@@ -105,12 +105,12 @@ impl Pending {
             if self.object.len() > lines::MAX_LINE {
                 self.object.clear();
                 r.skipped_objects += 1;
-            } else if t.starts_with('}') {
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&self.object) {
-                    r.saw_json = true;
-                    read_event(r, &v);
-                    self.object.clear();
-                }
+            } else if t.starts_with('}')
+                && let Ok(v) = serde_json::from_str::<serde_json::Value>(&self.object)
+            {
+                r.saw_json = true;
+                read_event(r, &v);
+                self.object.clear();
             }
             return;
         }

@@ -26,7 +26,7 @@ pub enum RecordCommand {
         /// The agent's session id (to resume it later)
         #[arg(long, value_name = "ID")]
         session_id: Option<String>,
-        /// The agent's name (claude, codex, ...)
+        /// The agent: claude, codex, gemini, opencode, cursor, copilot, amp, goose, aider
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
         /// The agent's process id on this host (its start time is recorded too)
@@ -51,7 +51,7 @@ pub enum RecordCommand {
         /// A file holding the agent's final message (- for standard input)
         #[arg(long, value_name = "F")]
         message_file: Option<PathBuf>,
-        /// The agent's machine output (JSON lines, or text), read as recode.agent's (or the spawn's agent's)
+        /// The agent's output (stderr may be merged in): any known agent's JSON, or its text; read line by line
         #[arg(long, value_name = "F")]
         result_json: Option<PathBuf>,
         /// The issue or ref the task is blocked on (outcome `blocked`)
@@ -254,15 +254,10 @@ fn checked_session(ctx: &Ctx, id: &str) -> bool {
     if !ok {
         ctx.ui.warn(&[format!(
             "session id {:?} is not recorded: it must match ^[A-Za-z0-9._:@+-]{{1,200}}$",
-            lines_tail(id)
+            agent::lines::tail(id, 80)
         )]);
     }
     ok
-}
-
-/// At most 80 bytes of an untrusted value, for a warning.
-fn lines_tail(s: &str) -> String {
-    agent::lines::tail(s, 80)
 }
 
 /// `record exit`: classify the attempt's end from rc and the final message, ledger it and
