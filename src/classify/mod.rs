@@ -88,7 +88,7 @@ pub fn classify(s: &Snapshot) -> Worker {
         last_activity,
         idle_seconds: idle,
         retry_after: match liveness {
-            Liveness::Running => s.parked_until.or(r.retry_after),
+            Liveness::Running if s.pid_alive != Some(false) => s.parked_until.or(r.retry_after),
             _ => r.retry_after,
         },
         pr,
@@ -222,7 +222,8 @@ fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>
             Liveness::Exited
         }
         (Some(a), false) => {
-            if let Some(until) = s.parked_until {
+            // A gone process waits on nothing: parked only while alive or not probeable.
+            if let Some(until) = s.parked_until.filter(|_| s.pid_alive != Some(false)) {
                 return parked(s, a, until, fresh_activity, ev);
             }
             if s.pid_alive == Some(true) {

@@ -603,14 +603,47 @@ fn a_live_agent_parked_on_a_limit_waits_then_stalls() {
     );
     child.kill().unwrap();
     child.wait().unwrap();
-    // Progress after the limit line: no longer parked (the newest line decides).
+    // A gone process waits on nothing: with its pid dead the limit line parks nothing.
+    let w = classify(&env, &repo, &stamp(mtime + 3600), "issue-250");
+    assert_eq!(
+        (&w["liveness"], &w["retry_after"]),
+        (&serde_json::json!("stalled"), &serde_json::Value::Null),
+        "{w:#}"
+    );
+}
+
+/// The newest line decides: progress after a limit line is not parked.
+#[test]
+fn progress_after_a_limit_line_is_not_parked() {
+    let env = TestEnv::new();
+    let (repo, wt) = worker(&env, "issue-251");
+    let out = env.root().join("agent-251.out");
     std::fs::write(
         &out,
         "Rate Limited [retrying in 2h5m attempt #4]\nediting src/lib.rs\n",
     )
     .unwrap();
-    let w = classify(&env, &repo, &stamp(mtime + 3600), "issue-250");
-    assert_ne!(w["retry_after"], serde_json::json!(stamp(reset)), "{w:#}");
+    ok_at(
+        &env,
+        &wt,
+        SPAWN_AT,
+        &[
+            "record",
+            "spawn",
+            "issue-251",
+            "--output",
+            out.to_str().unwrap(),
+        ],
+    );
+    let w = classify(&env, &repo, SPAWN_AT, "issue-251");
+    assert_eq!(w["retry_after"], serde_json::Value::Null, "{w:#}");
+    std::fs::write(
+        &out,
+        "editing src/lib.rs\nRate Limited [retrying in 2h5m attempt #4]\n",
+    )
+    .unwrap();
+    let w = classify(&env, &repo, SPAWN_AT, "issue-251");
+    assert_ne!(w["retry_after"], serde_json::Value::Null, "{w:#}");
 }
 
 /// One ledger line as an old git-recode wrote it.
