@@ -135,8 +135,9 @@ impl Pending {
             }
             None => t,
         };
-        self.text_len += t.len();
-        self.text.push_back(lines::tail(t, TEXT_KEEP));
+        let kept = lines::tail(t, TEXT_KEEP);
+        self.text_len += kept.len();
+        self.text.push_back(kept);
         while self.text_len > TEXT_KEEP && self.text.len() > 1 {
             let gone = self.text.pop_front().map_or(0, |l| l.len());
             self.text_len -= gone;
@@ -144,7 +145,8 @@ impl Pending {
     }
 
     /// The end of the output: an unfinished object is text; the text is the message
-    /// when the JSON named none. Returns 1 when an object was left unfinished.
+    /// when the JSON named none, or after it when the run failed. Returns how many
+    /// objects over [`lines::MAX_LINE`] were dropped.
     fn finish(&mut self, r: &mut AgentResult) -> usize {
         let unfinished = !self.object.is_empty();
         if unfinished {

@@ -323,14 +323,6 @@ pub fn quoted_placeholder(template: &str) -> Option<&'static str> {
 /// The placeholders of a `recode.agent` template.
 pub const PLACEHOLDERS: [&str; 3] = ["{session_id}", "{cwd}", "{prompt_file}"];
 
-/// How the agent's session is resumed: the known profile, or the user's template.
-fn agent_commands(agent: &str) -> (Option<&'static crate::agent::Profile>, bool) {
-    match crate::agent::profile(agent) {
-        Some(p) => (Some(p), p.resume_needs_cwd),
-        None => (None, true),
-    }
-}
-
 /// Decide session or fresh and build the command for `recode.agent`: a known agent's
 /// [`Profile`](crate::agent::Profile) (its resume command by session id, else its fresh
 /// command), or a template whose placeholders become single-quoted words.
@@ -344,7 +336,10 @@ pub fn launch(
     prompt_file: &str,
     default_cwd: &str,
 ) -> Result<Launch, ResumeError> {
-    let (profile, needs_cwd) = agent_commands(agent);
+    // A known agent's profile, else the user's template (whose sessions are taken to
+    // belong to their directory).
+    let profile = crate::agent::profile(agent);
+    let needs_cwd = profile.is_none_or(|p| p.resume_needs_cwd);
     if profile.is_none()
         && let Some(p) = quoted_placeholder(agent)
     {
@@ -625,5 +620,25 @@ fn main_worktree(repo: &gix::Repository) -> std::path::PathBuf {
         common.parent().map(Path::to_path_buf).unwrap_or(common)
     } else {
         common
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_placeholder_inside_the_templates_own_quotes_is_found() {
+        for (t, want) in [
+            ("a --s {session_id} {prompt_file}", None),
+            ("a --s '{session_id}'", Some("{session_id}")),
+            ("a --in \"x {cwd}\"", Some("{cwd}")),
+            ("a \"$(cat {prompt_file})\"", Some("{prompt_file}")),
+            ("a \\'{session_id}", None),
+            ("a 'it''s' {cwd} '{other}'", None),
+            ("a \"it's\" {cwd}", None),
+        ] {
+            assert_eq!(quoted_placeholder(t), want, "{t}");
+        }
     }
 }
