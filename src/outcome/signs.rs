@@ -818,7 +818,7 @@ pub const SIGNS: &[Sign] = &[
     // ---- Kinds of signal, in any agent's words (SPEC 1.2: grown by kind, not by string).
     // A limit noun, then a reset or a retry with its delay or time.
     re(
-        r"\b(limits?|limited|quota|capacity|usage|credits)\b[^\n]{0,200}?\b(resets?|reset(ting)?|retry(ing)?|try again|available again|refills?)\b[^\n]{0,24}?\b(in|after|at|on|until|when)\s+\S*\d",
+        r"\b(limits?|limited|quota|capacity|usage|credits)\b[^\n]{0,200}?(\b(resets?|reset(ting)?|retry(ing)?|try again|available again|refills?)\b[^\n]{0,24}?\b(in|after|at|on|until|when)\s+\S*\d|\bwait (for )?(about )?\d)",
         "You have hit the hourly request limit for this workspace; it resets in 42 minutes.",
         Transient,
         AnyAgent,
@@ -832,9 +832,57 @@ pub const SIGNS: &[Sign] = &[
         AnyAgent,
         OPENCODE_RETRY,
     ),
+    // A retry after a named delay, with or without a limit's name: a throttle.
+    re(
+        r"\b(try again|retry|available( again)?) in (about )?\d+(\.\d+)?\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|days?)\b",
+        "You have reached the maximum number of requests allowed per hour. Try again in 37 minutes.",
+        Transient,
+        AnyAgent,
+        "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+    ),
+    // A limit by any name reached, exceeded or hit.
+    re(
+        r"\blimits? (has been |have been |was )?(reached|exceeded|hit)\b|\b(requests?|you) (was |were |are |have been |has been )?throttled\b",
+        "Free tier limit hit. Upgrade your plan or wait 3 hours.",
+        Transient,
+        AnyAgent,
+        "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+    ),
+    // A service that timed out or is unavailable upstream.
+    re(
+        r"\b(request|gateway|upstream|read|connect(ion)?) (timed out|timeout)\b|\b50[234]\b[^\n]{0,30}\b(unavailable|bad gateway|gateway time-?out)\b",
+        "503 Service Temporarily Unavailable",
+        Transient,
+        AnyAgent,
+        MDN_STATUS,
+    ),
+    // The session to resume is gone: resume fresh.
+    re(
+        r"\b(session|conversation|thread|chat)\b[^\n]{0,40}?\b(not found|does not exist|doesn't exist|no longer exists)\b",
+        "Error: Unable to resume: session 1234 does not exist",
+        Fresh,
+        AnyAgent,
+        "https://github.com/anomalyco/opencode/issues/34715",
+    ),
+    // Money: a balance, credits or a spend limit only a human can top up.
+    re(
+        r"\binsufficient (balance|funds|credits?)\b|\btop up\b|\b(add|purchase|buy) (more )?credits\b|\bspend(ing)? limit\b|\bpayment (is )?(required|failed|overdue)\b",
+        "Insufficient balance: please top up your account to continue.",
+        NeedsHuman,
+        AnyAgent,
+        "https://github.com/Aider-AI/aider/blob/main/aider/exceptions.py",
+    ),
+    // A login to do again.
+    re(
+        r"^\W*(error: )?unauthori[sz]ed\b|\b(log|sign) ?in again\b|\bre-?(authenticate|login)\b|\brun `?[a-z][\w-]* (auth )?login\b",
+        "Unauthorized: please log in again with `qwen auth`.",
+        NeedsHuman,
+        AnyAgent,
+        "https://docs.github.com/en/copilot/how-tos/copilot-cli/set-up-copilot-cli/authenticate-copilot-cli",
+    ),
     // A context-size phrase: the context, prompt or input is over the model's size.
     re(
-        r"\bcontext( window| length| size)?\b[^\n]{0,30}?\b(exceeded|exceeds|is full|overflow(ed)?|too (long|large)|exhausted)\b|\b(exceeds?|exceeded|over|beyond)\b[^\n]{0,30}?\b(context( window| length| size)|max(imum)? (context|input tokens|prompt length))\b|\b(prompt|input|conversation) (is |was )?too (long|large)\b",
+        r"\bcontext( window| length| size)?\b[^\n]{0,30}?\b(exceeded|exceeds|is full|overflow(ed)?|too (long|large)|exhausted)\b|\b(exceeds?|exceeded|over|beyond)\b[^\n]{0,30}?\b(context( window| length| size)|max(imum)? (context|input tokens|prompt length))\b|\b(prompt|input|conversation) (is |was )?too (long|large)\b|\btoo many (input )?tokens (in|for) (the |your )?(prompt|input|request|context|message)",
         "Error: conversation too long for the model's context; start a new session.",
         Fresh,
         AnyAgent,
