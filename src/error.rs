@@ -129,6 +129,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => EXIT_USAGE,
+            Error::Resume(crate::resume::ResumeError::Template { .. }) => EXIT_USAGE,
             Error::Refused { .. } => EXIT_REFUSED,
             _ => EXIT_ERROR,
         }

@@ -87,7 +87,10 @@ pub fn classify(s: &Snapshot) -> Worker {
         session_id: r.session_id.clone(),
         last_activity,
         idle_seconds: idle,
-        retry_after: r.retry_after,
+        retry_after: match liveness {
+            Liveness::Running if s.pid_alive != Some(false) => s.parked_until.or(r.retry_after),
+            _ => r.retry_after,
+        },
         pr,
         phantom,
         ignored: wt.map(|w| w.ignored.clone()).unwrap_or_default(),
@@ -226,6 +229,10 @@ fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>
             Liveness::Exited
         }
         (Some(a), false) => {
+            // A gone process waits on nothing: parked only while alive or not probeable.
+            if let Some(until) = s.parked_until.filter(|_| s.pid_alive != Some(false)) {
+                return parked(s, a, until, fresh_activity, ev);
+            }
             if s.pid_alive == Some(true) {
                 ev.push(format!(
                     "running: the newest {a} has no exit and its pid is alive"
@@ -248,6 +255,33 @@ fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>
                 Liveness::Stalled
             }
         }
+    }
+}
+
+/// Liveness of an open attempt parked on a limit (SPEC 1.2): `running` until the limit's
+/// reset plus `recode.stallAfter`, and after that while activity is recent; then
+/// `stalled`, even with its pid alive.
+fn parked(
+    s: &Snapshot,
+    a: &str,
+    until: jiff::Timestamp,
+    fresh_activity: bool,
+    ev: &mut Vec<String>,
+) -> Liveness {
+    let deadline = until.as_second().saturating_add(s.stall_after_secs);
+    if s.now.as_second() <= deadline || fresh_activity {
+        ev.push(format!(
+            "running: the newest {a} has no exit and its newest output waits on a limit until {}",
+            clock::format_secs(until)
+        ));
+        Liveness::Running
+    } else {
+        ev.push(format!(
+            "stalled: the newest {a} has no exit and waited on a limit that reset at {}, no activity for {} since",
+            clock::format_secs(until),
+            clock::human_secs(s.stall_after_secs)
+        ));
+        Liveness::Stalled
     }
 }
 

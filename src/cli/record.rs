@@ -1,6 +1,5 @@
 //! `git recode record spawn|exit|gate|unblock|clear`: ledger an event.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{Ctx, Ui};
@@ -23,7 +22,7 @@ pub enum RecordCommand {
         /// The agent's session id (to resume it later)
         #[arg(long, value_name = "ID")]
         session_id: Option<String>,
-        /// The agent's name (claude, codex, ...)
+        /// The agent: claude, codex, gemini, opencode, cursor, copilot, amp, goose, aider
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
         /// The agent's process id on this host (its start time is recorded too)
@@ -32,6 +31,9 @@ pub enum RecordCommand {
         /// The directory the agent runs in [default: the branch's worktree, else the current directory]
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
+        /// The file the loop sends the agent's stdout to (read for a limit a live agent waits on)
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Ledger an attempt's end; the outcome is classified from rc and the final message
     ///
@@ -46,7 +48,7 @@ pub enum RecordCommand {
         /// A file holding the agent's final message (- for standard input)
         #[arg(long, value_name = "F")]
         message_file: Option<PathBuf>,
-        /// The agent's JSON output: Claude Code --output-format json or stream-json, Codex exec --json
+        /// The agent's output (stderr may be merged in): any known agent's JSON, or its text; read line by line
         #[arg(long, value_name = "F")]
         result_json: Option<PathBuf>,
         /// The issue or ref the task is blocked on (outcome `blocked`)
@@ -108,21 +110,6 @@ fn read_message(ui: &Ui, path: &Path) -> Result<String, Error> {
     ))
 }
 
-/// Read a file (`-` is standard input), lossily as UTF-8.
-fn read_file(path: &Path, what: &'static str) -> Result<String, Error> {
-    let mut bytes = Vec::new();
-    let res = if path == Path::new("-") {
-        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
-    } else {
-        std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes).map(|_| ()))
-    };
-    res.map_err(|source| Error::Io {
-        what,
-        path: path.display().to_string(),
-        source,
-    })?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
 
 /// Run `record …`.
 ///
@@ -146,6 +133,7 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
             agent,
             pid,
             cwd,
+            output,
         } => {
             let s = record::Spawn {
                 branch,
@@ -153,6 +141,7 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
                 agent,
                 pid,
                 cwd,
+                output: output.map(|o| crate::worktree::absolute(&o).to_string_lossy().to_string()),
             };
             let done = record::spawn(&ctx.repo, &ctx.cfg, ctx.now, s)?;
             ctx.ui.warn(&done.warnings);
@@ -164,10 +153,18 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
             result_json,
             blocker,
         } => {
-            let result = match &result_json {
-                Some(p) => Some(agent::parse_result(&read_file(p, "read the result file")?)),
+            let mut result = match &result_json {
+                Some(p) => Some(read_result(ui, p)?),
                 None => None,
             };
+            if let Some(r) = result.as_mut() {
+                let mut warnings = Vec::new();
+                r.session_id = r
+                    .session_id
+                    .take()
+                    .filter(|id| record::checked_session(id, &mut warnings));
+                ctx.ui.warn(&warnings);
+            }
             let message = match &message_file {
                 Some(p) => Some(read_message(ui, p)?),
                 None => None,
@@ -203,4 +200,28 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// Read `--result-json` line by line in bounded memory ([`agent::parse_reader`]); `-`
+/// is standard input. Warns for each line over 1 MiB skipped.
+///
+/// Errors: [`Error::Io`] when the file cannot be opened.
+fn read_result(ui: &Ui, path: &Path) -> Result<agent::AgentResult, Error> {
+    let (r, skipped) = if path == Path::new("-") {
+        agent::parse_reader(std::io::stdin().lock())
+    } else {
+        let f = std::fs::File::open(path).map_err(|source| Error::Io {
+            what: "read the result file",
+            path: path.display().to_string(),
+            source,
+        })?;
+        agent::parse_reader(f)
+    };
+    if skipped > 0 {
+        ui.warn(&[format!(
+            "{skipped} line(s) of {} over 1 MiB skipped",
+            path.display()
+        )]);
+    }
+    Ok(r)
 }

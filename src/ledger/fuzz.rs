@@ -82,6 +82,7 @@ fn event(rng: &mut fastrand::Rng) -> Event {
             agent: opt(rng),
             pid: rng.bool().then(|| rng.u32(..)),
             pid_start: opt(rng),
+            output: opt(rng),
         },
         1 => Body::Exit {
             rc: rng.i32(..),

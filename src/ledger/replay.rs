@@ -80,8 +80,18 @@ pub fn replay(events: &[Event]) -> Replay {
                 retry_after,
                 blocker,
                 session_id,
+                rc,
+                message,
                 ..
             } => {
+                // Old ledgers heal: a `failed` whose message reads transient today.
+                let healed =
+                    ts.and_then(|t| crate::outcome::reread(*outcome, *rc, message.as_deref(), t));
+                let healed_retry = healed.and_then(|(_, at)| at).map(clock::format_secs);
+                let (outcome, retry_after) = match &healed {
+                    Some((o, _)) => (o, &healed_retry),
+                    None => (outcome, retry_after),
+                };
                 if !open_attempt {
                     // An exit with no attempt open: the loop never recorded the spawn.
                     r.last_attempt = Some(i);

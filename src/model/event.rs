@@ -67,6 +67,10 @@ pub enum Body {
         pid: Option<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pid_start: Option<String>,
+        /// The file the loop sends the agent's stdout to (`record spawn --output`), read
+        /// for a limit the live agent waits on (SPEC 1.2 "parked on a limit").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
     },
     /// An attempt ended (`record exit`).
     Exit {

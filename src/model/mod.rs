@@ -386,8 +386,12 @@ pub struct Snapshot {
     pub events: Vec<Event>,
     /// Result of probing the last attempt's pid on this host (`None`: not probeable).
     pub pid_alive: Option<bool>,
-    /// The agent transcript's mtime, where one is known.
+    /// The agent transcript's mtime, where one is known (or of the `record spawn
+    /// --output` file, when newer).
     pub transcript_mtime: Option<Timestamp>,
+    /// The open attempt's newest output line reads as a limit: when it resets (SPEC
+    /// 1.2 "parked on a limit"; [`crate::agent::parked::parked_until`]).
+    pub parked_until: Option<Timestamp>,
     /// What the forge said about the branch.
     pub forge: Forge,
     /// The forge reports the issue a `blocked` outcome names as closed.

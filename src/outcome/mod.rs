@@ -296,7 +296,14 @@ pub fn classify_in(rc: i32, message: &str, now: Timestamp, local: &jiff::tz::Tim
         return plain(Outcome::NeedsHuman);
     }
     match find_sign(rc, message).map(|(k, _)| k) {
-        Some(Kind::NeedsHuman) => plain(Outcome::NeedsHuman),
+        Some(Kind::NeedsHuman) => match limit_with_reset(message, now, local) {
+            Some(at) => Verdict {
+                outcome: Outcome::Transient,
+                fresh: false,
+                retry_after: Some(at),
+            },
+            None => plain(Outcome::NeedsHuman),
+        },
         Some(Kind::Fresh) => Verdict {
             outcome: Outcome::Failed,
             fresh: true,
@@ -311,6 +318,52 @@ pub fn classify_in(rc: i32, message: &str, now: Timestamp, local: &jiff::tz::Tim
         None if rc == 0 => plain(Outcome::Success),
         None => plain(Outcome::Failed),
     }
+}
+
+/// SPEC 1.2 "Outcomes": a limit that names a retry delay or a reset is `transient` even
+/// when its text also mentions plans, billing or credits. The reset when `message` names
+/// a limit (a limit noun) and a reset, and no credential (a key, token, login or
+/// permission problem stays `needs-human`).
+fn limit_with_reset(
+    message: &str,
+    now: Timestamp,
+    local: &jiff::tz::TimeZone,
+) -> Option<Timestamp> {
+    static LIMIT: OnceLock<regex::Regex> = OnceLock::new();
+    static CREDENTIAL: OnceLock<regex::Regex> = OnceLock::new();
+    let limit = LIMIT.get_or_init(|| {
+        regex::Regex::new(r"\b(quota|rate[ -]?limit(s|ed)?|limits?|capacity|exhausted)\b")
+            .expect("built-in limit pattern is valid")
+    });
+    let credential = CREDENTIAL.get_or_init(|| {
+        regex::Regex::new(
+            r"\b(api[ _-]?key|token|credentials?|authenticat\w*|unauthori[sz]ed|log ?in|sign ?in|permission\w*|forbidden)\b",
+        )
+        .expect("built-in credential pattern is valid")
+    });
+    let text = normalize(message);
+    if !limit.is_match(&text) || credential.is_match(&text) {
+        return None;
+    }
+    reset_time_in(message, now, local)
+}
+
+/// An outcome as read again today (SPEC 1.2 "old ledgers heal"): a recorded `failed`
+/// whose stored message reads `transient` under the current reading is `transient`,
+/// with the reset the message names (read from `at`, the exit's time); any other
+/// outcome stays as recorded (a re-reading never makes an outcome more severe).
+pub fn reread(
+    recorded: Outcome,
+    rc: i32,
+    message: Option<&str>,
+    at: Timestamp,
+) -> Option<(Outcome, Option<Timestamp>)> {
+    let message = message.filter(|m| !m.trim().is_empty())?;
+    if recorded != Outcome::Failed {
+        return None;
+    }
+    let v = classify(rc, message, at);
+    (v.outcome == Outcome::Transient).then_some((Outcome::Transient, v.retry_after))
 }
 
 #[cfg(test)]
@@ -377,12 +430,31 @@ mod tests {
         let corpus = include_str!("../../tests/data/final-messages.tsv");
         let mut rows = 0;
         let mut sources = std::collections::BTreeSet::new();
-        for line in corpus
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        {
+        let mut kind = "";
+        let mut kinds = Vec::new();
+        for line in corpus.lines().filter(|l| !l.trim().is_empty()) {
+            if let Some(k) = line.strip_prefix("## kind: ") {
+                kind = k.split(' ').next().unwrap();
+                kinds.push(kind);
+                continue;
+            }
+            if line.starts_with('#') {
+                continue;
+            }
             let cols: Vec<&str> = line.splitn(6, '\t').collect();
             assert_eq!(cols.len(), 6, "bad corpus row: {line}");
+            // Each row sits in the group of its kind (SPEC 1.2: signs grow by kind).
+            let in_group = match kind {
+                "limit-with-reset" => cols[1] == "transient" && !cols[3].is_empty(),
+                "limit" => cols[1] == "transient" && cols[3].is_empty(),
+                "cannot-start" => cols[1] == "needs-human" && ["126", "127"].contains(&cols[0]),
+                "credential" => cols[1] == "needs-human",
+                "context" => cols[1] == "failed" && cols[2] == "true",
+                "failure" => cols[1] == "failed" && cols[2].is_empty(),
+                "success" => cols[1] == "success",
+                other => panic!("unknown kind {other:?} before {line}"),
+            };
+            assert!(in_group, "row outside its kind {kind:?}: {line}");
             let rc: i32 = cols[0].parse().unwrap();
             let message = cols[5].replace("\\n", "\n");
             let v = classify_in(rc, &message, now(), &jiff::tz::TimeZone::UTC);
@@ -398,6 +470,18 @@ mod tests {
             rows += 1;
         }
         assert!(rows >= 150, "the corpus has {rows} rows");
+        assert_eq!(
+            kinds,
+            [
+                "limit-with-reset",
+                "limit",
+                "cannot-start",
+                "credential",
+                "context",
+                "failure",
+                "success"
+            ]
+        );
         assert!(sources.len() >= 40, "{} sources", sources.len());
     }
 

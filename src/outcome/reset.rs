@@ -103,7 +103,7 @@ fn keyword() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
     re(
         &R,
-        r"\b(?:resets?|reset at|reset on|resets at|try again at|again at|available (?:again )?(?:at|on)|regain access on|retry at|wait until|until|ends on|reset after)\b",
+        r"\b(?:resets?|reset at|reset on|resets at|try again at|again at|available (?:again )?(?:at|on)|regain access on|retry at|wait until|until|ends on|reset after|refills? (?:on|at))\b",
     )
 }
 

@@ -41,6 +41,16 @@ pub enum Agent {
     Aider,
     /// Cursor's agent CLI (`cursor-agent`).
     Cursor,
+    /// GitHub Copilot CLI (`copilot -p`).
+    Copilot,
+    /// Sourcegraph's Amp (`amp -x`).
+    Amp,
+    /// Block's Goose (`goose run`).
+    Goose,
+    /// A kind of signal in any agent's words (a limit noun with a reset or retry, a
+    /// context-size phrase, a credential phrase): rows that generalise to wordings not
+    /// seen yet.
+    AnyAgent,
     /// HTTP, network and SDK failures any agent may print.
     GenericHttp,
 }
@@ -55,6 +65,10 @@ impl Agent {
             Agent::Opencode => "opencode",
             Agent::Aider => "aider",
             Agent::Cursor => "cursor",
+            Agent::Copilot => "copilot",
+            Agent::Amp => "amp",
+            Agent::Goose => "goose",
+            Agent::AnyAgent => "any",
             Agent::GenericHttp => "generic-http",
         }
     }
@@ -77,7 +91,9 @@ pub struct Sign {
     pub source: &'static str,
 }
 
-use Agent::{Aider, Claude, Codex, Cursor, Gemini, GenericHttp, Opencode};
+use Agent::{
+    Aider, Amp, AnyAgent, Claude, Codex, Copilot, Cursor, Gemini, GenericHttp, Goose, Opencode,
+};
 use Kind::{CutShort, Fresh, NeedsHuman, Transient};
 
 const fn lit(
@@ -131,6 +147,10 @@ const OPENCODE_RETRY: &str =
     "https://github.com/sst/opencode/blob/dev/packages/opencode/src/session/retry.ts";
 const CURSOR_LIMIT: &str = "https://github.com/cursor/cursor/issues/3703";
 const MDN_STATUS: &str = "https://developer.mozilla.org/en-US/docs/Web/HTTP/Reference/Status";
+const COPILOT_ISSUES: &str = "https://github.com/github/copilot-cli/issues";
+const GOOSE_ERRORS: &str =
+    "https://github.com/aaif-goose/goose/blob/main/crates/goose/src/providers/errors.rs";
+const ECOSYSTEM: &str = "https://github.com/saaranshM/unsnooze/tree/main/src/agents";
 const NODE_ERRORS: &str = "https://nodejs.org/api/errors.html#common-system-errors";
 
 /// Every sign, in no particular order: [`super::classify`] ranks a match by kind
@@ -795,6 +815,203 @@ pub const SIGNS: &[Sign] = &[
         "https://docs.cursor.com/en/cli/reference/authentication",
     ),
     // ---- generic HTTP / network / SDK ---------------------------------------------
+    // ---- Kinds of signal, in any agent's words (SPEC 1.2: grown by kind, not by string).
+    // A limit noun, then a reset or a retry with its delay or time.
+    re(
+        r"\b(limits?|limited|quota|capacity|usage|credits)\b[^\n]{0,200}?(\b(resets?|reset(ting)?|retry(ing)?|try again|available again|refills?)\b[^\n]{0,24}?\b(in|after|at|on|until|when)\s+\S*\d|\bwait (for )?(about )?\d)",
+        "You have hit the hourly request limit for this workspace; it resets in 42 minutes.",
+        Transient,
+        AnyAgent,
+        "https://github.com/google-gemini/gemini-cli/blob/main/packages/core/src/utils/retry.ts",
+    ),
+    // A retry in progress that names its wait and a limit or overload.
+    re(
+        r"\b(retrying|retry) (in|after) \d[^\n]{0,80}\b(rate|limit|quota|overload|capacity|429)|\b(rate limit|rate-limited|rate limited|overloaded|429)\b[^\n]{0,40}\bretrying (in|after) \d",
+        "Rate Limited [retrying in 2h5m attempt #4]",
+        Transient,
+        AnyAgent,
+        OPENCODE_RETRY,
+    ),
+    // A retry after a named delay, with or without a limit's name: a throttle.
+    re(
+        r"\b(try again|retry|available( again)?) in (about )?\d+(\.\d+)?\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|days?)\b",
+        "You have reached the maximum number of requests allowed per hour. Try again in 37 minutes.",
+        Transient,
+        AnyAgent,
+        "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+    ),
+    // A limit by any name reached, exceeded or hit.
+    re(
+        r"\blimits? (has been |have been |was )?(reached|exceeded|hit)\b|\b(requests?|you) (was |were |are |have been |has been )?throttled\b",
+        "Free tier limit hit. Upgrade your plan or wait 3 hours.",
+        Transient,
+        AnyAgent,
+        "https://www.rfc-editor.org/rfc/rfc6585#section-4",
+    ),
+    // A service that timed out or is unavailable upstream.
+    re(
+        r"\b(request|gateway|upstream|read|connect(ion)?) (timed out|timeout)\b|\b50[234]\b[^\n]{0,30}\b(unavailable|bad gateway|gateway time-?out)\b",
+        "503 Service Temporarily Unavailable",
+        Transient,
+        AnyAgent,
+        MDN_STATUS,
+    ),
+    // The session to resume is gone: resume fresh.
+    re(
+        r"\b(session|conversation|thread|chat)\b[^\n]{0,40}?\b(not found|does not exist|doesn't exist|no longer exists)\b",
+        "Error: Unable to resume: session 1234 does not exist",
+        Fresh,
+        AnyAgent,
+        "https://github.com/anomalyco/opencode/issues/34715",
+    ),
+    // Money: a balance, credits or a spend limit only a human can top up.
+    re(
+        r"\binsufficient (balance|funds|credits?)\b|\btop up\b|\b(add|purchase|buy) (more )?credits\b|\bspend(ing)? limit\b|\bpayment (is )?(required|failed|overdue)\b",
+        "Insufficient balance: please top up your account to continue.",
+        NeedsHuman,
+        AnyAgent,
+        "https://github.com/Aider-AI/aider/blob/main/aider/exceptions.py",
+    ),
+    // A login to do again.
+    re(
+        r"^\W*(error: )?unauthori[sz]ed\b|\b(log|sign) ?in again\b|\bre-?(authenticate|login)\b|\brun `?[a-z][\w-]* (auth )?login\b",
+        "Unauthorized: please log in again with `qwen auth`.",
+        NeedsHuman,
+        AnyAgent,
+        "https://docs.github.com/en/copilot/how-tos/copilot-cli/set-up-copilot-cli/authenticate-copilot-cli",
+    ),
+    // A context-size phrase: the context, prompt or input is over the model's size.
+    re(
+        r"\bcontext( window| length| size)?\b[^\n]{0,30}?\b(exceeded|exceeds|is full|overflow(ed)?|too (long|large)|exhausted)\b|\b(exceeds?|exceeded|over|beyond)\b[^\n]{0,30}?\b(context( window| length| size)|max(imum)? (context|input tokens|prompt length))\b|\b(prompt|input|conversation) (is |was )?too (long|large)\b|\btoo many (input )?tokens (in|for) (the |your )?(prompt|input|request|context|message)",
+        "Error: conversation too long for the model's context; start a new session.",
+        Fresh,
+        AnyAgent,
+        "https://platform.openai.com/docs/guides/error-codes",
+    ),
+    // A credential phrase: a key, token or login that is invalid, expired or missing.
+    re(
+        r"\b(api[ _-]?key|access token|oauth token|auth(entication)? token|token|credentials?)( provided)? (is |was |has |have |are )?(been )?(invalid|expired|revoked|missing|not valid|incorrect|rejected)\b|\b(invalid|expired|revoked|missing|incorrect)( or (invalid|expired|revoked|missing))? (api[ _-]?key|access token|oauth token|auth(entication)? token|credentials)\b|\b(authentication|authorization|login|sign[- ]in) (has )?(failed|required|error)\b|\bfailed to authenticate\b|\bnot (authenticated|logged in)\b|\bno authentication information\b|\bplease set an auth method\b",
+        "Error: authentication failed: the access token has expired. Sign in again.",
+        NeedsHuman,
+        AnyAgent,
+        "https://docs.github.com/en/copilot/how-tos/copilot-cli/set-up-copilot-cli/authenticate-copilot-cli",
+    ),
+    // ---- Copilot CLI.
+    lit(
+        "you've hit a rate limit",
+        "✗ Sorry, you've hit a rate limit that restricts the number of Copilot model requests you can make within a specific time period. Please try again in 2 hours.",
+        Transient,
+        Copilot,
+        "https://github.com/github/copilot-cli/issues/2144",
+    ),
+    re(
+        r#""code": ?"rate_limited""#,
+        r#"Model call failed: {"message":"rate limit exceeded","code":"rate_limited"}"#,
+        Transient,
+        Copilot,
+        "https://github.com/github/copilot-cli/issues/138",
+    ),
+    lit(
+        "failed to get response from the ai model; retried",
+        "Execution failed: Failed to get response from the AI model; retried 5 times (total retry wait time: 92.78521667234824 seconds)",
+        Transient,
+        Copilot,
+        "https://github.com/github/copilot-cli/issues/138",
+    ),
+    re(
+        r#"you have no quota|"code": ?"quota_exceeded""#,
+        r#"402 {"error":{"message":"You have no quota","code":"quota_exceeded"}}"#,
+        NeedsHuman,
+        Copilot,
+        "https://github.com/github/copilot-cli/issues/3431",
+    ),
+    lit(
+        "no authentication information found",
+        "Error: No authentication information found.",
+        NeedsHuman,
+        Copilot,
+        COPILOT_ISSUES,
+    ),
+    // ---- Amp.
+    re(
+        r"\bout of credits\b",
+        "Out of Credits",
+        NeedsHuman,
+        Amp,
+        "https://github.com/automazeio/vibeproxy/issues/199",
+    ),
+    // ---- Goose.
+    lit(
+        "max retries exceeded for rate limit error",
+        "Ran into this error: Rate limit exceeded: Max retries exceeded for rate limit error.",
+        Transient,
+        Goose,
+        "https://github.com/aaif-goose/goose/issues/2262",
+    ),
+    re(
+        r"^\W*server error: ",
+        "Server error: upstream returned 502",
+        Transient,
+        Goose,
+        GOOSE_ERRORS,
+    ),
+    lit(
+        "request timed out — check your network connection",
+        "Request timed out — check your network connection and try again.",
+        Transient,
+        Goose,
+        GOOSE_ERRORS,
+    ),
+    re(
+        r"^\W*credits exhausted\b",
+        "Credits exhausted: add credits to continue",
+        NeedsHuman,
+        Goose,
+        GOOSE_ERRORS,
+    ),
+    re(
+        r"^\W*authentication error: ",
+        "Authentication error: invalid x-api-key",
+        NeedsHuman,
+        Goose,
+        GOOSE_ERRORS,
+    ),
+    re(
+        r"err` value: session not found",
+        "called `Result::unwrap()` on an `Err` value: Session not found",
+        Fresh,
+        Goose,
+        "https://github.com/aaif-goose/goose/issues/5361",
+    ),
+    // ---- More of OpenCode, Cursor, Gemini and Aider (ecosystem.md A.1-A.4).
+    lit(
+        "free usage exceeded, add credits",
+        "Free usage exceeded, add credits https://opencode.ai/zen",
+        NeedsHuman,
+        Opencode,
+        OPENCODE_RETRY,
+    ),
+    lit(
+        "too many computers used within the last 24 hours",
+        "Too many computers used within the last 24 hours for the same Cursor account.",
+        NeedsHuman,
+        Cursor,
+        "https://github.com/saaranshM/unsnooze/pull/19",
+    ),
+    lit(
+        "rate limiting your requests",
+        "OpenRouter or the upstream API provider is down, overloaded or rate limiting your requests.",
+        Transient,
+        Aider,
+        AIDER_EXC,
+    ),
+    lit(
+        "usage limit reached for",
+        "Usage limit reached for gemini-2.5-pro.",
+        Transient,
+        Gemini,
+        ECOSYSTEM,
+    ),
     re(
         r"\b429 too many requests\b",
         "Error: 429 Too Many Requests",
@@ -1083,7 +1300,18 @@ mod tests {
 
     #[test]
     fn every_agent_has_signs_of_the_main_kinds() {
-        for agent in [Claude, Codex, Gemini, Opencode, Aider, Cursor, GenericHttp] {
+        for agent in [
+            Claude,
+            Codex,
+            Gemini,
+            Opencode,
+            Aider,
+            Cursor,
+            Copilot,
+            Goose,
+            AnyAgent,
+            GenericHttp,
+        ] {
             assert!(
                 SIGNS
                     .iter()

@@ -86,6 +86,9 @@ pub struct Spawn {
     /// The agent's directory (relative to the current one); default the branch's
     /// worktree, else the current directory.
     pub cwd: Option<PathBuf>,
+    /// The file the loop sends the agent's stdout to (absolute), read for a limit a live
+    /// agent waits on (SPEC 1.2 "parked on a limit").
+    pub output: Option<String>,
 }
 
 /// What `record spawn` ledgered: the event as stored, and warnings for stderr.
@@ -114,6 +117,10 @@ pub fn spawn(
     };
     let pid_start = s.pid.and_then(process::start_token);
     let mut warnings = Vec::new();
+    let session_id = s
+        .session_id
+        .clone()
+        .filter(|id| checked_session(id, &mut warnings));
     if let (Some(p), None) = (s.pid, &pid_start) {
         warnings.push(format!(
             "no process {p} on this host: its pid is recorded but never taken as alive"
@@ -126,16 +133,38 @@ pub fn spawn(
             attempt: ledger::next_attempt(events),
             cwd: cwd.to_string_lossy().to_string(),
             host: host.clone(),
-            session_id: s.session_id.clone(),
+            session_id: session_id.clone(),
             agent: s.agent.clone(),
             pid: s.pid,
             pid_start: pid_start.clone(),
+            output: s.output.clone(),
         };
         vec![Event::new(now, &task, Some(&s.branch), body).with_head(head.clone())]
     })?;
     Ok(Spawned {
         event: stored.pop().expect("one event decided"),
         warnings,
+    })
+}
+
+/// Whether `id` may be recorded as a session id ([`agent::session_id_ok`], SPEC 1.2:
+/// `^[A-Za-z0-9._:@+-]{1,200}$`); pushes a warning when not.
+pub fn checked_session(id: &str, warnings: &mut Vec<String>) -> bool {
+    let ok = agent::session_id_ok(id);
+    if !ok {
+        warnings.push(format!(
+            "session id {:?} is not recorded: it must match ^[A-Za-z0-9._:@+-]{{1,200}}$",
+            agent::lines::tail(id, 80)
+        ));
+    }
+    ok
+}
+
+/// The agent of the newest `spawn` that names one.
+fn spawn_agent(events: &[Event]) -> Option<String> {
+    events.iter().rev().find_map(|e| match &e.body {
+        Body::Spawn { agent: Some(a), .. } => Some(a.clone()),
+        _ => None,
     })
 }
 
@@ -184,6 +213,7 @@ pub fn exit(
         .as_ref()
         .and_then(|r| r.session_id.clone())
         .or_else(|| ledger::replay(&events).session_id);
+    let agent_name = spawn_agent(&events).unwrap_or_else(|| cfg.agent.clone());
     let transcript_error = session
         .as_deref()
         .and_then(agent::transcript)
@@ -194,6 +224,7 @@ pub fn exit(
         x.result.as_ref(),
         transcript_error.as_deref(),
         now,
+        agent::profile(&agent_name).is_none_or(|p| p.exit_trusted),
     );
     let outcome = match (&x.blocker, verdict.outcome) {
         (Some(_), Outcome::Success | Outcome::Failed) => Outcome::Blocked,

@@ -295,6 +295,7 @@ mod tests {
             agent: None,
             pid: None,
             pid_start: None,
+            output: None,
         }
     }
 

@@ -307,21 +307,73 @@ fn last_exit_was_fresh(snap: &Snapshot, r: &ledger::Replay) -> bool {
     })
 }
 
-/// Decide session or fresh and build the command for `recode.agent`.
+/// Whether a template's placeholder sits inside the template's own quotes (SPEC
+/// `recode.agent`: refused, since a value quoted again could leave its quotes). Returns
+/// the first such placeholder.
+pub fn quoted_placeholder(template: &str) -> Option<&'static str> {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for (i, c) in template.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '{' if single || double => {
+                if let Some(p) = PLACEHOLDERS.iter().find(|p| template[i..].starts_with(**p)) {
+                    return Some(p);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The placeholders of a `recode.agent` template.
+pub const PLACEHOLDERS: [&str; 3] = ["{session_id}", "{cwd}", "{prompt_file}"];
+
+/// Decide session or fresh and build the command for `recode.agent`: a known agent's
+/// [`Profile`](crate::agent::Profile) (its resume command by session id, else its fresh
+/// command), or a template whose placeholders become single-quoted words.
+///
+/// Errors: [`ResumeError::Template`] when the template puts a placeholder inside its own
+/// quotes (exit 2).
 pub fn launch(
     agent: &str,
     snap: &Snapshot,
     w: &Worker,
     prompt_file: &str,
     default_cwd: &str,
-) -> Launch {
+) -> Result<Launch, ResumeError> {
+    // A known agent's profile, else the user's template (whose sessions are taken to
+    // belong to their directory).
+    let profile = crate::agent::profile(agent);
+    let needs_cwd = profile.is_none_or(|p| p.resume_needs_cwd);
+    if profile.is_none()
+        && let Some(p) = quoted_placeholder(agent)
+    {
+        return Err(ResumeError::Template {
+            value: agent.to_string(),
+            placeholder: p,
+        });
+    }
     let r = ledger::replay(&snap.events);
     let recorded_cwd = snap.events.iter().rev().find_map(|e| match &e.body {
         Body::Spawn { cwd, .. } => Some(cwd.clone()),
         _ => None,
     });
     let last_fresh = last_exit_was_fresh(snap, &r);
+    let no_resume = profile.is_some_and(|p| p.resume.is_none());
     let (mode, why, session, cwd) = match (&r.session_id, &recorded_cwd) {
+        _ if no_resume => (
+            Mode::Fresh,
+            format!("{agent} has no sessions to resume by id: a fresh run with the prompt"),
+            None,
+            None,
+        ),
         (None, _) => (
             Mode::Fresh,
             "no agent session id is recorded".to_string(),
@@ -335,7 +387,7 @@ pub fn launch(
             None,
             None,
         ),
-        (Some(_), Some(c)) if !Path::new(c).is_dir() => (
+        (Some(_), Some(c)) if needs_cwd && !Path::new(c).is_dir() => (
             Mode::Fresh,
             format!(
                 "the session's directory {c} no longer exists (agents find sessions by directory)"
@@ -343,7 +395,7 @@ pub fn launch(
             None,
             None,
         ),
-        (Some(_), Some(c)) if !inside(c, default_cwd) => (
+        (Some(_), Some(c)) if needs_cwd && !inside(c, default_cwd) => (
             Mode::Fresh,
             format!(
                 "the session's directory {c} is not in {}'s worktree {default_cwd} (the agent must run on its branch)",
@@ -356,34 +408,36 @@ pub fn launch(
             Mode::Session,
             format!("resuming session {id}"),
             Some(id.clone()),
-            c.clone(),
+            c.clone().filter(|_| needs_cwd),
         ),
     };
     // `default_cwd` is where the worker's branch is checked out (`place`): the recorded
     // cwd only when it lies inside it (SPEC `resume`: always on the worker's branch).
     let cwd = cwd.unwrap_or_else(|| default_cwd.to_string());
-    let prompt_arg = format!("\"$(cat {})\"", sh_quote(prompt_file));
-    let body = match (agent, &session) {
-        ("claude", Some(id)) => format!("claude -p --resume {} {prompt_arg}", sh_quote(id)),
-        ("claude", None) => format!("claude -p {prompt_arg}"),
-        ("codex", Some(id)) => format!("codex exec resume {} {prompt_arg}", sh_quote(id)),
-        ("codex", None) => format!("codex exec {prompt_arg}"),
-        (template, _) => fill(
-            template,
-            &[
-                ("{session_id}", sh_quote(session.as_deref().unwrap_or(""))),
-                ("{cwd}", sh_quote(&cwd)),
-                ("{prompt_file}", sh_quote(prompt_file)),
-            ],
-        ),
+    let values = [
+        ("{session_id}", sh_quote(session.as_deref().unwrap_or(""))),
+        ("{cwd}", sh_quote(&cwd)),
+        ("{prompt_file}", sh_quote(prompt_file)),
+        ("{prompt}", format!("\"$(cat {})\"", sh_quote(prompt_file))),
+    ];
+    let body = match profile {
+        Some(p) => {
+            let template = match (&session, p.resume) {
+                (Some(_), Some(r)) => r,
+                _ => p.fresh,
+            };
+            let env: String = p.env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+            format!("{env}{}", fill(template, &values))
+        }
+        None => fill(agent, &values[..3]),
     };
-    Launch {
+    Ok(Launch {
         mode,
         why,
         command: format!("cd {} && {} && {body}", sh_quote(&cwd), unset_tokens()),
         cwd,
         session_id: session,
-    }
+    })
 }
 
 /// Whether this worker may be resumed: `Err(reason)` when it must not (running, or
@@ -448,6 +502,16 @@ pub enum ResumeError {
         /// The cause.
         #[source]
         source: std::io::Error,
+    },
+    /// `recode.agent` is a template that puts a placeholder inside its own quotes.
+    #[error(
+        "config recode.agent = '{value}' is refused: {placeholder} is inside quotes of the template's own (each placeholder becomes one single-quoted word: write it bare)"
+    )]
+    Template {
+        /// The template.
+        value: String,
+        /// The quoted placeholder.
+        placeholder: &'static str,
     },
     /// `git worktree add` failed.
     #[error("cannot add a worktree for {branch} at {path}: {source}")]
@@ -582,5 +646,25 @@ fn main_worktree(repo: &gix::Repository) -> std::path::PathBuf {
         common.parent().map(Path::to_path_buf).unwrap_or(common)
     } else {
         common
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_placeholder_inside_the_templates_own_quotes_is_found() {
+        for (t, want) in [
+            ("a --s {session_id} {prompt_file}", None),
+            ("a --s '{session_id}'", Some("{session_id}")),
+            ("a --in \"x {cwd}\"", Some("{cwd}")),
+            ("a \"$(cat {prompt_file})\"", Some("{prompt_file}")),
+            ("a \\'{session_id}", None),
+            ("a 'it''s' {cwd} '{other}'", None),
+            ("a \"it's\" {cwd}", None),
+        ] {
+            assert_eq!(quoted_placeholder(t), want, "{t}");
+        }
     }
 }

@@ -209,9 +209,15 @@ fn previous_attempt(p: &mut String, f: &Facts) {
     }
 }
 
+/// The one-shot contract every resume prompt keeps (SPEC 1.2 "Outcomes": foreground
+/// only, commit at each milestone, do not end before the work is committed and pushed).
+pub const CONTRACT: &str = "This run is one shot, in the foreground: work in the foreground and never leave \
+background work (servers, watchers, background shells or tasks) running when you exit; commit at each \
+milestone; do not end before the work is committed and pushed (`git push`).";
+
 /// "## What to do": the steps, then the pull request's own step when it has feedback.
 fn what_to_do(p: &mut String, f: &Facts) {
-    let _ = writeln!(p, "\n## What to do\n");
+    let _ = writeln!(p, "\n## What to do\n\n{CONTRACT}\n");
     let _ = writeln!(
         p,
         "1. Inspect the work: `git log --oneline {b}..HEAD`, `git diff {b}...HEAD`, `git status`.\n\

@@ -57,10 +57,10 @@ pub struct Started {
 }
 
 /// The agent to resume with: `recode.agent` when set; else the agent the last spawn
-/// recorded, when it is one we know (claude, codex); else `recode.agent`'s default.
+/// recorded, when it is one with a profile (`agent::profile`); else `recode.agent`'s default.
 pub fn agent_of(cfg: &Config, snap: &Snapshot) -> String {
     let recorded_agent = snap.events.iter().rev().find_map(|e| match &e.body {
-        Body::Spawn { agent: Some(a), .. } if a == "claude" || a == "codex" => Some(a.clone()),
+        Body::Spawn { agent: Some(a), .. } if crate::agent::profile(a).is_some() => Some(a.clone()),
         _ => None,
     });
     match recorded_agent {
@@ -113,7 +113,8 @@ struct Inputs<'a> {
 }
 
 impl Inputs<'_> {
-    fn prepare(&self, attempt: u32) -> Prepared {
+    /// Errors: [`ResumeError::Template`] (a refused `recode.agent` template).
+    fn prepare(&self, attempt: u32) -> Result<Prepared, ResumeError> {
         let mut facts = self.facts.clone();
         facts.attempt = attempt;
         let prompt = super::prompt(&facts);
@@ -136,17 +137,17 @@ impl Inputs<'_> {
             Place::Existing(p) | Place::Added(p) => p.clone(),
             Place::WouldAdd { path, .. } => path.clone(),
         };
-        let mut launch = super::launch(&self.agent, self.snap, self.w, &shown, &default_cwd);
+        let mut launch = super::launch(&self.agent, self.snap, self.w, &shown, &default_cwd)?;
         if let Place::WouldAdd { add, .. } = self.place {
             launch.command = format!("{add} && {}", launch.command);
         }
-        Prepared {
+        Ok(Prepared {
             prompt_sha: blob_sha(&prompt),
             facts,
             prompt,
             prompt_file,
             launch,
-        }
+        })
     }
 }
 
@@ -219,7 +220,7 @@ pub fn start(
         place: &place,
         agent: agent_of(cfg, snap),
     };
-    let mut p = inputs.prepare(facts.attempt);
+    let mut p = inputs.prepare(facts.attempt)?;
     if !req.dry_run {
         let written = p.prompt_file.clone();
         if let Some(f) = &written {
@@ -227,8 +228,11 @@ pub fn start(
         }
         ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
             let attempt = ledger::next_attempt(events);
-            if attempt != p.facts.attempt {
-                p = inputs.prepare(attempt);
+            // The template was accepted above: preparing again cannot fail.
+            if attempt != p.facts.attempt
+                && let Ok(again) = inputs.prepare(attempt)
+            {
+                p = again;
             }
             let body = Body::Resume {
                 attempt,

@@ -80,11 +80,23 @@ impl<'a> Ctx<'a> {
         }
         let counts = self.counts(branch, head, local_tip, remote_tip)?;
         let replayed = ledger::replay(&events);
-        let transcript_mtime = replayed
+        let transcript = replayed
             .session_id
             .as_deref()
-            .and_then(crate::agent::transcript)
-            .and_then(worktree::mtime);
+            .and_then(crate::agent::transcript);
+        let output = spawn_output(&events).map(std::path::PathBuf::from);
+        let transcript_mtime = transcript
+            .and_then(worktree::mtime)
+            .max(output.as_deref().and_then(worktree::mtime));
+        // SPEC 1.2: an open attempt whose newest output reads as a limit is parked.
+        let parked_until = (!replayed.last_attempt_exited && replayed.last_attempt.is_some())
+            .then(|| {
+                output
+                    .as_deref()
+                    .and_then(crate::agent::parked::parked_until)
+                    .or_else(|| transcript.and_then(crate::agent::parked::parked_until))
+            })
+            .flatten();
         let pid_alive = probe_pid(&events, &replayed, &self.this_host);
         // A live agent's worktree is not read unless asked (`--deep`): it is `running`,
         // action `wait`, whatever it holds.
@@ -115,6 +127,7 @@ impl<'a> Ctx<'a> {
             events,
             pid_alive,
             transcript_mtime,
+            parked_until,
             forge: opts.forge.for_branch(branch),
             blocker_closed: false,
             now: self.now,
@@ -249,6 +262,14 @@ fn probe_pid(events: &[ledger::Event], replayed: &ledger::Replay, this_host: &st
         } => process::is_alive(host, *pid, pid_start.as_deref(), this_host),
         _ => None,
     })
+}
+
+/// The `--output` file of the newest `spawn` that names one.
+fn spawn_output(events: &[ledger::Event]) -> Option<&str> {
+    events.iter().rev().find_map(|e| match &e.body {
+        Body::Spawn { output, .. } => Some(output.as_deref()),
+        _ => None,
+    })?
 }
 
 /// Tips of every ref (branches, remote-tracking branches, tags), to find commits no ref contains.

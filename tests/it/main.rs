@@ -15,6 +15,7 @@ mod fake_gitea;
 mod fake_gitlab;
 mod hookenv;
 
+mod agents;
 mod arch;
 mod cli;
 mod errors;

@@ -309,7 +309,7 @@ fn dry_run_writes_nothing_and_resume_ledgers_one_event() {
     assert_eq!(
         cmd,
         format!(
-            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && claude -p --resume 's-24' \"$(cat '{}')\"\n",
+            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume 's-24' \"$(cat '{}')\"\n",
             wt.display(),
             out_file.display()
         )
@@ -412,7 +412,7 @@ fn fresh_session_when_the_cwd_is_gone_or_the_context_was_exhausted() {
         &env,
         &wt3,
         T1,
-        &["record", "spawn", "issue-27", "--session-id", "s'27"],
+        &["record", "spawn", "issue-27", "--session-id", "s.27:x@y+z"],
     );
     exit(&env, &wt3, "issue-27", "1", "failed");
     let v = resume_json(&env, &repo, "issue-27");
@@ -420,7 +420,7 @@ fn fresh_session_when_the_cwd_is_gone_or_the_context_was_exhausted() {
     assert_eq!(
         v["command"],
         format!(
-            "cd '{wt3s}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && my-agent --session 's'\\''27' --in '{wt3s}' --prompt '{}'",
+            "cd '{wt3s}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && my-agent --session 's.27:x@y+z' --in '{wt3s}' --prompt '{}'",
             v["prompt_file"].as_str().unwrap()
         )
     );
@@ -630,7 +630,7 @@ fn result_json_from_each_agent() {
         )
         .unwrap()
     };
-    let e = case("issue-40", "0", "claude-json-success.json");
+    let e = case("issue-40", "0", "claude/json-success.json");
     assert_eq!(
         (e["outcome"].as_str(), e["session_id"].as_str()),
         (
@@ -642,18 +642,18 @@ fn result_json_from_each_agent() {
         e["message"],
         "Implemented the debris classifier; tests green; opened PR #118."
     );
-    let e = case("issue-41", "0", "claude-json-api-error.json");
+    let e = case("issue-41", "0", "claude/json-api-error.json");
     assert_eq!(
         e["outcome"], "needs-human",
         "an API error reported as subtype success with rc 0"
     );
-    let e = case("issue-42", "0", "claude-stream.jsonl");
+    let e = case("issue-42", "0", "claude/stream.jsonl");
     assert_eq!(
         (e["outcome"].as_str(), e["retry_after"].as_str()),
         (Some("transient"), Some("2026-07-15T09:00:00Z"))
     );
     assert_eq!(e["session_id"], "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d");
-    let e = case("issue-43", "0", "codex-exec.jsonl");
+    let e = case("issue-43", "0", "codex/exec.jsonl");
     assert_eq!(
         (e["outcome"].as_str(), e["session_id"].as_str()),
         (
@@ -698,7 +698,7 @@ fn result_json_from_each_agent() {
     let proj = env.home.join(".claude/projects/-home-dev-repo");
     std::fs::create_dir_all(&proj).unwrap();
     std::fs::copy(
-        data.join("claude-transcript-tail.jsonl"),
+        data.join("claude/transcript-tail.jsonl"),
         proj.join("s-tr.jsonl"),
     )
     .unwrap();
@@ -758,13 +758,7 @@ fn a_template_value_holding_a_placeholder_is_never_expanded_again() {
         &env,
         &wt,
         T1,
-        &[
-            "record",
-            "spawn",
-            "issue-29",
-            "--session-id",
-            "s-{cwd}-{session_id}",
-        ],
+        &["record", "spawn", "issue-29", "--session-id", "s-29"],
     );
     exit(&env, &wt, "issue-29", "1", "failed");
     let v = resume_json(&env, &repo, "issue-29");
@@ -772,7 +766,7 @@ fn a_template_value_holding_a_placeholder_is_never_expanded_again() {
     assert_eq!(
         v["command"],
         format!(
-            "cd '{wts}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && my-agent --session 's-{{cwd}}-{{session_id}}' --in '{wts}' --prompt '{}'",
+            "cd '{wts}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && my-agent --session 's-29' --in '{wts}' --prompt '{}'",
             v["prompt_file"].as_str().unwrap()
         )
     );
@@ -966,7 +960,10 @@ fn a_recorded_cwd_outside_the_workers_worktree_is_never_resumed_in() {
     assert_eq!(doc["mode"], "fresh");
     let cmd = doc["command"].as_str().unwrap();
     assert!(
-        cmd.starts_with(&format!("cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && claude -p \"$(cat ", wt.display())),
+        cmd.starts_with(&format!(
+            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p \"$(cat ",
+            wt.display()
+        )),
         "{cmd}"
     );
     assert!(!cmd.contains("--resume"), "{cmd}");

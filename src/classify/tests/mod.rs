@@ -68,6 +68,7 @@ fn snap() -> T {
         beyond_pr: 0,
         pid_alive: None,
         transcript_mtime: None,
+        parked_until: None,
         forge: Forge::Unknown,
         blocker_closed: false,
         now: at(0),
@@ -108,6 +109,7 @@ impl T {
                 agent: Some("claude".into()),
                 pid: Some(4242),
                 pid_start: Some("123456".into()),
+                output: None,
             },
         )
     }
@@ -123,6 +125,7 @@ impl T {
                 agent: None,
                 pid: None,
                 pid_start: None,
+                output: None,
             },
         )
     }

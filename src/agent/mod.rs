@@ -7,6 +7,12 @@
 //! `error`, Codex `turn.failed`/`error` events, Gemini's `error` object) are read first,
 //! then the text (SPEC `exit`, "Outcomes: reading how an attempt ended").
 
+pub mod lines;
+pub mod parked;
+pub mod profiles;
+
+pub use profiles::{PROFILES, Profile, profile};
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -39,41 +45,153 @@ pub struct AgentResult {
     pub error_kind: Option<String>,
     /// A numeric error code from Gemini CLI's `error.code` (HTTP status).
     pub error_code: Option<u16>,
+    /// The output said the run completed: a closing event with no error (Claude's
+    /// `result`, Gemini's `result` success, Codex `turn.completed`, OpenCode
+    /// `step_finish`/`done`, Copilot's `result`, Goose's `complete`).
+    pub completed: bool,
+    /// At least one JSON event was read.
+    pub saw_json: bool,
+    /// Multi-line objects dropped for being over 1 MiB.
+    pub skipped_objects: usize,
 }
 
-/// Parse Claude `json` (one object), Claude `stream-json` or Codex `--json` (JSON lines).
-/// Lines that are not JSON are skipped (agents interleave logs).
+/// Parse an agent's machine output held in memory (see [`parse_reader`]).
 pub fn parse_result(text: &str) -> AgentResult {
-    let mut r = AgentResult::default();
-    for v in json_values(text) {
-        read_event(&mut r, &v);
-    }
-    r
+    parse_reader(text.as_bytes()).0
 }
 
-/// The JSON values of an agent's output: the whole text when it is one object, else one
-/// per line that parses (the others are skipped).
-fn json_values(text: &str) -> Vec<serde_json::Value> {
-    match serde_json::from_str::<serde_json::Value>(text.trim()) {
-        Ok(v @ serde_json::Value::Object(_)) => vec![v],
-        _ => text
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
-            .collect(),
+/// Parse an agent's machine output, line by line in bounded memory: Claude `json` (one
+/// object, also pretty-printed over several lines) or `stream-json`, Codex `--json`,
+/// Gemini CLI `json`/`stream-json` (and its `[ERROR] `-prefixed stderr), OpenCode's
+/// events (`sessionID`), Cursor's and Amp's Claude-shaped stream-json, Copilot's events
+/// (final `result.sessionId`), Goose's `stream-json`. Lines that are not JSON are kept
+/// (their last [`TEXT_KEEP`] bytes) as the message when the JSON names none: Aider
+/// prints only text, Cursor none on failure. Returns the result and how many lines over
+/// [`lines::MAX_LINE`] were skipped.
+///
+/// Errors: none; an unreadable stream ends the reading where it failed.
+pub fn parse_reader<R: std::io::Read>(r: R) -> (AgentResult, usize) {
+    let mut res = AgentResult::default();
+    let mut p = Pending::default();
+    let reader = std::io::BufReader::with_capacity(64 * 1024, r);
+    let mut skipped = lines::for_each_line(reader, lines::MAX_LINE, |line| {
+        p.line(&mut res, line);
+    })
+    .unwrap_or(0);
+    skipped += p.finish(&mut res);
+    (res, skipped)
+}
+
+/// How much of the non-JSON text of an output is kept, in bytes (the message's 4 KiB).
+pub const TEXT_KEEP: usize = 4096;
+
+/// The reading state between lines: a JSON object spread over several lines, and the
+/// tail of the text lines.
+#[derive(Default)]
+struct Pending {
+    object: String,
+    text: std::collections::VecDeque<String>,
+    text_len: usize,
+    /// A `[ERROR] ` line was seen: the text from it on is the message.
+    error_seen: bool,
+}
+
+impl Pending {
+    fn line(&mut self, r: &mut AgentResult, line: &str) {
+        let t = line.trim();
+        if !self.object.is_empty() || t == "{" {
+            self.object.push_str(line);
+            self.object.push('\n');
+            if self.object.len() > lines::MAX_LINE {
+                self.object.clear();
+                r.skipped_objects += 1;
+            } else if t.starts_with('}')
+                && let Ok(v) = serde_json::from_str::<serde_json::Value>(&self.object)
+            {
+                r.saw_json = true;
+                read_event(r, &v);
+                self.object.clear();
+            }
+            return;
+        }
+        if t.starts_with('{')
+            && let Ok(v @ serde_json::Value::Object(_)) = serde_json::from_str(t)
+        {
+            r.saw_json = true;
+            read_event(r, &v);
+            return;
+        }
+        if t.is_empty() {
+            return;
+        }
+        // Gemini CLI in json mode: `[ERROR] <message>` on stderr; the message may go on
+        // over the next lines.
+        let t = match t.strip_prefix("[ERROR] ") {
+            Some(m) => {
+                self.text.clear();
+                self.text_len = 0;
+                self.error_seen = true;
+                m
+            }
+            None => t,
+        };
+        let kept = lines::tail(t, TEXT_KEEP);
+        self.text_len += kept.len();
+        self.text.push_back(kept);
+        while self.text_len > TEXT_KEEP && self.text.len() > 1 {
+            let gone = self.text.pop_front().map_or(0, |l| l.len());
+            self.text_len -= gone;
+        }
+    }
+
+    /// The end of the output: an unfinished object is text; the text is the message
+    /// when the JSON named none, or after it when the run failed. Returns how many
+    /// objects over [`lines::MAX_LINE`] were dropped.
+    fn finish(&mut self, r: &mut AgentResult) -> usize {
+        let unfinished = !self.object.is_empty();
+        if unfinished {
+            let obj = std::mem::take(&mut self.object);
+            for l in obj.lines() {
+                if !l.trim().is_empty() && l.trim() != "{" {
+                    self.line(r, l);
+                }
+            }
+        }
+        if self.error_seen {
+            r.is_error = true;
+            r.completed = false;
+            r.message = None;
+        }
+        if !self.text.is_empty() && (r.message.is_none() || r.is_error) {
+            // A failed run's text output (stderr merged in) says why: it goes last, where
+            // the signs are read first.
+            let text: Vec<String> = self.text.drain(..).collect();
+            let text = text.join("\n");
+            r.message = Some(match r.message.take() {
+                Some(m) => lines::tail(&format!("{m}\n{text}"), TEXT_KEEP),
+                None => text,
+            });
+        }
+        r.skipped_objects
     }
 }
 
 /// Fold one event (or Gemini CLI's single object) into `r`, by its `type`.
 fn read_event(r: &mut AgentResult, v: &serde_json::Value) {
     let ty = v["type"].as_str().unwrap_or("");
-    if let Some(s) = v["session_id"].as_str() {
-        r.session_id = Some(s.to_string());
+    // Claude, Cursor, Amp, Gemini: `session_id`; OpenCode: `sessionID` on every event;
+    // Copilot: `sessionId` on the final `result`.
+    for key in ["session_id", "sessionID", "sessionId"] {
+        if let Some(s) = v[key].as_str() {
+            r.session_id = Some(s.to_string());
+        }
     }
     match ty {
         // Gemini CLI `--output-format json`: one object, no `type`.
         "" if v.get("response").is_some() || v["error"].is_object() => {
             if let Some(m) = v["response"].as_str().filter(|m| !m.is_empty()) {
                 r.message = Some(m.to_string());
+                r.completed = !v["error"].is_object();
             }
             gemini_error(r, &v["error"]);
         }
@@ -81,23 +199,49 @@ fn read_event(r: &mut AgentResult, v: &serde_json::Value) {
             // Gemini CLI stream-json's closing event.
             if v["status"].as_str() == Some("error") {
                 r.is_error = true;
+            } else {
+                r.completed = true;
             }
             gemini_error(r, &v["error"]);
         }
-        "init" => {
-            if let Some(s) = v["session_id"].as_str() {
-                r.session_id = Some(s.to_string());
+        "result" if v.get("exitCode").is_some() && v.get("subtype").is_none() => {
+            // Copilot CLI's closing event: `exitCode`, `sessionId`, no `data`.
+            r.completed = true;
+            if v["exitCode"].as_i64().is_some_and(|c| c != 0) {
+                r.is_error = true;
             }
         }
+        "init" => {}
         "assistant" => claude_assistant(r, v),
-        "error" => {
-            // Codex: non-fatal errors (reconnects); kept when nothing better comes.
-            if r.message.is_none()
-                && let Some(m) = v["message"].as_str()
+        // Copilot's final answer.
+        "assistant.message" if !r.is_error => {
+            if let Some(t) = v["data"]["content"]
+                .as_str()
+                .filter(|t| !t.trim().is_empty())
             {
-                r.message = Some(m.to_string());
+                r.message = Some(t.trim().to_string());
             }
         }
+        // OpenCode's text part.
+        "text" if !r.is_error => {
+            if let Some(t) = v["part"]["text"].as_str().filter(|t| !t.trim().is_empty()) {
+                r.message = Some(t.to_string());
+            }
+        }
+        // OpenCode: a step or the run ended.
+        "step_finish" | "done" => r.completed = true,
+        // Goose: the run ended.
+        "complete" => r.completed = true,
+        // Goose's message event: the last assistant text.
+        "message" if v["message"].is_object() && !r.is_error => {
+            if let Some(t) = v["message"]["content"]
+                .as_array()
+                .and_then(|a| a.iter().rev().find_map(|c| c["text"].as_str()))
+            {
+                r.message = Some(t.to_string());
+            }
+        }
+        "error" => other_error(r, v),
         "result" => claude_result(r, v),
         "rate_limit_event" => {
             let info = &v["rate_limit_info"];
@@ -112,6 +256,7 @@ fn read_event(r: &mut AgentResult, v: &serde_json::Value) {
                 r.session_id = Some(t.to_string());
             }
         }
+        "turn.completed" => r.completed = true,
         "turn.failed" => {
             r.is_error = true;
             if let Some(m) = v["error"]["message"].as_str() {
@@ -125,7 +270,43 @@ fn read_event(r: &mut AgentResult, v: &serde_json::Value) {
                 r.message = Some(t.to_string());
             }
         }
+        // Copilot's `session.error`-like events.
+        t if t.ends_with(".error") => {
+            r.is_error = true;
+            if let Some(m) = v["data"]["message"].as_str() {
+                r.message = Some(m.to_string());
+            }
+        }
         _ => {}
+    }
+}
+
+/// An `error` event: OpenCode's (`error.name`, `error.data.message`: fatal), Goose's
+/// (`error` a string: fatal), Gemini stream-json's (`severity`), or Codex's (a
+/// reconnect, non-fatal: kept when nothing better comes).
+fn other_error(r: &mut AgentResult, v: &serde_json::Value) {
+    let e = &v["error"];
+    if e.is_object() {
+        r.is_error = true;
+        if let Some(n) = e["name"].as_str() {
+            r.error_kind = Some(n.to_string());
+        }
+        if let Some(m) = e["data"]["message"].as_str().or(e["message"].as_str()) {
+            r.message = Some(m.to_string());
+        }
+        if let Some(s) = status_of(&e["data"]["statusCode"]) {
+            r.api_error_status = Some(s);
+        }
+    } else if let Some(m) = e.as_str() {
+        r.is_error = true;
+        r.message = Some(m.to_string());
+    } else if let Some(m) = v["message"].as_str() {
+        if v["severity"].as_str() == Some("error") {
+            r.is_error = true;
+            r.message = Some(m.to_string());
+        } else if r.message.is_none() {
+            r.message = Some(m.to_string());
+        }
     }
 }
 
@@ -164,6 +345,16 @@ fn claude_result(r: &mut AgentResult, v: &serde_json::Value) {
     r.terminal_reason = v["terminal_reason"].as_str().map(str::to_string);
     if let Some(m) = v["result"].as_str() {
         r.message = Some(m.to_string());
+    }
+    if !r.is_error && !r.subtype.as_deref().is_some_and(|s| s.starts_with("error")) {
+        r.completed = true;
+    }
+    // Amp's error result carries `error` (a string) instead of `errors[]`.
+    if r.is_error
+        && r.message.is_none()
+        && let Some(e) = v["error"].as_str()
+    {
+        r.message = Some(e.to_string());
     }
     if r.message.is_none()
         && r.is_error
@@ -248,17 +439,32 @@ fn error_kind(name: &str) -> Option<Kind> {
 /// when the JSON says the run failed (`is_error`, `turn.failed`, Gemini `error`). The
 /// transcript's last API error sharpens a plain failure. A reset time from the JSON wins
 /// over one read from the text.
+///
+/// `exit_trusted` is the agent's [`Profile::exit_trusted`]: when false, rc 0 is read as a
+/// failure unless the output says the run completed ([`AgentResult::completed`]) or, for
+/// an agent that prints only text, it left a final message (SPEC 1.2: Aider, OpenCode,
+/// Copilot exit 0 on failure; their output decides).
 pub fn decide(
     rc: i32,
     message: &str,
     result: Option<&AgentResult>,
     transcript_error: Option<&str>,
     now: Timestamp,
+    exit_trusted: bool,
 ) -> Verdict {
     let json = result.and_then(json_kind);
     let failed_by_json =
         result.is_some_and(|r| r.is_error || r.api_error_status.is_some()) || json.is_some();
-    let rc_for_text = if failed_by_json && rc == 0 { 1 } else { rc };
+    let no_proof = match result {
+        Some(r) => !r.completed && (r.saw_json || message.trim().is_empty()),
+        None => message.trim().is_empty(),
+    };
+    let lied = !exit_trusted && rc == 0 && no_proof;
+    let rc_for_text = if (failed_by_json || lied) && rc == 0 {
+        1
+    } else {
+        rc
+    };
     let mut v = outcome::classify(rc_for_text, message, now);
     let text_sharp = matches!(v.outcome, Outcome::Transient | Outcome::NeedsHuman) || v.fresh;
     let cannot_start = rc == 126 || rc == 127;
@@ -304,6 +510,16 @@ pub fn decide(
         v.retry_after = None;
     }
     v
+}
+
+/// Whether `id` may be recorded as a session id (SPEC 1.2 "Untrusted input stays out":
+/// `^[A-Za-z0-9._:@+-]{1,200}$`; anything else is never recorded, so it can never reach a
+/// shell).
+pub fn session_id_ok(id: &str) -> bool {
+    (1..=200).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:@+-".contains(&b))
 }
 
 /// Claude's config dir: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
@@ -369,21 +585,35 @@ mod tests {
     #[test]
     fn claude_json_success_and_api_error_reported_as_success() {
         let ok = parse_result(include_str!(
-            "../tests/data/agents/claude-json-success.json"
+            "../../tests/data/agents/claude/json-success.json"
         ));
         assert_eq!(
             ok.session_id.as_deref(),
             Some("6f1c2b7e-3d4a-4b5c-9e8f-0a1b2c3d4e5f")
         );
-        let v = decide(0, ok.message.as_deref().unwrap(), Some(&ok), None, now());
+        let v = decide(
+            0,
+            ok.message.as_deref().unwrap(),
+            Some(&ok),
+            None,
+            now(),
+            true,
+        );
         assert_eq!(v.outcome, Outcome::Success);
 
         let err = parse_result(include_str!(
-            "../tests/data/agents/claude-json-api-error.json"
+            "../../tests/data/agents/claude/json-api-error.json"
         ));
         assert!(err.is_error);
         assert_eq!(err.api_error_status, Some(403));
-        let v = decide(0, err.message.as_deref().unwrap(), Some(&err), None, now());
+        let v = decide(
+            0,
+            err.message.as_deref().unwrap(),
+            Some(&err),
+            None,
+            now(),
+            true,
+        );
         assert_eq!(
             v.outcome,
             Outcome::NeedsHuman,
@@ -393,12 +623,19 @@ mod tests {
 
     #[test]
     fn claude_stream_rate_limit_resets_at() {
-        let r = parse_result(include_str!("../tests/data/agents/claude-stream.jsonl"));
+        let r = parse_result(include_str!("../../tests/data/agents/claude/stream.jsonl"));
         assert_eq!(
             r.session_id.as_deref(),
             Some("9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d")
         );
-        let v = decide(0, r.message.as_deref().unwrap(), Some(&r), None, now());
+        let v = decide(
+            0,
+            r.message.as_deref().unwrap(),
+            Some(&r),
+            None,
+            now(),
+            true,
+        );
         assert_eq!(v.outcome, Outcome::Transient);
         assert_eq!(
             v.retry_after.unwrap().as_second(),
@@ -409,13 +646,20 @@ mod tests {
 
     #[test]
     fn codex_turn_failed_with_exit_zero() {
-        let r = parse_result(include_str!("../tests/data/agents/codex-exec.jsonl"));
+        let r = parse_result(include_str!("../../tests/data/agents/codex/exec.jsonl"));
         assert_eq!(
             r.session_id.as_deref(),
             Some("0199a213-81c0-7800-8aa1-bbab2a035a53")
         );
         assert!(r.is_error);
-        let v = decide(0, r.message.as_deref().unwrap(), Some(&r), None, now());
+        let v = decide(
+            0,
+            r.message.as_deref().unwrap(),
+            Some(&r),
+            None,
+            now(),
+            true,
+        );
         assert_eq!(v.outcome, Outcome::Transient);
         // "try again at 3:28 PM" in the system zone: some time after now.
         assert!(v.retry_after.unwrap() > now());
@@ -427,20 +671,23 @@ mod tests {
         let p = dir.path().join("t.jsonl");
         std::fs::write(
             &p,
-            include_str!("../tests/data/agents/claude-transcript-tail.jsonl"),
+            include_str!("../../tests/data/agents/claude/transcript-tail.jsonl"),
         )
         .unwrap();
         let e = transcript_error(&p);
         assert_eq!(e.as_deref(), Some("server_error"));
         assert_eq!(
-            decide(1, "", None, e.as_deref(), now()).outcome,
+            decide(1, "", None, e.as_deref(), now(), true).outcome,
             Outcome::Transient
         );
         assert_eq!(
-            decide(1, "", None, Some("authentication_failed"), now()).outcome,
+            decide(1, "", None, Some("authentication_failed"), now(), true).outcome,
             Outcome::NeedsHuman
         );
-        assert_eq!(decide(1, "", None, None, now()).outcome, Outcome::Failed);
+        assert_eq!(
+            decide(1, "", None, None, now(), true).outcome,
+            Outcome::Failed
+        );
     }
 
     #[test]
@@ -457,6 +704,7 @@ mod tests {
             Some(&quota),
             None,
             now(),
+            true,
         );
         assert_eq!(v.outcome, Outcome::Transient);
 
@@ -471,6 +719,7 @@ mod tests {
             Some(&auth),
             None,
             now(),
+            true,
         );
         assert_eq!(v.outcome, Outcome::NeedsHuman);
     }
@@ -488,7 +737,14 @@ mod tests {
             r.message.as_deref(),
             Some("API Error: Repeated 529 Overloaded errors")
         );
-        let v = decide(0, r.message.as_deref().unwrap(), Some(&r), None, now());
+        let v = decide(
+            0,
+            r.message.as_deref().unwrap(),
+            Some(&r),
+            None,
+            now(),
+            true,
+        );
         assert_eq!(v.outcome, Outcome::Transient);
     }
 
@@ -499,14 +755,14 @@ mod tests {
         );
         assert_eq!(json_kind(&r), Some(Kind::CutShort));
         assert_eq!(
-            decide(0, "", Some(&r), None, now()).outcome,
+            decide(0, "", Some(&r), None, now(), true).outcome,
             Outcome::Failed
         );
         let r = parse_result(
             r#"{"type":"result","subtype":"success","is_error":false,"terminal_reason":"aborted","result":"Working on it","session_id":"s-1"}"#,
         );
         assert_eq!(
-            decide(0, "Working on it", Some(&r), None, now()).outcome,
+            decide(0, "Working on it", Some(&r), None, now(), true).outcome,
             Outcome::Failed
         );
         let ok = parse_result(
@@ -514,7 +770,7 @@ mod tests {
         );
         assert_eq!(json_kind(&ok), None);
         assert_eq!(
-            decide(0, "Done: PR #3 opened.", Some(&ok), None, now()).outcome,
+            decide(0, "Done: PR #3 opened.", Some(&ok), None, now(), true).outcome,
             Outcome::Success
         );
     }
@@ -529,7 +785,14 @@ mod tests {
             r#"{"type":"turn.failed","error":{"message":"stream disconnected before completion: stream closed before response.completed"}}"#,
         ));
         assert!(r.is_error);
-        let v = decide(1, r.message.as_deref().unwrap(), Some(&r), None, now());
+        let v = decide(
+            1,
+            r.message.as_deref().unwrap(),
+            Some(&r),
+            None,
+            now(),
+            true,
+        );
         assert_eq!(v.outcome, Outcome::Transient);
         assert_eq!(v.retry_after, None, "the backoff is added by record exit");
     }

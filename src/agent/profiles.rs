@@ -1,0 +1,201 @@
+//! The agent CLIs git-recode knows, as one table (SPEC 1.2 "Outcomes: every agent", the
+//! `recode.agent` config row). Facts per agent are from
+//! `shared/research/ecosystem.md` section A (each row names its source there).
+//!
+//! A command template holds three placeholders, filled by [`crate::resume`]:
+//! `{prompt}` (the prompt as one word, `"$(cat '<file>')"`), `{prompt_file}` (the file,
+//! single-quoted) and `{session_id}` (single-quoted). Nothing else in this crate asks
+//! which agent it is: every difference between agents is a field here.
+
+/// Where an agent keeps its session transcripts (shown in `docs/agents.md`; read by
+/// [`crate::agent::transcript`] where it is a file git-recode can read).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transcript {
+    /// A JSON-lines file per session under a directory of the home, described by the
+    /// path pattern (`~/.claude/projects/<dir>/<session>.jsonl`).
+    Jsonl(&'static str),
+    /// A database or a server: not read by git-recode (the `record spawn --output` file is).
+    Elsewhere(&'static str),
+}
+
+/// One agent CLI.
+#[derive(Clone, Copy, Debug)]
+pub struct Profile {
+    /// The `recode.agent` / `record spawn --agent` name.
+    pub name: &'static str,
+    /// The executable on `PATH`.
+    pub binary: &'static str,
+    /// The headless command of a fresh session (placeholders: `{prompt}`, `{prompt_file}`).
+    pub fresh: &'static str,
+    /// The headless command that resumes session `{session_id}`; `None` when the agent
+    /// has no sessions to resume by id (Aider: its fresh form is used).
+    pub resume: Option<&'static str>,
+    /// Whether a session belongs to the directory it ran in (resume must run there).
+    pub resume_needs_cwd: bool,
+    /// Where its machine output carries the session id (for `docs/agents.md`; the
+    /// reader is [`crate::agent::parse_result`]).
+    pub session_in: &'static str,
+    /// Whether its exit code can be trusted. When false, rc 0 is a success only when the
+    /// output says the run completed (a closing event without an error, or for a
+    /// text-only agent a final message with no sign of failure): empty output is a
+    /// failure.
+    pub exit_trusted: bool,
+    /// Where its transcripts are.
+    pub transcript: Transcript,
+    /// Environment set on its launch command (`NAME=value` words before the binary).
+    pub env: &'static [(&'static str, &'static str)],
+}
+
+/// Every known agent, by `recode.agent` name.
+pub const PROFILES: &[Profile] = &[
+    Profile {
+        name: "claude",
+        binary: "claude",
+        fresh: "claude -p {prompt}",
+        resume: Some("claude -p --resume {session_id} {prompt}"),
+        resume_needs_cwd: true,
+        session_in: "`session_id` of the `json` result, of stream-json's `system`/`init` and `result`",
+        exit_trusted: true,
+        transcript: Transcript::Jsonl("~/.claude/projects/<dir>/<session>.jsonl"),
+        // SPEC 1.2: background work fails loudly instead of half-completing.
+        env: &[("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", "0")],
+    },
+    Profile {
+        name: "codex",
+        binary: "codex",
+        fresh: "codex exec {prompt}",
+        resume: Some("codex exec resume {session_id} {prompt}"),
+        resume_needs_cwd: true,
+        session_in: "`thread_id` of `thread.started`",
+        // `turn.failed` with exit 0.
+        exit_trusted: false,
+        transcript: Transcript::Jsonl("~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<session>.jsonl"),
+        env: &[],
+    },
+    Profile {
+        name: "gemini",
+        binary: "gemini",
+        fresh: "gemini -p {prompt} -o stream-json --yolo --skip-trust",
+        resume: Some("gemini --resume {session_id} -p {prompt} -o stream-json --yolo --skip-trust"),
+        resume_needs_cwd: true,
+        session_in: "`session_id` of stream-json's `init`, or of the `json` object",
+        exit_trusted: true,
+        transcript: Transcript::Jsonl("~/.gemini/tmp/<project>/chats/session-<ts>-<id8>.jsonl"),
+        env: &[],
+    },
+    Profile {
+        name: "opencode",
+        binary: "opencode",
+        fresh: "opencode run --format json --auto {prompt}",
+        resume: Some("opencode run --format json --auto -s {session_id} {prompt}"),
+        resume_needs_cwd: true,
+        session_in: "`sessionID` of every event (`ses_…`)",
+        // Exit 0 for a missing session (anomalyco/opencode#27559).
+        exit_trusted: false,
+        transcript: Transcript::Elsewhere("SQLite ~/.local/share/opencode/opencode.db"),
+        env: &[],
+    },
+    Profile {
+        name: "cursor",
+        binary: "cursor-agent",
+        fresh: "cursor-agent -p --output-format stream-json --force {prompt}",
+        resume: Some(
+            "cursor-agent -p --output-format stream-json --force --resume {session_id} {prompt}",
+        ),
+        resume_needs_cwd: true,
+        session_in: "`session_id` of stream-json's `system`/`init` and `result` (Claude-shaped)",
+        // No JSON at all on failure: the stderr text decides.
+        exit_trusted: true,
+        transcript: Transcript::Elsewhere("SQLite ~/.cursor/chats/<md5(cwd)>/<chat>/store.db"),
+        env: &[],
+    },
+    Profile {
+        name: "copilot",
+        binary: "copilot",
+        fresh: "copilot -p {prompt} --output-format json -s --allow-all --autopilot --no-ask-user",
+        resume: Some(
+            "copilot -p {prompt} --output-format json -s --allow-all --autopilot --no-ask-user --resume {session_id}",
+        ),
+        resume_needs_cwd: true,
+        session_in: "`sessionId` of the final `result` event",
+        // Exit 0 with no output on an auth failure (github/copilot-cli#1181).
+        exit_trusted: false,
+        transcript: Transcript::Jsonl("~/.copilot/session-state/<session>/events.jsonl"),
+        env: &[],
+    },
+    Profile {
+        name: "amp",
+        binary: "amp",
+        fresh: "amp -x {prompt} --stream-json --dangerously-allow-all",
+        resume: Some(
+            "amp threads continue {session_id} -x --stream-json --dangerously-allow-all {prompt}",
+        ),
+        // Threads are server-side: any directory of the account resumes them.
+        resume_needs_cwd: false,
+        session_in: "`session_id` of stream-json's `system`/`init` (thread id `T-…`, Claude-shaped)",
+        exit_trusted: true,
+        transcript: Transcript::Elsewhere(
+            "server-side threads (~/.local/state/amp/last-thread-id)",
+        ),
+        env: &[],
+    },
+    Profile {
+        name: "goose",
+        binary: "goose",
+        fresh: "goose run -t {prompt} --output-format stream-json",
+        resume: Some("goose run -r -n {session_id} -t {prompt} --output-format stream-json"),
+        resume_needs_cwd: true,
+        session_in: "not emitted: the session name the loop gave (`-n`), recorded with `record spawn --session-id`",
+        exit_trusted: false,
+        transcript: Transcript::Elsewhere("SQLite ~/.local/share/goose/sessions/sessions.db"),
+        env: &[],
+    },
+    Profile {
+        name: "aider",
+        binary: "aider",
+        fresh: "aider --yes-always --message-file {prompt_file}",
+        resume: None,
+        resume_needs_cwd: true,
+        session_in: "none: Aider has no session ids and no JSON output",
+        // Exit 0 after every API call failed (aider/main.py returns None).
+        exit_trusted: false,
+        transcript: Transcript::Elsewhere("<git root>/.aider.chat.history.md"),
+        env: &[],
+    },
+];
+
+/// The profile named `name` (`recode.agent`, `record spawn --agent`), if it is a known
+/// agent; anything else is a command template.
+pub fn profile(name: &str) -> Option<&'static Profile> {
+    PROFILES.iter().find(|p| p.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nine_agents_each_with_a_fresh_command_naming_its_binary() {
+        let names: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
+        assert_eq!(
+            names,
+            [
+                "claude", "codex", "gemini", "opencode", "cursor", "copilot", "amp", "goose",
+                "aider"
+            ]
+        );
+        for p in PROFILES {
+            assert!(p.fresh.starts_with(p.binary), "{}", p.name);
+            assert!(!p.fresh.contains("{session_id}"), "{}", p.name);
+            if let Some(r) = p.resume {
+                assert!(
+                    r.starts_with(p.binary) && r.contains("{session_id}"),
+                    "{}",
+                    p.name
+                );
+            }
+        }
+        assert_eq!(profile("cursor").unwrap().binary, "cursor-agent");
+        assert!(profile("my-agent {session_id}").is_none());
+    }
+}
