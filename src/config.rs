@@ -137,11 +137,12 @@ pub const MAX_ATTEMPTS_LIMIT: u32 = 1000;
 /// Errors: the text saying what was expected.
 pub fn duration_secs(value: &str) -> Result<i64, String> {
     let v = value.trim();
-    if v.is_empty() || v.ends_with(|c: char| c.is_ascii_digit()) {
-        return Err("a duration needs a unit: s, m, h or d (e.g. 30m)".into());
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "'{v}' has no unit: a duration is a number followed by s, m, h or d, like {v}m"
+        ));
     }
-    clock::parse_duration(v)
-        .map_err(|_| "expected a whole number with a unit: s, m, h or d (e.g. 30m)".into())
+    clock::parse_duration(v).map_err(|e| e.to_string())
 }
 
 /// `recode.maxAttempts`: a whole number from 1 to [`MAX_ATTEMPTS_LIMIT`].

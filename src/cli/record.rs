@@ -148,6 +148,11 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
         | RecordCommand::Clear { branch, .. } => branch.clone(),
     };
     ctx.not_base(&branch)?;
+    // A spawn may come before the agent creates its branch (SPEC `record spawn`); any
+    // other record names a branch that exists or has a ledger (SPEC 1.2).
+    if !matches!(cmd, RecordCommand::Spawn { .. }) {
+        known(&ctx, &branch)?;
+    }
     crate::cli::pick_up(&ctx, std::slice::from_ref(&branch));
     match cmd {
         RecordCommand::Spawn {
@@ -167,7 +172,7 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
         RecordCommand::Gate { branch, passed, .. } => {
             let (_, head) = locate(&ctx, &branch)?;
             let Some(head) = head else {
-                return Err(Error::UnknownBranch { branch });
+                return Err(ctx.unknown_branch(&branch));
             };
             append(
                 &ctx,
@@ -188,6 +193,26 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// Whether `branch` exists somewhere (a worktree, a local or `recode.remote` branch) or
+/// has ledger events of its own (or branch-less ones of its task).
+///
+/// Errors: [`Error::UnknownBranch`] naming the closest worker branches.
+fn known(ctx: &Ctx, branch: &str) -> Result<(), Error> {
+    let (wt, head) = locate(ctx, branch)?;
+    let remote = format!("refs/remotes/{}/{branch}", ctx.cfg.remote);
+    if wt.is_some() || head.is_some() || crate::repo::tip(&ctx.repo, &remote).is_some() {
+        return Ok(());
+    }
+    let named = task_events(ctx, branch)?
+        .iter()
+        .any(|e| e.branch.as_deref().is_none_or(|b| b == branch));
+    if named {
+        Ok(())
+    } else {
+        Err(ctx.unknown_branch(branch))
+    }
 }
 
 /// The events ledgered for `branch`'s task, oldest first.

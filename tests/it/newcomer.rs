@@ -172,3 +172,158 @@ fn help_loop_tick_runs_as_printed_and_resumes_every_worker() {
         );
     }
 }
+
+#[test]
+fn a_branch_that_exists_nowhere_names_the_closest_workers() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    env.git(&repo, &["branch", "issue-1-empty"]);
+    env.git(&repo, &["branch", "issue-12-parser"]);
+    env.ok(&repo, &["record", "spawn", "issue-1-empty"]);
+    let err = "--- stderr ---\nerror: no worker or branch named 'issue-1'; the closest worker branches: issue-1-empty\n\
+               hint: did you mean 'issue-1-empty'? (`git recode status --all` lists every worker)\n[exit status: 1]\n";
+    for args in [
+        &["classify", "issue-1"][..],
+        &["resume", "issue-1", "--dry-run"][..],
+        &["record", "exit", "issue-1", "--rc", "0"][..],
+        &["record", "gate", "issue-1", "--passed"][..],
+        &["record", "clear", "issue-1"][..],
+    ] {
+        assert_eq!(env.run(&repo, args), err, "{args:?}");
+    }
+    // A typo is near its branch by edit distance.
+    assert!(
+        env.run(&repo, &["classify", "issue-12-parsr"])
+            .starts_with("--- stderr ---\nerror: no worker or branch named 'issue-12-parsr'; the closest worker branches: issue-12-parser\n")
+    );
+    // Nothing was ledgered for the name that exists nowhere.
+    assert!(
+        events(&env, &repo)
+            .iter()
+            .all(|(_, b, _)| b == "issue-1-empty")
+    );
+    // A spawn may come before the branch exists (SPEC `record spawn`).
+    env.ok(&repo, &["record", "spawn", "issue-1"]);
+    assert_eq!(
+        env.run(&repo, &["classify", "issue-1"]).lines().last(),
+        Some("[exit status: 0]")
+    );
+}
+
+#[test]
+fn config_values_are_checked_where_read() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let cases = [
+        (
+            "recode.base",
+            "nope",
+            "error: config recode.base = 'nope' is invalid: no branch 'nope' here nor on 'origin' (set it to the branch work merges into, or unset it)",
+        ),
+        (
+            "recode.stallAfter",
+            "10",
+            "error: config recode.stallAfter = '10' is invalid: '10' has no unit: a duration is a number followed by s, m, h or d, like 10m",
+        ),
+        (
+            "recode.maxAttempts",
+            "0",
+            "error: config recode.maxAttempts = '0' is invalid: expected a whole number from 1 to 1000 (0 would escalate every worker)",
+        ),
+        (
+            "recode.maxAttempts",
+            "1000000000000",
+            "error: config recode.maxAttempts = '1000000000000' is invalid: expected a whole number from 1 to 1000 (a cap nobody reaches is no cap)",
+        ),
+        (
+            "recode.networkTimeout",
+            "60",
+            "error: config recode.networkTimeout = '60' is invalid: '60' has no unit: a duration is a number followed by s, m, h or d, like 60m",
+        ),
+    ];
+    for (key, value, want) in cases {
+        env.git(&repo, &["config", key, value]);
+        assert_eq!(
+            env.run(&repo, &["status"]),
+            format!(
+                "--- stderr ---\n{want}\nhint: fix the value with `git config <key> <value>`\n[exit status: 1]\n"
+            ),
+            "{key}={value}"
+        );
+        env.git(&repo, &["config", "--unset", key]);
+    }
+    env.git(&repo, &["config", "recode.base", "main"]);
+    env.git(&repo, &["config", "recode.stallAfter", "10m"]);
+    env.git(&repo, &["config", "recode.maxAttempts", "1000"]);
+    env.ok(&repo, &["status"]);
+}
+
+#[test]
+fn wording_a_newcomer_reads() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    // log on a repository with no ledger says so.
+    assert_eq!(
+        env.run(&repo, &["log"]),
+        "no ledger events yet (`git recode record spawn <branch>` ledgers an attempt's start)\n--- stderr ---\n[exit status: 0]\n"
+    );
+    assert_eq!(env.ok(&repo, &["log", "--json"]), "");
+    // recover with no arguments names --all.
+    let out = env.run(&repo, &["recover"]);
+    assert_eq!(
+        out,
+        "--- stderr ---\nerror: name the workers' branches to recover, or --all for every worker (`git recode recover --all`)\n[exit status: 2]\n"
+    );
+    // log's text view quotes a message, so the next field stands apart.
+    let msg = env.root().join("m");
+    std::fs::write(&msg, "rate limit hit\n").unwrap();
+    env.ok(&repo, &["record", "spawn", "issue-3", "--cwd", "."]);
+    env.ok(
+        &repo,
+        &[
+            "record",
+            "exit",
+            "issue-3",
+            "--rc",
+            "1",
+            "--message-file",
+            msg.to_str().unwrap(),
+        ],
+    );
+    let log = env.ok(&repo, &["log", "issue-3"]);
+    let exit = log.lines().find(|l| l.contains(" exit ")).unwrap();
+    assert!(
+        exit.contains("message=\"rate limit hit\" outcome="),
+        "{exit}"
+    );
+    // A WIP commit of one file says "1 file".
+    let wt = env.root().join("wt5");
+    env.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-5-x",
+            wt.to_str().unwrap(),
+            "main",
+        ],
+    );
+    std::fs::write(wt.join("new.txt"), "x\n").unwrap();
+    let out = env
+        .cmd(&repo)
+        .env("RECODE_NOW", crate::common::LATER)
+        .args(["recover", "issue-5-x"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        env.git(&repo, &["log", "-1", "--format=%s", "issue-5-x"]),
+        "wip: recode snapshot (1 file)"
+    );
+}
