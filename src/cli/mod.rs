@@ -11,6 +11,7 @@ use crate::error::{EXIT_ERROR, EXIT_OK, Error};
 
 pub mod classify;
 pub mod demo;
+pub mod doctor;
 pub mod hook;
 pub mod log;
 pub mod man;
@@ -114,6 +115,7 @@ pub enum Command {
     #[command(subcommand)]
     Hook(hook::HookCommand),
     Demo(demo::DemoArgs),
+    Doctor(doctor::DoctorArgs),
     Man(man::ManArgs),
     Completions(man::CompletionsArgs),
 }
@@ -247,6 +249,7 @@ impl Command {
             Command::Hook(_) => "hook",
             Command::Sync(_) => "sync",
             Command::Demo(_) => "demo",
+            Command::Doctor(_) => "doctor",
             Command::Man(_) => "man",
             Command::Completions(_) => "completions",
         }
@@ -327,6 +330,7 @@ pub fn main() -> i32 {
         Command::Hook(c) => hook::run(c, &ui),
         Command::Sync(a) => sync::run(a, &ui),
         Command::Demo(a) => demo::run(a, &ui),
+        Command::Doctor(a) => doctor::run(a, &ui),
         Command::Man(a) => man::run(a),
         Command::Completions(a) => man::completions(a),
     };

@@ -10,6 +10,7 @@ mod hookenv;
 
 mod arch;
 mod cli;
+mod doctor;
 mod errors;
 mod feedback;
 mod forge;
