@@ -1,4 +1,4 @@
-//! `git recode man` and `git recode completions`: generated from the same definitions.
+//! `git recode man`: the manual, generated from the command definitions.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -20,18 +20,6 @@ pub struct ManArgs {
     /// Write the page under a man directory instead of printing it [default: <prefix>/share/man]
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
     pub install: Option<String>,
-}
-
-/// Print shell completions for bash, zsh or fish
-///
-/// bash: `git recode completions bash > ~/.local/share/bash-completion/completions/git-recode`
-/// (it also defines `_git_recode`, which git's own completion calls for `git recode`).
-/// zsh: `git recode completions zsh > "${fpath[1]}/_git-recode"` (zsh's git completion
-/// calls `_git-recode`). fish: `git recode completions fish > ~/.config/fish/completions/git-recode.fish`.
-#[derive(clap::Args, Debug)]
-pub struct CompletionsArgs {
-    /// The shell
-    pub shell: clap_complete::Shell,
 }
 
 /// The man page of git-recode, its commands included, as roff.
@@ -107,30 +95,5 @@ pub fn run(args: ManArgs) -> Result<i32, Error> {
             crate::say!("installed {}", target.display());
         }
     }
-    Ok(EXIT_OK)
-}
-
-/// Run `completions`.
-///
-/// Errors: [`Error::Io`].
-pub fn completions(args: CompletionsArgs) -> Result<i32, Error> {
-    let mut cmd = Cli::command().bin_name("git-recode");
-    let mut buf = Vec::new();
-    clap_complete::generate(args.shell, &mut cmd, "git-recode", &mut buf);
-    if args.shell == clap_complete::Shell::Bash {
-        // git's bash completion calls _git_<subcommand> for `git recode …`.
-        buf.extend_from_slice(
-            br#"
-_git_recode() {
-    local words=("git-recode" "${COMP_WORDS[@]:2}")
-    local COMP_WORDS=("${words[@]}")
-    local COMP_CWORD=$((COMP_CWORD - 1))
-    local COMP_LINE="git-recode ${COMP_LINE#*recode}"
-    _git__recode "git-recode" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-}
-"#,
-        );
-    }
-    std::io::stdout().lock().write_all(&buf).map_err(out_err)?;
     Ok(EXIT_OK)
 }

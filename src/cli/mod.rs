@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::error::{EXIT_ERROR, EXIT_OK, Error};
 
 pub mod classify;
+pub mod complete;
 pub mod demo;
 pub mod doctor;
 pub mod hook;
@@ -117,7 +118,7 @@ pub enum Command {
     Demo(demo::DemoArgs),
     Doctor(doctor::DoctorArgs),
     Man(man::ManArgs),
-    Completions(man::CompletionsArgs),
+    Completions(complete::CompletionsArgs),
 }
 
 /// What every command needs: the repository, its configuration and the clock.
@@ -300,6 +301,10 @@ pub fn main() -> i32 {
     if crate::hook::is_hook_path(&args) || args == ["hook", "post-commit"] {
         return hook::post_commit_hook();
     }
+    // `COMPLETE=<shell> git-recode -- <words>`: the completion scripts asking.
+    if complete::answer() {
+        return EXIT_OK;
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -332,7 +337,7 @@ pub fn main() -> i32 {
         Command::Demo(a) => demo::run(a, &ui),
         Command::Doctor(a) => doctor::run(a, &ui),
         Command::Man(a) => man::run(a),
-        Command::Completions(a) => man::completions(a),
+        Command::Completions(a) => complete::completions(a),
     };
     match result {
         Ok(code) => code,

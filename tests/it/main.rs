@@ -19,6 +19,7 @@ mod hooklayout;
 mod ledger;
 mod neverlose;
 mod newcomer;
+mod newcomer_complete;
 mod outcome;
 mod pickup;
 mod published;
