@@ -80,7 +80,7 @@ A loop tick (bash; run it every few minutes, after `git recode hook install`):
     bin_name = "git recode",
     version = VERSION,
     propagate_version = true,
-    after_help = "Configuration: git config recode.* (listed in `git recode --help`).",
+    after_help = "Configuration: git config recode.* (`git-recode --help` lists every key and a loop tick).\n`git recode --help` opens the manual once `git recode man --install` has put it where man finds it.",
     after_long_help = long_after()
 )]
 pub struct Cli {

@@ -327,3 +327,126 @@ fn wording_a_newcomer_reads() {
         "wip: recode snapshot (1 file)"
     );
 }
+
+/// Every command path of the CLI (`record exit`, `hook install`, …), from `--help` of
+/// each level, with the long options its help lists.
+fn commands(env: &TestEnv, dir: &Path, path: &[&str]) -> Vec<(String, Vec<String>)> {
+    let mut args: Vec<&str> = path.to_vec();
+    args.push("--help");
+    let help = env.ok(dir, &args);
+    let options: Vec<String> = help
+        .lines()
+        // Option lines are indented less than their descriptions (2 or 6 spaces, not 10).
+        .filter(|l| l.len() - l.trim_start().len() < 8 && l.trim_start().starts_with('-'))
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let l = l.strip_prefix("-C ").map(|_| "").unwrap_or(l);
+            let word = l.split([' ', ',']).find(|w| w.starts_with("--"))?;
+            Some(word.to_string())
+        })
+        .filter(|o| o != "--help" && o != "--version")
+        .collect();
+    let mut out = vec![(path.join(" "), options)];
+    if let Some(start) = help.find("Commands:\n") {
+        let subs: Vec<String> = help[start + 10..]
+            .lines()
+            .take_while(|l| l.starts_with("  "))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .filter(|s| s != "help")
+            .collect();
+        for s in subs {
+            let mut p = path.to_vec();
+            p.push(&s);
+            out.extend(commands(env, dir, &p));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_man_page_is_complete_and_git_help_finds_it_after_install() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let page = env.ok(&repo, &["man"]);
+    let all = commands(&env, &repo, &[]);
+    assert!(all.iter().any(|(p, _)| p == "record exit"), "{all:?}");
+    assert!(all.iter().any(|(p, _)| p == "hook install"), "{all:?}");
+    assert!(all.iter().any(|(p, _)| p == "doctor"), "{all:?}");
+    let globals = all[0].1.clone();
+    for (path, options) in &all {
+        if path.is_empty() {
+            continue;
+        }
+        let options = options.iter().filter(|o| !globals.contains(o));
+        let header = format!(".SH \"GIT RECODE {}\"", path.to_uppercase());
+        let start = page
+            .find(&header)
+            .unwrap_or_else(|| panic!("no section {header}"));
+        let section = &page[start + header.len()..];
+        let section = &section[..section.find(".SH ").unwrap_or(section.len())];
+        for o in options {
+            let roff = o.replace('-', "\\-");
+            assert!(
+                section.contains(&format!("\\fB{roff}")),
+                "{path}: {o} is not in its section"
+            );
+        }
+    }
+    assert!(
+        !page.contains("[\\fB\\-C \\fR]"),
+        "the synopsis shows [-C ]"
+    );
+    assert!(
+        !page.contains("git\\-recode\\-"),
+        "the page names pages that do not exist"
+    );
+    assert!(page.contains(".SH \"SEE ALSO\"\n\\fBgit\\fR(1), \\fBgit\\-notes\\fR(1), \\fBgit\\-worktree\\fR(1), \\fBgit\\-config\\fR(1)\n"));
+    for k in [
+        "recode.networkTimeout",
+        "recode.worktreeDir",
+        "recode.agentConfigDirs",
+    ] {
+        assert!(page.contains(&format!("\\fB{}\\fR", k)), "{k}");
+    }
+
+    // As after `cargo install`: the binary in <prefix>/bin, then `man --install`; git's
+    // `git recode --help` runs `man git-recode`, which finds <prefix>/share/man.
+    let prefix = env.root().join("prefix");
+    std::fs::create_dir_all(prefix.join("bin")).unwrap();
+    let exe = prefix.join("bin/git-recode");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("git-recode"), &exe).unwrap();
+    let path = std::env::join_paths(std::iter::once(prefix.join("bin")).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let git_help = || {
+        env.git_cmd(&repo)
+            .env("PATH", &path)
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "100")
+            .env_remove("MANPATH")
+            .args(["recode", "--help"])
+            .output()
+            .unwrap()
+    };
+    let out = std::process::Command::new(&exe)
+        .args(["man", "--install"])
+        .env("HOME", &env.home)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "installed {}\n",
+            prefix.join("share/man/man1/git-recode.1").display()
+        )
+    );
+    let out = git_help();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("GIT RECODE RECORD EXIT"), "{text}");
+}
