@@ -450,3 +450,60 @@ fn the_man_page_is_complete_and_git_help_finds_it_after_install() {
     );
     assert!(text.contains("GIT RECODE RECORD EXIT"), "{text}");
 }
+
+#[test]
+fn the_readme_loop_script_runs() {
+    let env = TestEnv::new();
+    let repo = resumable(&env, 1);
+    let bin = stand_in_agent(&env);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/loop.sh");
+    let run = with_agent(&env, &repo, "bash", &bin)
+        .arg(&script)
+        .args(["--once", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "loop.sh failed:\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // Only resume's note of the attempt reaches stderr: no step of the loop failed.
+    assert_eq!(
+        String::from_utf8_lossy(&run.stderr),
+        "# attempt 2 of 3, session mode: resuming session s1\n"
+    );
+    let mut got: Vec<(String, String, String)> = events(&env, &repo)
+        .into_iter()
+        .map(|(k, b, m)| (k, b, m.trim_end().to_string()))
+        .filter(|(k, _, _)| matches!(k.as_str(), "spawn" | "resume" | "exit"))
+        .collect();
+    got.sort();
+    let want = |k: &str, b: &str, m: &str| (k.to_string(), b.to_string(), m.to_string());
+    assert_eq!(
+        got,
+        vec![
+            want("exit", "issue-1-w", "done: committed on issue-1-w"),
+            want("exit", "issue-1-w", "error: something broke"),
+            want("exit", "issue-3", "done: committed on issue-3"),
+            want("resume", "issue-1-w", ""),
+            want("spawn", "issue-1-w", ""),
+            want("spawn", "issue-3", ""),
+        ]
+    );
+    // The new worker's worktree is where recode.worktreeDir's default puts it, and the
+    // agent committed there.
+    let wt = env.root().join("r.worktrees/issue-3");
+    assert_eq!(
+        env.git(&wt, &["log", "-1", "--format=%s"]),
+        "agent: issue-3"
+    );
+    // Its spawn recorded the agent's pid and directory.
+    let spawn = env
+        .ok(&repo, &["log", "issue-3", "--json"])
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["kind"] == "spawn")
+        .unwrap();
+    assert!(spawn["pid"].as_u64().is_some_and(|p| p > 1), "{spawn}");
+    assert_eq!(spawn["cwd"], wt.display().to_string());
+}
