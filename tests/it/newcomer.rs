@@ -507,3 +507,71 @@ fn the_readme_loop_script_runs() {
     assert!(spawn["pid"].as_u64().is_some_and(|p| p > 1), "{spawn}");
     assert_eq!(spawn["cwd"], wt.display().to_string());
 }
+
+/// Every relative link target (`](path)`, `](path#anchor)`) in a Markdown text.
+fn relative_links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("](") {
+        rest = &rest[i + 2..];
+        let Some(end) = rest.find(')') else { break };
+        let target = rest[..end].trim();
+        let path = target.split('#').next().unwrap_or("");
+        if !path.is_empty() && !path.contains("://") && !path.starts_with("mailto:") {
+            out.push(path.to_string());
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
+#[test]
+fn readme_and_docs_links_resolve_inside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .unwrap();
+    let mut files = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "md") {
+            files.push(e.path());
+        }
+    }
+    let mut checked = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for link in relative_links(&text) {
+            let target = f.parent().unwrap().join(&link);
+            let resolved = target
+                .canonicalize()
+                .unwrap_or_else(|_| panic!("{}: the link {link} resolves to nothing", f.display()));
+            assert!(
+                resolved.starts_with(&root),
+                "{}: the link {link} leaves the repository (a clone would not have it)",
+                f.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} links checked");
+    // The README's quick start keeps the two commands CI runs.
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("\ncargo run --locked -- demo "));
+    assert!(readme.contains("\ncargo test --locked "));
+    assert!(!readme.contains("SPEC.md"));
+    // The README's tick is the one `--help` prints (and the help test runs).
+    let tick = git_recode::cli::LOOP_TICK;
+    let in_readme: String = tick.lines().map(|l| format!("   {}\n", &l[2..])).collect();
+    assert!(
+        readme.contains(&in_readme),
+        "the README's tick differs from --help's"
+    );
+    // Each docs/*.md named in the README's "More" exists (checked above) and the
+    // implementation notes and benchmark tables live in docs/, not in the README.
+    assert!(readme.contains("## More\n"));
+    assert!(!readme.contains("| worktrees × 5,000 files |"));
+    assert!(!readme.contains("## Choices where"));
+    assert!(
+        readme.lines().count() < 250,
+        "the README grew past a first read"
+    );
+}
