@@ -539,6 +539,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn values_are_checked_by_their_shape() {
+        assert_eq!(duration_secs("90s"), Ok(90));
+        assert_eq!(duration_secs("2h"), Ok(7200));
+        assert!(duration_secs("10").unwrap_err().contains("has no unit"));
+        assert_eq!(count("1"), Ok(1));
+        assert_eq!(count("1000"), Ok(1000));
+        assert!(count("0").is_err() && count("1001").is_err() && count("-1").is_err());
+        assert_eq!(size_bytes("50M"), Ok(50 << 20));
+        assert_eq!(size_bytes("512k"), Ok(512 << 10));
+        assert_eq!(size_bytes("100"), Ok(100));
+        assert!(size_bytes("5T").is_err());
+        assert_eq!(check("recode.forge", "GitLab"), Ok(()));
+        assert!(check("recode.forge", "bitbucket").is_err());
+        assert!(check("recode.pushWip", "maybe").is_err());
+        assert!(check("recode.branchPattern", "(").is_err());
+        assert_eq!(check("recode.unknownKey", "x"), Ok(()));
+        // Every key is in the --help list, once.
+        let list = help_list();
+        for k in KEYS {
+            assert_eq!(
+                list.matches(&format!("  {} ", k.name)).count(),
+                1,
+                "{}",
+                k.name
+            );
+        }
+    }
+
+    #[test]
     fn default_pattern_keys() {
         let re = regex::Regex::new(DEFAULT_BRANCH_PATTERN).unwrap();
         let cfg_task = |b: &str| {
