@@ -69,26 +69,11 @@ pub fn worker_branches(current: &OsStr) -> Vec<CompletionCandidate> {
     let Ok(cfg) = crate::config::Config::load(&repo) else {
         return Vec::new();
     };
-    let Ok(refs) = repo.references() else {
-        return Vec::new();
-    };
-    let remote_prefix = format!("refs/remotes/{}/", cfg.remote);
-    let mut names: Vec<String> = refs
-        .all()
+    crate::repo::worker_branch_names(&repo, &cfg)
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|r| {
-            let full = r.name().as_bstr().to_string();
-            full.strip_prefix("refs/heads/")
-                .or_else(|| full.strip_prefix(&remote_prefix))
-                .map(str::to_string)
-        })
-        .filter(|b| b.starts_with(current.as_ref()) && cfg.task_of(b).is_some())
-        .collect();
-    names.sort();
-    names.dedup();
-    names.into_iter().map(CompletionCandidate::new).collect()
+        .filter(|b| b.starts_with(current.as_ref()))
+        .map(CompletionCandidate::new)
+        .collect()
 }
 
 /// Answer a completion request (`COMPLETE=<shell>` in the environment) and return true;
