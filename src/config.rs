@@ -57,8 +57,172 @@ pub const WORKTREE_DIR: &str = "recode.worktreeDir";
 pub const FORGE: &str = "recode.forge";
 /// The values [`FORGE`] takes.
 pub const FORGES: &[&str] = &["auto", "github", "gitlab", "gitea", "forgejo", "none"];
+/// `recode.gateTimeout`: the longest the gate may run (SPEC 1.2 "The loop settles").
+pub const GATE_TIMEOUT: &str = "recode.gateTimeout";
+/// `recode.commandTimeout`: the longest any other child process may run.
+pub const COMMAND_TIMEOUT: &str = "recode.commandTimeout";
+/// `recode.staleLockAfter`: age after which a lock file in a worktree or the repository is stale.
+pub const STALE_LOCK_AFTER: &str = "recode.staleLockAfter";
+/// `recode.wipMaxFileSize`: an untracked file larger than this is left out of a WIP commit.
+pub const WIP_MAX_FILE_SIZE: &str = "recode.wipMaxFileSize";
+/// `recode.hostTimeout`: how long another host may be silent before its workers are taken over.
+pub const HOST_TIMEOUT: &str = "recode.hostTimeout";
+/// `recode.agentConfigDirs` (multi-valued): the agent configuration directories of the loop's accounts.
+pub const AGENT_CONFIG_DIRS: &str = "recode.agentConfigDirs";
 /// The ref that keeps task anchors reachable (SPEC "Where state lives").
 pub const ANCHORS_REF: &str = "refs/recode/anchors";
+
+/// The shape of a key's value, checked where it is read and by `doctor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Any text.
+    Text,
+    /// A regular expression.
+    Regex,
+    /// A duration with a unit: `s`, `m`, `h`, `d` ([`duration_secs`]).
+    Duration,
+    /// A whole number from 1 to [`MAX_ATTEMPTS_LIMIT`].
+    Count,
+    /// git's boolean spellings.
+    Bool,
+    /// A size with a unit: `k`, `M`, `G` ([`size_bytes`]).
+    Size,
+    /// One of the listed words.
+    OneOf(&'static [&'static str]),
+}
+
+/// One `recode.*` key: its name, its default as the help shows it, what it means, and
+/// the shape of its value.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    /// The key, `recode.` included.
+    pub name: &'static str,
+    /// The default, as text (`unset` when there is none).
+    pub default: &'static str,
+    /// What it sets, in a few words.
+    pub meaning: &'static str,
+    /// The shape of its value.
+    pub kind: Kind,
+}
+
+/// Every `recode.*` key, in the SPEC's order (SPEC "Config" and 1.2): the one place keys
+/// are declared for the `--help` list, the man page and `doctor`'s checks.
+#[rustfmt::skip]
+pub const KEYS: &[Key] = &[
+    Key { name: BASE, default: "remote HEAD, else main, else master", meaning: "the branch work merges into", kind: Kind::Text },
+    Key { name: REMOTE, default: DEFAULT_REMOTE, meaning: "where branches and notes are pushed", kind: Kind::Text },
+    Key { name: BRANCH_PATTERN, default: DEFAULT_BRANCH_PATTERN, meaning: "regex: which branches are workers, and their task key", kind: Kind::Regex },
+    Key { name: STALL_AFTER, default: "30m", meaning: "idle time before a worker with no exit is stalled (s, m, h, d)", kind: Kind::Duration },
+    Key { name: MAX_ATTEMPTS, default: "3", meaning: "counted attempts before needs-human", kind: Kind::Count },
+    Key { name: GATE, default: "unset", meaning: "the test command run before publishing", kind: Kind::Text },
+    Key { name: NOTES_REF, default: DEFAULT_NOTES_REF, meaning: "where ledgers live", kind: Kind::Text },
+    Key { name: AGENT, default: DEFAULT_AGENT, meaning: "claude, codex, gemini, opencode, cursor, copilot, amp, goose, aider, or a command template", kind: Kind::Text },
+    Key { name: NETWORK_TIMEOUT, default: "60s", meaning: "the longest a push, fetch or forge call may take", kind: Kind::Duration },
+    Key { name: WORKTREE_DIR, default: "<main worktree>/../<repo>.worktrees", meaning: "where resume adds a worktree for a worker that has none", kind: Kind::Text },
+    Key { name: PUSH_WIP, default: "true", meaning: "push a branch after its WIP commit when a remote exists", kind: Kind::Bool },
+    Key { name: FORGE, default: "auto", meaning: "github, gitlab, gitea, none, or auto (from the remote's host)", kind: Kind::OneOf(&["auto", "github", "gitlab", "gitea", "forgejo", "none"]) },
+    Key { name: GATE_TIMEOUT, default: "30m", meaning: "the longest the gate may run", kind: Kind::Duration },
+    Key { name: COMMAND_TIMEOUT, default: "5m", meaning: "the longest any other child process may run", kind: Kind::Duration },
+    Key { name: STALE_LOCK_AFTER, default: "5m", meaning: "age after which a lock file in a worktree or the repository is stale", kind: Kind::Duration },
+    Key { name: WIP_MAX_FILE_SIZE, default: "50M", meaning: "untracked files larger than this stay out of a WIP commit (k, M, G)", kind: Kind::Size },
+    Key { name: HOST_TIMEOUT, default: "2h", meaning: "how long another host may be silent before its workers are taken over", kind: Kind::Duration },
+    Key { name: AGENT_CONFIG_DIRS, default: "unset", meaning: "multi-valued: the agent configuration directories of the loop's accounts", kind: Kind::Text },
+    Key { name: SECRETS, default: ".env, .env.*, *.pem, *.key, id_rsa*, id_ed25519*, *.p12, credentials*.json", meaning: "multi-valued, added to the defaults: files never pushed in a WIP nor deleted", kind: Kind::Text },
+];
+
+/// The largest `recode.maxAttempts` accepted: a cap nobody reaches is no cap.
+pub const MAX_ATTEMPTS_LIMIT: u32 = 1000;
+
+/// A config duration in seconds: a whole number with a unit (`90s`, `30m`, `2h`, `1d`).
+/// A bare number is refused: `stallAfter=10` would silently mean ten seconds (SPEC 1.2
+/// "durations need a unit").
+///
+/// Errors: the text saying what was expected.
+pub fn duration_secs(value: &str) -> Result<i64, String> {
+    let v = value.trim();
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "'{v}' has no unit: a duration is a number followed by s, m, h or d, like {v}m"
+        ));
+    }
+    clock::parse_duration(v).map_err(|e| e.to_string())
+}
+
+/// `recode.maxAttempts`: a whole number from 1 to [`MAX_ATTEMPTS_LIMIT`].
+///
+/// Errors: the text saying what was expected.
+pub fn count(value: &str) -> Result<u32, String> {
+    let v = value.trim();
+    let range = format!("expected a whole number from 1 to {MAX_ATTEMPTS_LIMIT}");
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(range);
+    }
+    match v.parse::<u64>() {
+        Ok(0) => Err(format!("{range} (0 would escalate every worker)")),
+        Ok(n) if n <= u64::from(MAX_ATTEMPTS_LIMIT) => Ok(n as u32),
+        _ => Err(format!("{range} (a cap nobody reaches is no cap)")),
+    }
+}
+
+/// A size in bytes: a whole number with an optional unit `k`, `M`, `G` (powers of 1024,
+/// as git's `core.bigFileThreshold`).
+///
+/// Errors: the text saying what was expected.
+pub fn size_bytes(value: &str) -> Result<u64, String> {
+    let v = value.trim();
+    let bad = || "expected a size such as 50M (k, M or G)".to_string();
+    let i = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let n: u64 = v[..i].parse().map_err(|_| bad())?;
+    let mult: u64 = match v[i..].trim() {
+        "" => 1,
+        "k" | "K" => 1 << 10,
+        "m" | "M" => 1 << 20,
+        "g" | "G" => 1 << 30,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(mult).ok_or_else(bad)
+}
+
+/// Check one value against its key's shape ([`KEYS`]); unknown keys pass.
+///
+/// Errors: the text saying what was expected.
+pub fn check(key: &str, value: &str) -> Result<(), String> {
+    let Some(k) = KEYS.iter().find(|k| k.name.eq_ignore_ascii_case(key)) else {
+        return Ok(());
+    };
+    match k.kind {
+        Kind::Text => Ok(()),
+        Kind::Regex => regex::Regex::new(value)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Kind::Duration => duration_secs(value).map(|_| ()),
+        Kind::Count => count(value).map(|_| ()),
+        Kind::Bool => parse_bool(value)
+            .map(|_| ())
+            .ok_or_else(|| "expected true or false".into()),
+        Kind::Size => size_bytes(value).map(|_| ()),
+        Kind::OneOf(words) => {
+            if words.contains(&value.trim().to_ascii_lowercase().as_str()) {
+                Ok(())
+            } else {
+                Err(format!("expected one of {}", words.join(", ")))
+            }
+        }
+    }
+}
+
+/// The `--help` list of keys, generated from [`KEYS`]: `  recode.key  meaning [default: …]`.
+pub fn help_list() -> String {
+    let width = KEYS.iter().map(|k| k.name.len()).max().unwrap_or(0);
+    KEYS.iter()
+        .map(|k| {
+            format!(
+                "  {:<width$}  {} [default: {}]\n",
+                k.name, k.meaning, k.default
+            )
+        })
+        .collect()
+}
 
 /// Errors reading configuration.
 #[derive(Debug, thiserror::Error)]
@@ -185,18 +349,14 @@ impl Config {
                 value: pattern_text.clone(),
                 why: e.to_string(),
             })?;
-        let duration = |v: &str| clock::parse_duration(v).map_err(|e| e.to_string());
+        let duration = duration_secs;
         let stall_after_secs = parsed(
             STALL_AFTER,
             get(STALL_AFTER),
             DEFAULT_STALL_AFTER_SECS,
             duration,
         )?;
-        let max_attempts = parsed(MAX_ATTEMPTS, get(MAX_ATTEMPTS), DEFAULT_MAX_ATTEMPTS, |v| {
-            v.trim()
-                .parse::<u32>()
-                .map_err(|_| "expected a whole number".into())
-        })?;
+        let max_attempts = parsed(MAX_ATTEMPTS, get(MAX_ATTEMPTS), DEFAULT_MAX_ATTEMPTS, count)?;
         let push_wip = parsed(PUSH_WIP, get(PUSH_WIP), true, |v| {
             parse_bool(v).ok_or_else(|| "expected true or false".into())
         })?;
@@ -230,6 +390,37 @@ impl Config {
             network_timeout_secs,
             worktree_dir: get(WORKTREE_DIR),
             forge: ForgeOptions::from_env(&forge, network_timeout_secs),
+        })
+    }
+
+    /// Check `recode.base` where it is read (SPEC 1.2 "Errors a newcomer meets"): a set
+    /// base must be a local branch or a branch of `recode.remote`, else every commit would
+    /// count as ahead. A repository with no branch yet has nothing to check.
+    ///
+    /// Errors: [`ConfigError::Invalid`] naming the key and the value.
+    pub fn check_base(&self, repo: &gix::Repository) -> Result<(), ConfigError> {
+        let Some(base) = &self.base else {
+            return Ok(());
+        };
+        let exists = |name: String| matches!(repo.try_find_reference(name.as_str()), Ok(Some(_)));
+        let any_branch = repo
+            .references()
+            .ok()
+            .and_then(|r| r.local_branches().ok().map(|mut b| b.next().is_some()))
+            .unwrap_or(false);
+        if !any_branch
+            || exists(format!("refs/heads/{base}"))
+            || exists(format!("refs/remotes/{}/{base}", self.remote))
+        {
+            return Ok(());
+        }
+        Err(ConfigError::Invalid {
+            key: BASE,
+            value: base.clone(),
+            why: format!(
+                "no branch '{base}' here nor on '{}' (set it to the branch work merges into, or unset it)",
+                self.remote
+            ),
         })
     }
 
@@ -423,6 +614,35 @@ pub fn matches_secret(patterns: &[String], path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_checked_by_their_shape() {
+        assert_eq!(duration_secs("90s"), Ok(90));
+        assert_eq!(duration_secs("2h"), Ok(7200));
+        assert!(duration_secs("10").unwrap_err().contains("has no unit"));
+        assert_eq!(count("1"), Ok(1));
+        assert_eq!(count("1000"), Ok(1000));
+        assert!(count("0").is_err() && count("1001").is_err() && count("-1").is_err());
+        assert_eq!(size_bytes("50M"), Ok(50 << 20));
+        assert_eq!(size_bytes("512k"), Ok(512 << 10));
+        assert_eq!(size_bytes("100"), Ok(100));
+        assert!(size_bytes("5T").is_err());
+        assert_eq!(check("recode.forge", "GitLab"), Ok(()));
+        assert!(check("recode.forge", "bitbucket").is_err());
+        assert!(check("recode.pushWip", "maybe").is_err());
+        assert!(check("recode.branchPattern", "(").is_err());
+        assert_eq!(check("recode.unknownKey", "x"), Ok(()));
+        // Every key is in the --help list, once.
+        let list = help_list();
+        for k in KEYS {
+            assert_eq!(
+                list.matches(&format!("  {} ", k.name)).count(),
+                1,
+                "{}",
+                k.name
+            );
+        }
+    }
 
     #[test]
     fn default_pattern_keys() {

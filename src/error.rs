@@ -39,16 +39,25 @@ pub enum Error {
     #[error(transparent)]
     Git(#[from] GitError),
     /// A branch that is neither a worker nor a branch anywhere.
-    #[error("no worker or branch named '{branch}'")]
+    #[error("no worker or branch named '{branch}'{}", close_list(close))]
     UnknownBranch {
         /// The name given.
         branch: String,
+        /// The closest worker branches, closest first (at most 3; SPEC 1.2 "Errors a
+        /// newcomer meets").
+        close: Vec<String>,
     },
     /// The base branch was named where a worker branch is needed.
     #[error("'{branch}' is the base branch: it is never a worker")]
     BaseBranch {
         /// The name given.
         branch: String,
+    },
+    /// `sync` named a remote the repository does not have (exit 1).
+    #[error("no remote named '{remote}' (see `git remote -v`)")]
+    NoRemote {
+        /// The remote named (argument or `recode.remote`).
+        remote: String,
     },
     /// Bad arguments that clap could not catch.
     #[error("{0}")]
@@ -93,6 +102,15 @@ pub enum Error {
         /// What to do next.
         hint: String,
     },
+}
+
+/// `; the closest worker branches: a, b` (nothing when there are none).
+fn close_list(close: &[String]) -> String {
+    if close.is_empty() {
+        String::new()
+    } else {
+        format!("; the closest worker branches: {}", close.join(", "))
+    }
 }
 
 impl From<GatherError> for Error {
@@ -147,8 +165,15 @@ impl Error {
             Error::Repo(RepoError::ObjectFormat { .. }) => {
                 "git-recode reads SHA-1 repositories for now".into()
             }
+            Error::UnknownBranch { close, .. } if !close.is_empty() => format!(
+                "did you mean '{}'? (`git recode status --all` lists every worker)",
+                close[0]
+            ),
             Error::UnknownBranch { .. } => {
                 "`git recode status --all` lists every worker; check the branch name".into()
+            }
+            Error::NoRemote { .. } => {
+                "add it with `git remote add <name> <url>`, or name another remote (recode.remote sets the default)".into()
             }
             Error::Config(_) => "fix the value with `git config <key> <value>`".into(),
             Error::BaseBranch { .. } => {

@@ -16,6 +16,7 @@ pub mod classify;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod doctor;
 pub mod error;
 pub mod fence;
 pub mod forge;

@@ -288,3 +288,48 @@ pub fn newest_worker_commit(
         .find(|(id, _)| !is_wip_commit(repo, *id))
         .map(|(_, t)| crate::clock::from_secs(*t))
 }
+
+/// The short names of the local branches and of `recode.remote`'s branches that match
+/// `recode.branchPattern` (workers by name), sorted, each once.
+pub fn worker_branch_names(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
+    let Ok(refs) = repo.references() else {
+        return Vec::new();
+    };
+    let remote_prefix = format!("refs/remotes/{}/", cfg.remote);
+    let mut names: Vec<String> = refs
+        .all()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|r| {
+            let full = r.name().as_bstr().to_string();
+            full.strip_prefix("refs/heads/")
+                .or_else(|| full.strip_prefix(&remote_prefix))
+                .map(str::to_string)
+        })
+        .filter(|b| b != "HEAD" && cfg.task_of(b).is_some())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The worker branches ([`worker_branch_names`]) closest to `name`, closest first, at
+/// most 3: the same task key first (`issue-1` → `issue-1-empty`), then by edit distance
+/// (at most a third of the name, and 2 at least). For the error of a branch that exists
+/// nowhere (SPEC 1.2 "Errors a newcomer meets").
+pub fn closest_workers(repo: &gix::Repository, cfg: &Config, name: &str) -> Vec<String> {
+    let key = cfg.task_of(name);
+    let limit = (name.chars().count() / 3).max(2);
+    let mut ranked: Vec<(bool, usize, String)> = worker_branch_names(repo, cfg)
+        .into_iter()
+        .filter(|b| b != name)
+        .map(|b| {
+            let same = key.is_some() && cfg.task_of(&b) == key;
+            (!same, strsim::levenshtein(name, &b), b)
+        })
+        .filter(|(other, d, _)| !*other || *d <= limit)
+        .collect();
+    ranked.sort();
+    ranked.into_iter().take(3).map(|(_, _, b)| b).collect()
+}

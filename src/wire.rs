@@ -538,3 +538,40 @@ pub struct VerifyDoc {
     /// The branch's pull request, or null.
     pub pr: Option<VerifyPrJson>,
 }
+
+/// One item of `doctor --json`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct DoctorCheckJson {
+    /// The check: `git`, `config`, `hook`, `forge`, `agent`, `accounts`, `locks`, `clone`,
+    /// `maintenance`.
+    pub check: String,
+    /// `ok`, `warn` or `fail`.
+    pub level: String,
+    /// What was found.
+    pub message: String,
+    /// What to do (null for `ok`).
+    pub fix: Option<String>,
+}
+
+impl From<&crate::doctor::Check> for DoctorCheckJson {
+    fn from(c: &crate::doctor::Check) -> Self {
+        DoctorCheckJson {
+            check: c.check.to_string(),
+            level: c.level.to_string(),
+            message: c.message.clone(),
+            fix: c.fix.clone(),
+        }
+    }
+}
+
+/// `doctor --json`: `{"schema": 1, "ok": bool, "checks": [...]}`; `ok` is false when a
+/// check failed (exit 1).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct DoctorDoc {
+    /// Always [`SCHEMA`].
+    pub schema: u32,
+    /// No check failed.
+    pub ok: bool,
+    /// One item per line of the text view, in order.
+    pub checks: Vec<DoctorCheckJson>,
+}

@@ -26,6 +26,7 @@ impl Ctx {
         let now = crate::clock::now()?;
         let repo = crate::repo::open(None)?;
         let cfg = Config::load(&repo)?;
+        cfg.check_base(&repo)?;
         let ui = ui.for_repo(&repo);
         Ok(Ctx { repo, cfg, now, ui })
     }
@@ -67,9 +68,25 @@ impl Ctx {
             &self.repo, &self.cfg, self.now, branch, forge, roster,
         )?;
         self.ui.warn(&warnings);
-        snap.ok_or_else(|| Error::UnknownBranch {
+        // The task's ledger alone does not make a branch known: `issue-1` is not
+        // `issue-1-empty` because both are task 1 (SPEC 1.2 "Errors a newcomer meets").
+        let names_it = |s: &crate::model::Snapshot| {
+            s.events
+                .iter()
+                .any(|e| e.branch.as_deref().is_none_or(|b| b == branch))
+        };
+        match snap {
+            Some(s) if s.head.is_some() || s.worktree.is_some() || names_it(&s) => Ok(s),
+            _ => Err(self.unknown_branch(branch)),
+        }
+    }
+
+    /// [`Error::UnknownBranch`] for `branch`, naming the closest worker branches.
+    pub fn unknown_branch(&self, branch: &str) -> Error {
+        Error::UnknownBranch {
             branch: branch.to_string(),
-        })
+            close: crate::repo::closest_workers(&self.repo, &self.cfg, branch),
+        }
     }
 }
 

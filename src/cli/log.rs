@@ -38,7 +38,7 @@ pub fn run(args: LogArgs, ui: &Ui) -> Result<i32, Error> {
             if l.entries.is_empty()
                 && crate::repo::tip(&ctx.repo, &format!("refs/heads/{b}")).is_none()
             {
-                return Err(Error::UnknownBranch { branch: b.clone() });
+                return Err(ctx.unknown_branch(b));
             }
             let events: Vec<Event> = l.events().cloned().collect();
             let mut found = unledgered(pickup::pending(&ctx.repo, &ctx.cfg, b, &task, &events)?);
@@ -59,6 +59,13 @@ pub fn run(args: LogArgs, ui: &Ui) -> Result<i32, Error> {
             out.write_before(&mut found, jiff::Timestamp::MAX, "")?;
             out.flush()?;
             ctx.ui.warn(&stream.warnings);
+            if out.first && !args.json {
+                writeln!(
+                    out.w,
+                    "no ledger events yet (`git recode record spawn <branch>` ledgers an attempt's start)"
+                )
+                .map_err(out_err)?;
+            }
         }
     }
     out.flush()?;
@@ -172,7 +179,12 @@ fn human(ev: &Event) -> String {
                 .map(|(k, v)| match v {
                     serde_json::Value::String(s) => {
                         let s = s.lines().next().unwrap_or("");
-                        format!("{k}={s}")
+                        // A value with spaces is quoted, so it ends where its quote does.
+                        if s.is_empty() || s.contains(|c: char| c.is_whitespace() || c == '"') {
+                            format!("{k}={}", serde_json::Value::from(s))
+                        } else {
+                            format!("{k}={s}")
+                        }
                     }
                     other => format!("{k}={other}"),
                 })

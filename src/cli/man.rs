@@ -1,11 +1,9 @@
-//! `git recode man` and `git recode completions`: generated from the same definitions.
+//! `git recode man`: the manual, generated from the command definitions.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::CommandFactory;
-
-use crate::cli::{Cli, out_err};
+use crate::cli::out_err;
 use crate::error::{EXIT_OK, Error};
 
 /// Print the man page (roff), or install it where `man git-recode` and `git help recode` find it
@@ -22,51 +20,155 @@ pub struct ManArgs {
     pub install: Option<String>,
 }
 
-/// Print shell completions for bash, zsh or fish
-///
-/// bash: `git recode completions bash > ~/.local/share/bash-completion/completions/git-recode`
-/// (it also defines `_git_recode`, which git's own completion calls for `git recode`).
-/// zsh: `git recode completions zsh > "${fpath[1]}/_git-recode"` (zsh's git completion
-/// calls `_git-recode`). fish: `git recode completions fish > ~/.config/fish/completions/git-recode.fish`.
-#[derive(clap::Args, Debug)]
-pub struct CompletionsArgs {
-    /// The shell
-    pub shell: clap_complete::Shell,
+/// Text for roff: backslashes and dashes escaped, a line starting with `.` or `'` kept
+/// as text.
+fn roff(text: &str) -> String {
+    text.replace('\\', "\\e")
+        .replace('-', "\\-")
+        .lines()
+        .map(|l| {
+            if l.starts_with('.') || l.starts_with('\'') {
+                format!("\\&{l}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
-/// The man page of git-recode, its commands included, as roff.
+/// An argument as the synopsis and the option list show it: `--rc <N>`, `-C <path>`,
+/// `<branch>`.
+fn arg_label(arg: &clap::Arg) -> String {
+    let takes = arg.get_action().takes_values();
+    let value = arg
+        .get_value_names()
+        .and_then(|v| v.first())
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| arg.get_id().to_string().to_uppercase());
+    match (arg.get_short(), arg.get_long()) {
+        (_, Some(l)) if takes => format!("--{l} <{value}>"),
+        (_, Some(l)) => format!("--{l}"),
+        (Some(c), None) if takes => format!("-{c} <{value}>"),
+        (Some(c), None) => format!("-{c}"),
+        (None, None) => format!("<{}>", arg.get_id()),
+    }
+}
+
+/// One command's section: its synopsis (clap's usage), its description, its options and
+/// arguments (globals are in OPTIONS), then its subcommands, recursively.
+fn render_command(buf: &mut Vec<u8>, cmd: &clap::Command, path: &str) {
+    let path = format!("{path} {}", cmd.get_name());
+    let _ = writeln!(buf, ".SH \"{}\"", path.to_uppercase());
+    let usage = cmd
+        .clone()
+        .bin_name(path.clone())
+        .render_usage()
+        .to_string();
+    let usage = usage
+        .trim_start_matches("Usage: ")
+        .trim()
+        .replace("git-recode ", "git recode ");
+    for line in usage.lines() {
+        let _ = writeln!(buf, ".PP\n\\fB{}\\fR", roff(line.trim()));
+    }
+    let about = cmd
+        .get_long_about()
+        .or(cmd.get_about())
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    for para in about.split("\n\n") {
+        let _ = writeln!(buf, ".PP\n{}", roff(para));
+    }
+    for arg in cmd
+        .get_arguments()
+        .filter(|a| !a.is_global_set() && !a.is_hide_set())
+        .filter(|a| !matches!(a.get_id().as_str(), "help" | "version"))
+    {
+        let mut help = arg
+            .get_long_help()
+            .or(arg.get_help())
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        let values: Vec<String> = arg
+            .get_possible_values()
+            .iter()
+            .map(|v| v.get_name().to_string())
+            .collect();
+        if !values.is_empty() && arg.get_action().takes_values() {
+            help.push_str(&format!(" (one of: {})", values.join(", ")));
+        }
+        let _ = writeln!(
+            buf,
+            ".TP\n\\fB{}\\fR\n{}",
+            roff(&arg_label(arg)),
+            roff(&help)
+        );
+    }
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        render_command(buf, sub, &path);
+    }
+}
+
+/// The man page of git-recode, as roff: name, synopsis, description, global options,
+/// one section per command and subcommand (`GIT RECODE RECORD EXIT`: every option), the
+/// configuration keys ([`crate::config::KEYS`]), the loop tick, exit codes, environment,
+/// and pages that exist (git's).
 ///
 /// Errors: [`Error::Io`] on a write failure.
 pub fn render() -> Result<Vec<u8>, Error> {
-    let cmd = Cli::command().name("git-recode").bin_name("git-recode");
+    let cmd = crate::cli::complete::command();
+    let cmd = {
+        let mut c = cmd;
+        c.build();
+        c
+    };
+    let man = clap_mangen::Man::new(cmd.clone());
     let mut buf = Vec::new();
-    clap_mangen::Man::new(cmd.clone())
-        .render(&mut buf)
-        .map_err(out_err)?;
-    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
-        let _ = writeln!(buf, ".SH \"GIT RECODE {}\"", sub.get_name().to_uppercase());
-        let about = sub
-            .get_long_about()
-            .or(sub.get_about())
-            .map(|a| a.to_string())
-            .unwrap_or_default();
-        for para in about.split("\n\n") {
-            let _ = writeln!(
-                buf,
-                ".PP\n{}",
-                para.replace('\\', "\\\\").replace("\n.", "\n\\&.")
-            );
-        }
-        for arg in sub.get_arguments().filter(|a| !a.is_global_set()) {
-            let name = match (arg.get_short(), arg.get_long()) {
-                (_, Some(l)) => format!("\\-\\-{l}"),
-                (Some(s), None) => format!("\\-{s}"),
-                _ => format!("<{}>", arg.get_id()),
-            };
-            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-            let _ = writeln!(buf, ".TP\n\\fB{name}\\fR\n{}", help.replace('\\', "\\\\"));
-        }
+    man.render_title(&mut buf).map_err(out_err)?;
+    man.render_name_section(&mut buf).map_err(out_err)?;
+    let _ = writeln!(
+        buf,
+        ".SH SYNOPSIS\n\\fBgit recode\\fR [\\fB\\-C\\fR \\fIpath\\fR]... [\\fB\\-\\-color\\fR \\fIwhen\\fR] [\\fB\\-v\\fR]... \\fIcommand\\fR [\\fIargs\\fR]\n.br\n\\fBgit\\-recode\\fR [\\fB\\-C\\fR \\fIpath\\fR]... \\fIcommand\\fR [\\fIargs\\fR]"
+    );
+    man.render_description_section(&mut buf).map_err(out_err)?;
+    let _ = writeln!(buf, ".SH OPTIONS");
+    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let _ = writeln!(
+            buf,
+            ".TP\n\\fB{}\\fR\n{}",
+            roff(&arg_label(arg)),
+            roff(&help)
+        );
     }
+    let _ = writeln!(buf, ".SH COMMANDS");
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        let _ = writeln!(buf, ".TP\n\\fB{}\\fR\n{}", sub.get_name(), roff(&about));
+    }
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        render_command(&mut buf, sub, "git recode");
+    }
+    let _ = writeln!(buf, ".SH CONFIGURATION\nSet with \\fBgit config\\fR.");
+    for k in crate::config::KEYS {
+        let _ = writeln!(
+            buf,
+            ".TP\n\\fB{}\\fR\n{} [default: {}]",
+            roff(k.name),
+            roff(k.meaning),
+            roff(k.default)
+        );
+    }
+    let _ = writeln!(
+        buf,
+        ".SH \"A LOOP TICK\"\nRun it from bash every few minutes, after \\fBgit recode hook install\\fR:\n.PP\n.nf\n{}\n.fi",
+        roff(crate::cli::LOOP_TICK.trim_end())
+    );
+    let _ = writeln!(
+        buf,
+        ".SH \"EXIT STATUS\"\n0 done, 1 error, 2 bad usage, 3 refused for safety or capped (needs a human).\n.SH ENVIRONMENT\n.TP\n\\fBRECODE_NOW\\fR\nan RFC 3339 time that replaces the clock\n.TP\n\\fBGH_TOKEN\\fR, \\fBGITHUB_TOKEN\\fR, \\fBGH_HOST\\fR, \\fBRECODE_GITHUB_API\\fR\nthe forge: its token, host and API base URL\n.TP\n\\fBNO_COLOR\\fR\nno colour\n.TP\n\\fBRUST_LOG\\fR\nlogging on stderr\n.SH \"SEE ALSO\"\n\\fBgit\\fR(1), \\fBgit\\-notes\\fR(1), \\fBgit\\-worktree\\fR(1), \\fBgit\\-config\\fR(1)"
+    );
     Ok(buf)
 }
 
@@ -107,30 +209,5 @@ pub fn run(args: ManArgs) -> Result<i32, Error> {
             crate::say!("installed {}", target.display());
         }
     }
-    Ok(EXIT_OK)
-}
-
-/// Run `completions`.
-///
-/// Errors: [`Error::Io`].
-pub fn completions(args: CompletionsArgs) -> Result<i32, Error> {
-    let mut cmd = Cli::command().bin_name("git-recode");
-    let mut buf = Vec::new();
-    clap_complete::generate(args.shell, &mut cmd, "git-recode", &mut buf);
-    if args.shell == clap_complete::Shell::Bash {
-        // git's bash completion calls _git_<subcommand> for `git recode …`.
-        buf.extend_from_slice(
-            br#"
-_git_recode() {
-    local words=("git-recode" "${COMP_WORDS[@]:2}")
-    local COMP_WORDS=("${words[@]}")
-    local COMP_CWORD=$((COMP_CWORD - 1))
-    local COMP_LINE="git-recode ${COMP_LINE#*recode}"
-    _git__recode "git-recode" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-}
-"#,
-        );
-    }
-    std::io::stdout().lock().write_all(&buf).map_err(out_err)?;
     Ok(EXIT_OK)
 }

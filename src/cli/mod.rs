@@ -10,8 +10,10 @@ use crate::error::{EXIT_ERROR, EXIT_OK, Error};
 
 pub mod branch;
 pub mod classify;
+pub mod complete;
 mod ctx;
 pub mod demo;
+pub mod doctor;
 pub mod hook;
 pub mod log;
 pub mod man;
@@ -35,32 +37,40 @@ pub const VERSION: &str = concat!(
     ")"
 );
 
-const LONG_AFTER: &str = "\
-Configuration (git config):
-  recode.base            the branch work merges into [default: remote HEAD, else main, else master]
-  recode.remote          where branches and notes go [default: origin]
-  recode.branchPattern   which branches are workers [default: (?:^|/)issue-(?P<task>[0-9]+)(?:-|$)]
-  recode.stallAfter      idle time before a worker with no exit is stalled [default: 30m]
-  recode.maxAttempts     counted attempts before needs-human [default: 3]
-  recode.gate            the test command run before publishing [default: unset]
-  recode.notesRef        where ledgers live [default: refs/notes/recode]
-  recode.agent           claude, codex or a command template [default: claude]
-  recode.pushWip         push after a WIP commit [default: true]
-  recode.secrets         files never pushed nor deleted [default: .env, .env.*, *.pem, ...]
+/// The loop tick of `--help`, the man page and the README (run as printed by
+/// `tests/it/newcomer.rs`): the status list is read whole before any agent runs, each
+/// agent's stdin is `/dev/null` (`claude -p` reads piped stdin), every worker is acted on
+/// in one tick, and the agent's output goes to `record exit --message-file` so limits
+/// are recognised.
+pub const LOOP_TICK: &str = r#"  mapfile -t rows < <(git recode status --porcelain)
+  for row in "${rows[@]}"; do
+    IFS=$'\t' read -r task branch live state action n <<<"$row"
+    f=${TMPDIR:-/tmp}/recode-$task
+    case $action in
+      resume) cmd=$(git recode resume "$branch" --output "$f.md") || continue
+              sh -c "$cmd" </dev/null >"$f.out" 2>&1
+              git recode record exit "$branch" --rc $? --message-file "$f.out" ;;
+      delete|publish|wip-commit|escalate) git recode recover "$branch" ;;
+    esac
+  done
+"#;
 
+/// The text after `--help`: every `recode.*` key from [`crate::config::KEYS`], the
+/// environment, the exit codes and [`LOOP_TICK`].
+pub fn long_after() -> String {
+    format!(
+        "Configuration (git config):\n{}\n\
 Environment: RECODE_NOW replaces the clock; GH_TOKEN/GITHUB_TOKEN, GH_HOST and
 RECODE_GITHUB_API select the forge; NO_COLOR turns colour off; RUST_LOG sets logging.
 
 Exit codes: 0 done, 1 error, 2 bad usage, 3 refused for safety or capped (needs a human).
 
-A loop tick:
-  git recode status --porcelain | while IFS=$'\\t' read -r task branch live state action n; do
-    case $action in
-      resume) cmd=$(git recode resume \"$branch\" --output \"/tmp/p-$task.md\") && sh -c \"$cmd\"
-              git recode record exit \"$branch\" --rc $? ;;
-      delete|publish|wip-commit|escalate) git recode recover \"$branch\" ;;
-    esac
-  done";
+A loop tick (bash; run it every few minutes, after `git recode hook install`):
+{LOOP_TICK}
+`git recode doctor` checks the set-up; `git recode man` prints the manual.",
+        crate::config::help_list()
+    )
+}
 
 /// Recover the work of coding-agent workers that die, stall or claim success they did not reach
 ///
@@ -73,8 +83,8 @@ A loop tick:
     bin_name = "git recode",
     version = VERSION,
     propagate_version = true,
-    after_help = "Configuration: git config recode.* (listed in `git recode --help`).",
-    after_long_help = LONG_AFTER
+    after_help = "Configuration: git config recode.* (`git-recode --help` lists every key and a loop tick).\n`git recode --help` opens the manual once `git recode man --install` has put it where man finds it.",
+    after_long_help = long_after()
 )]
 pub struct Cli {
     /// Run as if started in <path> (like git's -C; may be repeated)
@@ -110,8 +120,9 @@ pub enum Command {
     #[command(subcommand)]
     Hook(hook::HookCommand),
     Demo(demo::DemoArgs),
+    Doctor(doctor::DoctorArgs),
     Man(man::ManArgs),
-    Completions(man::CompletionsArgs),
+    Completions(complete::CompletionsArgs),
 }
 
 impl Command {
@@ -129,6 +140,7 @@ impl Command {
             Command::Hook(_) => "hook",
             Command::Sync(_) => "sync",
             Command::Demo(_) => "demo",
+            Command::Doctor(_) => "doctor",
             Command::Man(_) => "man",
             Command::Completions(_) => "completions",
         }
@@ -180,6 +192,10 @@ pub fn main() -> i32 {
     if crate::hook::is_hook_path(&args) || args == ["hook", "post-commit"] {
         return hook::post_commit_hook();
     }
+    // `COMPLETE=<shell> git-recode -- <words>`: the completion scripts asking.
+    if complete::answer() {
+        return EXIT_OK;
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -211,8 +227,9 @@ pub fn main() -> i32 {
         Command::Hook(c) => hook::run(c, &ui),
         Command::Sync(a) => sync::run(a, &ui),
         Command::Demo(a) => demo::run(a, &ui),
+        Command::Doctor(a) => doctor::run(a, &ui),
         Command::Man(a) => man::run(a),
-        Command::Completions(a) => man::completions(a),
+        Command::Completions(a) => complete::completions(a),
     };
     match result {
         Ok(code) => code,

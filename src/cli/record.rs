@@ -125,6 +125,11 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
         | RecordCommand::Clear { branch, .. } => branch.clone(),
     };
     ctx.not_base(&branch)?;
+    // A spawn may come before the agent creates its branch (SPEC `record spawn`); any
+    // other record names a branch that exists or has a ledger (SPEC 1.2).
+    if !matches!(cmd, RecordCommand::Spawn { .. }) {
+        known(&ctx, &branch)?;
+    }
     crate::cli::pick_up(&ctx, std::slice::from_ref(&branch));
     match cmd {
         RecordCommand::Spawn {
@@ -182,7 +187,7 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
         RecordCommand::Gate { branch, passed, .. } => {
             let (_, head) = record::locate(&ctx.repo, &branch)?;
             let Some(head) = head else {
-                return Err(Error::UnknownBranch { branch });
+                return Err(ctx.unknown_branch(&branch));
             };
             let body = Body::Gate {
                 passed,
@@ -216,6 +221,7 @@ fn read_result(ui: &Ui, path: &Path) -> Result<agent::AgentResult, Error> {
             source,
         })?;
         agent::parse_reader(f)
+
     };
     if skipped > 0 {
         ui.warn(&[format!(
@@ -224,4 +230,26 @@ fn read_result(ui: &Ui, path: &Path) -> Result<agent::AgentResult, Error> {
         )]);
     }
     Ok(r)
+}
+
+/// Whether `branch` exists somewhere (a worktree, a local or `recode.remote` branch) or
+/// has ledger events of its own (or branch-less ones of its task).
+///
+/// Errors: [`Error::UnknownBranch`] naming the closest worker branches.
+fn known(ctx: &Ctx, branch: &str) -> Result<(), Error> {
+    let (wt, head) = record::locate(&ctx.repo, branch)?;
+    let remote = format!("refs/remotes/{}/{branch}", ctx.cfg.remote);
+    if wt.is_some() || head.is_some() || crate::repo::tip(&ctx.repo, &remote).is_some() {
+        return Ok(());
+    }
+    let refs = crate::ledger::notes_refs(&ctx.repo, &ctx.cfg.notes_ref);
+    let (ledger, _) = crate::ledger::read_task(&ctx.repo, &refs, &ctx.cfg.key_of(branch))?;
+    if ledger
+        .events()
+        .any(|e| e.branch.as_deref().is_none_or(|b| b == branch))
+    {
+        Ok(())
+    } else {
+        Err(ctx.unknown_branch(branch))
+    }
 }

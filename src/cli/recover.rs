@@ -15,9 +15,12 @@ use crate::wire;
 ///
 /// Example: `git recode recover --all --json | jq -r '.results[] | select(.result=="failed") | .branch'`
 #[derive(clap::Args, Debug)]
+#[command(
+    override_usage = "git recode recover [OPTIONS] <BRANCHES>...\n       git recode recover [OPTIONS] --all"
+)]
 pub struct RecoverArgs {
-    /// The workers' branches
-    #[arg(required_unless_present = "all", conflicts_with = "all", value_parser = crate::cli::branch::parse)]
+    /// The workers' branches (or --all)
+    #[arg(conflicts_with = "all", value_parser = crate::cli::branch::parse)]
     pub branches: Vec<String>,
     /// Every worker
     #[arg(long)]
@@ -34,6 +37,11 @@ pub struct RecoverArgs {
 ///
 /// Errors: as [`recover::run`].
 pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
+    if args.branches.is_empty() && !args.all {
+        return Err(Error::Usage(
+            "name the workers' branches to recover, or --all for every worker (`git recode recover --all`)".into(),
+        ));
+    }
     let ctx = Ctx::open(ui)?;
     if !args.dry_run {
         crate::cli::pick_up(&ctx, &args.branches);

@@ -27,9 +27,7 @@ pub fn run(args: SyncArgs, ui: &Ui) -> Result<i32, Error> {
     let ctx = Ctx::open(ui)?;
     let remote = args.remote.unwrap_or_else(|| ctx.cfg.remote.clone());
     if crate::forge::remote_url(&ctx.repo, &remote).is_none() {
-        return Err(Error::Usage(format!(
-            "no remote named '{remote}' (see `git remote -v`)"
-        )));
+        return Err(Error::NoRemote { remote });
     }
     if args.setup {
         let added = sync::setup(&ctx.cfg, &remote)?;

@@ -152,7 +152,8 @@ fn add_and_commit(
         return Ok(None);
     }
     let mut message = format!(
-        "wip: recode snapshot ({files} files)\n\n{}: true\n",
+        "wip: recode snapshot ({files} file{})\n\n{}: true\n",
+        if files == 1 { "" } else { "s" },
         crate::trailer::WIP_TRAILER
     );
     if let Some(p) = phase {

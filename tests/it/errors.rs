@@ -89,6 +89,8 @@ fn bad_usage_exits_2() {
 fn message_file_missing() {
     let env = TestEnv::new();
     let repo = env.repo("r");
+    // The branch is known (its spawn is ledgered): the message file is what is missing.
+    env.ok(&repo, &["record", "spawn", "issue-1", "--cwd", "."]);
     let out = env.run(
         &repo,
         &[

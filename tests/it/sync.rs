@@ -618,7 +618,7 @@ fn a_sync_that_lost_a_race_loses_nothing_and_the_next_sync_converges() {
 }
 
 #[test]
-fn sync_to_a_missing_remote_is_bad_usage() {
+fn sync_to_a_missing_remote_is_an_error() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     env.ok(&repo, &["record", "spawn", "issue-1", "--cwd", "."]);
@@ -629,7 +629,7 @@ fn sync_to_a_missing_remote_is_bad_usage() {
         &["sync", "nope", "--setup"][..],
     ] {
         let out = env.output(&repo, args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
         assert_eq!(stdout(&out), "");
         let name = args
             .get(1)

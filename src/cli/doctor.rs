@@ -1,0 +1,63 @@
+//! `git recode doctor [--json]`.
+
+use std::io::Write;
+
+use crate::cli::{Ui, out_err};
+use crate::error::{EXIT_OK, Error};
+use crate::{doctor, wire};
+
+/// Check the loop's set-up: one line per check (ok, warn or fail, with the fix)
+///
+/// Checks git's version and the repository's format, every recode.* value (the base
+/// exists), that the milestone hook is reached from every worktree, the forge (detected,
+/// its token set, answering), the agent's CLI on PATH, that recode.agentConfigDirs are
+/// distinct accounts (Claude: oauthAccount.accountUuid in each directory's .claude.json;
+/// no token is read), stale lock files, a shallow or partial clone, and maintenance that
+/// could prune worktrees. Exits 0 with no fail, else 1.
+///
+/// Example: `git recode doctor && ./loop.sh`
+#[derive(clap::Args, Debug)]
+pub struct DoctorArgs {
+    /// Print {"schema": 1, "ok": bool, "checks": [{"check", "level", "message", "fix"}]}
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Run `doctor`.
+///
+/// Errors: [`Error::Repo`] outside a repository, [`Error::Clock`]; failed checks are
+/// results (exit 1), not errors.
+pub fn run(args: DoctorArgs, ui: &Ui) -> Result<i32, Error> {
+    let now = crate::clock::now()?;
+    let repo = crate::repo::open(None)?;
+    let _ui = ui.for_repo(&repo);
+    let checks = doctor::run(&repo, now);
+    let code = doctor::exit_code(&checks);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let doc = wire::DoctorDoc {
+            schema: wire::SCHEMA,
+            ok: code == EXIT_OK,
+            checks: checks.iter().map(Into::into).collect(),
+        };
+        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| out_err(e.into()))?;
+        writeln!(out).map_err(out_err)?;
+    } else {
+        for c in &checks {
+            let fix = c
+                .fix
+                .as_deref()
+                .map(|f| format!(" (fix: {f})"))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{:<4}  {:<11} {}{fix}",
+                c.level.to_string(),
+                c.check,
+                c.message
+            )
+            .map_err(out_err)?;
+        }
+    }
+    Ok(code)
+}
