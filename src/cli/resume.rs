@@ -130,7 +130,7 @@ fn refuse(
     why: String,
     dry_run: bool,
 ) -> Result<Error, Error> {
-    let r = crate::ledger::replay(&snap.events);
+    let r = crate::ledger::replay_for(&snap.events, &snap.branch);
     if !dry_run && w.state == crate::model::State::NeedsHuman && r.escalated.is_none() {
         let e = Event::new(
             ctx.now,

@@ -17,6 +17,7 @@ mod hook;
 mod hooklayout;
 mod ledger;
 mod neverlose;
+mod neverlose3;
 mod outcome;
 mod pickup;
 mod published;

@@ -1,0 +1,267 @@
+//! Never lose work, round 3 (issue 20, SPEC 1.2 "Several branches of one task", "Never lose
+//! work: more states", `recode.secrets`): each kind of state with its variants, on real
+//! repositories and the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+
+use crate::common::{LATER, TestEnv};
+
+/// A repository with an origin (bare, under `<root>/origin.git`) and `main` pushed.
+fn repo_with_origin(env: &TestEnv) -> PathBuf {
+    let repo = env.repo("r");
+    let origin = env.root().join("origin.git");
+    env.git(&env.root(), &["init", "-q", "--bare", "origin.git"]);
+    env.git(
+        &repo,
+        &["remote", "add", "origin", origin.to_str().unwrap()],
+    );
+    env.git(&repo, &["push", "-q", "origin", "main"]);
+    env.git(&repo, &["fetch", "-q", "origin"]);
+    repo
+}
+
+/// `git worktree add -b branch <root>/name`.
+fn add_worktree(env: &TestEnv, repo: &Path, branch: &str, name: &str) -> PathBuf {
+    let wt = env.root().join(name);
+    env.git(
+        repo,
+        &["worktree", "add", "-q", "-b", branch, wt.to_str().unwrap()],
+    );
+    wt
+}
+
+/// `git recode record <args>` at a clock before [`LATER`].
+fn record(env: &TestEnv, dir: &Path, args: &[&str]) {
+    let out = env
+        .cmd(dir)
+        .env("RECODE_NOW", "2029-12-31T00:00:00Z")
+        .arg("record")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "record {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `git recode <args> --json` at [`LATER`]: exit code and the parsed document.
+fn json(env: &TestEnv, dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
+    let out = env
+        .cmd(dir)
+        .env("RECODE_NOW", LATER)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: {e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), doc)
+}
+
+/// The `status --json --all` item of `branch`.
+fn status_of(env: &TestEnv, repo: &Path, branch: &str) -> serde_json::Value {
+    let (code, st) = json(env, repo, &["status", "--offline", "--all"]);
+    assert_eq!(code, 0, "{st:#}");
+    st["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["branch"] == branch)
+        .unwrap_or_else(|| panic!("no {branch} in {st:#}"))
+        .clone()
+}
+
+/// The `recover --json` result of `branch`.
+fn result_of<'a>(doc: &'a serde_json::Value, branch: &str) -> &'a serde_json::Value {
+    doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["branch"] == branch)
+        .unwrap_or_else(|| panic!("no {branch} in {doc:#}"))
+}
+
+/// A live process to record as an agent's pid; killed on drop.
+struct Agent(Child);
+
+impl Agent {
+    fn start() -> Agent {
+        Agent(Command::new("sleep").arg("600").spawn().unwrap())
+    }
+    fn pid(&self) -> String {
+        self.0.id().to_string()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn branch_exists(env: &TestEnv, repo: &Path, branch: &str) -> bool {
+    env.git_cmd(repo)
+        .args([
+            "rev-parse",
+            "-q",
+            "--verify",
+            &format!("refs/heads/{branch}"),
+        ])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+// --- 1. several branches of one task ------------------------------------------------------
+
+/// Two agents on task 7: A is alive and has not committed; B died with work. B's exit ends
+/// only B: A is `running`/`wait` and its worktree and branch survive; B is WIP-committed.
+#[test]
+fn a_dead_siblings_exit_never_ends_a_live_branch_of_the_same_task() {
+    let env = TestEnv::new();
+    let repo = repo_with_origin(&env);
+    let a = add_worktree(&env, &repo, "feat/issue-7-retry-parser", "wtA");
+    let b = add_worktree(&env, &repo, "fix/issue-7-parser", "wtB");
+    let agent = Agent::start();
+    record(
+        &env,
+        &a,
+        &[
+            "spawn",
+            "feat/issue-7-retry-parser",
+            "--agent",
+            "claude",
+            "--pid",
+            &agent.pid(),
+        ],
+    );
+    record(
+        &env,
+        &b,
+        &["spawn", "fix/issue-7-parser", "--agent", "codex"],
+    );
+    std::fs::write(b.join("b.txt"), "B's work\n").unwrap();
+    record(&env, &repo, &["exit", "fix/issue-7-parser", "--rc", "1"]);
+
+    let sa = status_of(&env, &repo, "feat/issue-7-retry-parser");
+    assert_eq!(
+        (sa["liveness"].as_str(), sa["action"].as_str()),
+        (Some("running"), Some("wait"))
+    );
+    let sb = status_of(&env, &repo, "fix/issue-7-parser");
+    assert_eq!(
+        (sb["liveness"].as_str(), sb["action"].as_str()),
+        (Some("exited"), Some("wip-commit"))
+    );
+    // The cap stays the task's: both attempts count on both branches.
+    assert_eq!(
+        (sa["attempts"].as_u64(), sb["attempts"].as_u64()),
+        (Some(2), Some(2))
+    );
+
+    let (_, doc) = json(&env, &repo, &["recover", "--all"]);
+    assert_eq!(
+        result_of(&doc, "feat/issue-7-retry-parser")["result"],
+        "skipped"
+    );
+    assert_eq!(result_of(&doc, "fix/issue-7-parser")["result"], "done");
+    assert!(a.is_dir());
+    assert!(branch_exists(&env, &repo, "feat/issue-7-retry-parser"));
+    assert_eq!(
+        env.git(&repo, &["show", "fix/issue-7-parser:b.txt"]),
+        "B's work"
+    );
+}
+
+/// Three branches on task 8: A alive, B exited, C has no attempt of its own (`unknown`);
+/// each branch's session is its own (resume would continue B's session only on B).
+#[test]
+fn three_branches_of_one_task_each_have_their_own_attempt() {
+    let env = TestEnv::new();
+    let repo = repo_with_origin(&env);
+    let a = add_worktree(&env, &repo, "issue-8-a", "wtA");
+    let b = add_worktree(&env, &repo, "issue-8-b", "wtB");
+    let _c = add_worktree(&env, &repo, "issue-8-c", "wtC");
+    let agent = Agent::start();
+    record(
+        &env,
+        &a,
+        &[
+            "spawn",
+            "issue-8-a",
+            "--pid",
+            &agent.pid(),
+            "--session-id",
+            "sess-a",
+        ],
+    );
+    record(&env, &b, &["spawn", "issue-8-b", "--session-id", "sess-b"]);
+    record(&env, &repo, &["exit", "issue-8-b", "--rc", "1"]);
+
+    let sa = status_of(&env, &repo, "issue-8-a");
+    let sb = status_of(&env, &repo, "issue-8-b");
+    let sc = status_of(&env, &repo, "issue-8-c");
+    assert_eq!(sa["liveness"], "running");
+    assert_eq!(sa["session_id"], "sess-a");
+    assert_eq!(sb["liveness"], "exited");
+    assert_eq!(sb["session_id"], "sess-b");
+    assert_eq!(sc["liveness"], "unknown");
+    assert_eq!(sc["session_id"], serde_json::Value::Null);
+    assert_eq!(sc["attempts"], 2);
+    let (_, doc) = json(&env, &repo, &["recover", "--all"]);
+    assert_eq!(result_of(&doc, "issue-8-a")["result"], "skipped");
+    assert!(a.is_dir() && branch_exists(&env, &repo, "issue-8-a"));
+}
+
+/// An old ledger's exit names no branch: it applies to every branch of the task, but never
+/// makes a branch whose own pid is alive anything but `running`.
+#[test]
+fn an_exit_naming_no_branch_never_ends_a_branch_whose_pid_is_alive() {
+    let env = TestEnv::new();
+    let repo = repo_with_origin(&env);
+    let a = add_worktree(&env, &repo, "issue-9-a", "wtA");
+    let b = add_worktree(&env, &repo, "issue-9-b", "wtB");
+    let agent = Agent::start();
+    record(&env, &a, &["spawn", "issue-9-a", "--pid", &agent.pid()]);
+    record(&env, &b, &["spawn", "issue-9-b"]);
+    append_raw(
+        &env,
+        &repo,
+        "9",
+        r#"{"kind":"exit","outcome":"failed","rc":1,"seq":3,"task":"9","ts":"2029-12-31T00:00:01.000Z","v":1}"#,
+    );
+    assert_eq!(status_of(&env, &repo, "issue-9-a")["liveness"], "running");
+    assert_eq!(status_of(&env, &repo, "issue-9-b")["liveness"], "exited");
+    drop(agent);
+    assert_eq!(status_of(&env, &repo, "issue-9-a")["liveness"], "exited");
+}
+
+/// Append one raw ledger line (an old writer's) to task `key`'s note.
+fn append_raw(env: &TestEnv, repo: &Path, key: &str, line: &str) {
+    let anchor = env.anchor(repo, key);
+    let old = env.git(repo, &["notes", "--ref=recode", "show", &anchor]);
+    let f = env.root().join("note.txt");
+    std::fs::write(&f, format!("{old}\n{line}\n")).unwrap();
+    env.git(
+        repo,
+        &[
+            "notes",
+            "--ref=recode",
+            "add",
+            "-f",
+            "-F",
+            f.to_str().unwrap(),
+            &anchor,
+        ],
+    );
+}
