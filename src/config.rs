@@ -56,7 +56,7 @@ pub const WORKTREE_DIR: &str = "recode.worktreeDir";
 pub const ANCHORS_REF: &str = "refs/recode/anchors";
 
 /// Errors reading configuration.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ConfigError {
     /// A key holds a value of the wrong shape.
     #[error("config {key} = '{value}' is invalid: {why}")]
@@ -93,8 +93,13 @@ pub struct Config {
     pub agent_configured: bool,
     /// `recode.pushWip`.
     pub push_wip: bool,
-    /// `recode.secrets` (all values; the defaults when unset).
+    /// `recode.secrets`: [`DEFAULT_SECRETS`] followed by every non-empty value set (values
+    /// add to the defaults; SPEC 1.2 `recode.secrets`). An invalid value is left out here
+    /// and kept in `secrets_error`.
     pub secrets: Vec<String>,
+    /// The first invalid `recode.secrets` value: every command that could delete or push
+    /// refuses to run with it ([`Config::check_secrets`]).
+    pub secrets_error: Option<ConfigError>,
     /// `recode.networkTimeout`, in seconds.
     pub network_timeout_secs: u64,
     /// `recode.worktreeDir`, if set (relative paths are taken from the main worktree).
@@ -137,6 +142,7 @@ impl Config {
         )?
         .max(1) as u64;
         let notes_ref = notes_ref(get(NOTES_REF))?;
+        let (secrets, secrets_error) = secrets(repo);
         Ok(Config {
             base: get(BASE),
             remote: get(REMOTE).unwrap_or_else(|| DEFAULT_REMOTE.into()),
@@ -148,10 +154,22 @@ impl Config {
             agent: get(AGENT).unwrap_or_else(|| DEFAULT_AGENT.into()),
             agent_configured: get(AGENT).is_some(),
             push_wip,
-            secrets: secrets(repo),
+            secrets,
+            secrets_error,
             network_timeout_secs,
             worktree_dir: get(WORKTREE_DIR),
         })
+    }
+
+    /// Refuse an invalid `recode.secrets` value (SPEC 1.2: an error, exit 1, on every
+    /// command that could delete or push: `recover`, `sync`).
+    ///
+    /// Errors: [`ConfigError::Invalid`] naming the value and what is wrong with it.
+    pub fn check_secrets(&self) -> Result<(), ConfigError> {
+        match &self.secrets_error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
     }
 
     /// The task key of `branch`: the pattern's `task` group when it matches; a pattern
@@ -208,9 +226,10 @@ fn notes_ref(value: Option<String>) -> Result<String, ConfigError> {
     Ok(notes_ref)
 }
 
-/// Every `recode.secrets` value (git's config files, then `git -c`), else
-/// [`DEFAULT_SECRETS`].
-fn secrets(repo: &gix::Repository) -> Vec<String> {
+/// The secrets patterns: [`DEFAULT_SECRETS`], then every non-empty `recode.secrets`
+/// value (git's config files, then `git -c`), each once; with the first invalid value's
+/// error (it is left out).
+fn secrets(repo: &gix::Repository) -> (Vec<String>, Option<ConfigError>) {
     let snap = repo.config_snapshot();
     let mut secrets: Vec<String> = snap
         .plumbing()
@@ -224,11 +243,65 @@ fn secrets(repo: &gix::Repository) -> Vec<String> {
             .filter(|(k, _)| *k == secrets_key)
             .map(|(_, v)| v),
     );
-    if secrets.is_empty() {
-        DEFAULT_SECRETS.iter().map(|s| s.to_string()).collect()
-    } else {
-        secrets
+    let mut out: Vec<String> = DEFAULT_SECRETS.iter().map(|s| s.to_string()).collect();
+    let mut error = None;
+    for v in secrets {
+        let v = v.trim();
+        if v.is_empty() || out.iter().any(|o| o == v) {
+            continue; // "" adds nothing
+        }
+        match secret_pattern_problem(v) {
+            Some(why) => {
+                error.get_or_insert(ConfigError::Invalid {
+                    key: SECRETS,
+                    value: v.to_string(),
+                    why: why.into(),
+                });
+            }
+            None => out.push(v.to_string()),
+        }
     }
+    (out, error)
+}
+
+/// What makes `pattern` unusable as a secrets pattern, if anything: an unclosed `[`
+/// class or a trailing `\` (git's wildmatch then matches nothing), a negation (values
+/// only add: a `!` cannot take a default away), or a pattern gix cannot parse.
+fn secret_pattern_problem(pattern: &str) -> Option<&'static str> {
+    if pattern.starts_with('!') {
+        return Some(
+            "values add to the defaults; a negation cannot remove one (write the pattern without '!')",
+        );
+    }
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' if i + 1 == chars.len() => return Some("the pattern ends with a lone '\\'"),
+            '\\' => i += 1,
+            '[' => {
+                let mut j = i + 1;
+                if matches!(chars.get(j), Some('!' | '^')) {
+                    j += 1;
+                }
+                if chars.get(j) == Some(&']') {
+                    j += 1; // a leading `]` is a member of the class
+                }
+                while j < chars.len() && chars[j] != ']' {
+                    j += 1;
+                }
+                if j >= chars.len() {
+                    return Some("an unclosed '[' class matches nothing; escape it as '\\['");
+                }
+                i = j;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    gix::glob::parse(pattern.as_bytes())
+        .is_none()
+        .then_some("not a gitignore-style pattern")
 }
 
 /// `git -c key=value` settings, which git passes to subcommands in

@@ -290,6 +290,11 @@ fn needs_human_here(t: &Table) -> Decided {
             files: d.conflicted,
             path: w.path.clone(),
         }
+    } else if let Some(why) = w.unreadable.clone().filter(|_| !w.missing) {
+        Row::Unreadable {
+            path: w.path.clone(),
+            why,
+        }
     } else if w.detached && w.unreachable_commits > 0 {
         Row::DetachedUnreachable {
             path: w.path.clone(),

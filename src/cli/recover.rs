@@ -35,6 +35,7 @@ pub struct RecoverArgs {
 /// Errors: as [`recover::run`].
 pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
     let ctx = Ctx::open(ui)?;
+    ctx.cfg.check_secrets()?; // SPEC 1.2: an invalid recode.secrets stops every command that deletes or pushes
     if !args.dry_run {
         crate::cli::pick_up(&ctx, &args.branches);
     }

@@ -46,6 +46,10 @@ pub enum Row {
         commits: u32,
         task: String,
     },
+    /// `needs-human`: the worktree cannot be read (a truncated or corrupt index, a
+    /// half-removed directory): what cannot be read is not clean, never `empty` (SPEC 1.1,
+    /// 1.2); `why`: what failed.
+    Unreadable { path: String, why: String },
     /// `published`, `none`: merged, and nothing is left to remove.
     MergedNothingLeft {
         pr: u64,
@@ -233,6 +237,10 @@ impl fmt::Display for Row {
                 f,
                 "detached HEAD in {path} holds {} no ref contains; keep them with `git -C {path} branch recode-keep-{task} HEAD`",
                 n(*commits, "commit")
+            ),
+            Row::Unreadable { path, why } => write!(
+                f,
+                "the worktree {path} cannot be read ({why}): it is not clean, and nothing is deleted, published or WIP-committed on that reading; repair it (`git -C {path} status` shows what git says)"
             ),
             Row::MergedNothingLeft {
                 pr,

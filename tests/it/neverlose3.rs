@@ -265,3 +265,139 @@ fn append_raw(env: &TestEnv, repo: &Path, key: &str, line: &str) {
         ],
     );
 }
+
+// --- 2. recode.secrets adds to the defaults ------------------------------------------------
+
+/// An empty, exited worker whose worktree holds ignored files `files`, with `recode.secrets`
+/// set to `values`: the `recover` exit code and its result, and whether the worktree stands.
+fn recover_with_secrets(values: &[&str], files: &[&str]) -> (i32, serde_json::Value, bool) {
+    let env = TestEnv::new();
+    let repo = repo_with_origin(&env);
+    std::fs::write(repo.join(".gitignore"), ".env*\n*.tfvars\n").unwrap();
+    env.git(&repo, &["add", ".gitignore"]);
+    env.git(&repo, &["commit", "-q", "-m", "ignore"]);
+    env.git(&repo, &["push", "-q", "origin", "main"]);
+    let wt = add_worktree(&env, &repo, "issue-5", "wt5");
+    for f in files {
+        std::fs::write(wt.join(f), "SECRET=1\n").unwrap();
+    }
+    for v in values {
+        env.git(&repo, &["config", "--add", "recode.secrets", v]);
+    }
+    record(&env, &wt, &["spawn", "issue-5"]);
+    record(&env, &repo, &["exit", "issue-5", "--rc", "1"]);
+    let out = env
+        .cmd(&repo)
+        .env("RECODE_NOW", LATER)
+        .args(["recover", "issue-5", "--json"])
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(
+        |_| serde_json::json!({"stderr": String::from_utf8_lossy(&out.stderr).to_string()}),
+    );
+    (code, doc, wt.is_dir())
+}
+
+#[test]
+fn an_empty_secrets_value_never_drops_env_protection() {
+    let (code, doc, kept) = recover_with_secrets(&[""], &[".env"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert!(kept, "the worktree holding .env was removed: {doc:#}");
+    assert_eq!(result_of(&doc, "issue-5")["action"], "none", "{doc:#}");
+}
+
+#[test]
+fn a_secrets_value_adds_to_the_defaults() {
+    // `.env` (a default) and `prod.tfvars` (the user's) each keep the worktree.
+    for file in [".env", "prod.tfvars"] {
+        let (code, doc, kept) = recover_with_secrets(&["*.tfvars"], &[file]);
+        assert_eq!(code, 0, "{doc:#}");
+        assert!(kept, "{file}: the worktree was removed: {doc:#}");
+        assert_eq!(
+            result_of(&doc, "issue-5")["action"],
+            "none",
+            "{file}: {doc:#}"
+        );
+    }
+    // Without a secret the same worker is deleted (the test can fail).
+    let (code, doc, kept) = recover_with_secrets(&["*.tfvars"], &[".envrc-not-secret.txt"]);
+    assert_eq!((code, kept), (0, false), "{doc:#}");
+}
+
+#[test]
+fn an_invalid_secrets_pattern_is_an_error_and_changes_nothing() {
+    for bad in ["[", "!.env", "keys\\"] {
+        let (code, doc, kept) = recover_with_secrets(&[bad], &[]);
+        assert_eq!(code, 1, "{bad}: {doc:#}");
+        assert!(kept, "{bad}: the worktree was removed");
+        let stderr = doc["stderr"].as_str().unwrap();
+        assert!(
+            stderr.starts_with(&format!(
+                "error: config recode.secrets = '{bad}' is invalid: "
+            )),
+            "{stderr}"
+        );
+    }
+}
+
+// --- 3. unreadable is not clean ---------------------------------------------------------------
+
+/// A worktree whose index is truncated (or overwritten with garbage) is `needs-human`,
+/// never `empty`/`none`, and the reason says what failed; `recover` neither deletes it nor
+/// WIP-commits it, and leaves the index bytes as they were.
+#[test]
+fn a_worktree_with_a_corrupt_index_is_never_empty_nor_touched() {
+    for (variant, untracked) in [
+        ("truncated", false),
+        ("truncated", true),
+        ("garbage", false),
+    ] {
+        let env = TestEnv::new();
+        let repo = repo_with_origin(&env);
+        let wt = add_worktree(&env, &repo, "issue-3", "wt3");
+        if untracked {
+            std::fs::write(wt.join("notes.txt"), "work\n").unwrap();
+        }
+        record(&env, &wt, &["spawn", "issue-3"]);
+        record(&env, &repo, &["exit", "issue-3", "--rc", "1"]);
+        let index = repo.join(".git/worktrees/wt3/index");
+        let bytes = std::fs::read(&index).unwrap();
+        let broken = match variant {
+            "truncated" => bytes[..bytes.len() / 2].to_vec(),
+            _ => b"DIRC\0\0\0\x02garbage garbage garbage".to_vec(),
+        };
+        std::fs::write(&index, &broken).unwrap();
+        let tip = env.git(&repo, &["rev-parse", "issue-3"]);
+
+        let w = status_of(&env, &repo, "issue-3");
+        assert_eq!(
+            (w["state"].as_str(), w["action"].as_str()),
+            (Some("needs-human"), Some("escalate")),
+            "{variant}: {w:#}"
+        );
+        let reason = w["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with(&format!(
+                "the worktree {} cannot be read (its status cannot be read: ",
+                wt.display()
+            )),
+            "{variant}: {reason}"
+        );
+        let (_, doc) = json(&env, &repo, &["recover", "--all"]);
+        assert_eq!(result_of(&doc, "issue-3")["action"], "escalate", "{doc:#}");
+        assert!(wt.is_dir());
+        assert_eq!(env.git(&repo, &["rev-parse", "issue-3"]), tip, "{variant}");
+        assert_eq!(
+            std::fs::read(&index).unwrap(),
+            broken,
+            "{variant}: index rewritten"
+        );
+        if untracked {
+            assert_eq!(
+                std::fs::read_to_string(wt.join("notes.txt")).unwrap(),
+                "work\n"
+            );
+        }
+    }
+}
