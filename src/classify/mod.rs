@@ -295,6 +295,11 @@ fn needs_human_here(t: &Table) -> Decided {
             path: w.path.clone(),
             why,
         }
+    } else if w.unborn && w.restore_to.is_none() {
+        Row::UnbornNoReflog {
+            path: w.path.clone(),
+            branch: t.s.branch.clone(),
+        }
     } else if w.detached && w.unreachable_commits > 0 {
         Row::DetachedUnreachable {
             path: w.path.clone(),

@@ -50,6 +50,9 @@ pub enum Row {
     /// half-removed directory): what cannot be read is not clean, never `empty` (SPEC 1.1,
     /// 1.2); `why`: what failed.
     Unreadable { path: String, why: String },
+    /// `needs-human`: the worktree's HEAD names a branch that no longer exists and its
+    /// HEAD reflog holds no commit to recreate it at (SPEC 1.2).
+    UnbornNoReflog { path: String, branch: String },
     /// `published`, `none`: merged, and nothing is left to remove.
     MergedNothingLeft {
         pr: u64,
@@ -241,6 +244,10 @@ impl fmt::Display for Row {
             Row::Unreadable { path, why } => write!(
                 f,
                 "the worktree {path} cannot be read ({why}): it is not clean, and nothing is deleted, published or WIP-committed on that reading; repair it (`git -C {path} status` shows what git says)"
+            ),
+            Row::UnbornNoReflog { path, branch } => write!(
+                f,
+                "the worktree {path} is on {branch}, which no longer exists, and its HEAD reflog holds no commit to recreate it at; find the work (`git -C {path} status`, `git fsck --lost-found`) and recreate the branch"
             ),
             Row::MergedNothingLeft {
                 pr,

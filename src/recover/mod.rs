@@ -18,6 +18,7 @@ mod delete;
 mod guard;
 mod publish;
 mod push;
+mod restore;
 mod wip;
 
 use serde::Serialize;
@@ -255,7 +256,14 @@ pub fn run(
     } else {
         Some(crate::lock::acquire(repo.common_dir(), now)?)
     };
+    // SPEC 1.2: before anything else, branches deleted under their worktrees come back.
+    let restored = if req.dry_run {
+        Vec::new()
+    } else {
+        restore::unborn_branches(repo, cfg, now)?
+    };
     let (forge, mut warnings) = forge::open_run(repo, &cfg.remote, false);
+    warnings.extend(restored);
     let (forge_view, more) = snapshot::forge_view(repo, cfg, forge.as_deref(), None, false)?;
     let forge_failed = matches!(forge_view, ForgeView::Failed);
     let warning = (!more.is_empty()).then(|| more.join("; "));

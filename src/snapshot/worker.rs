@@ -223,6 +223,8 @@ impl<'a> Ctx<'a> {
             not_read: skip_read && !w.missing,
             has_submodules: w.git_dir.join("modules").is_dir()
                 || w.path.join(".gitmodules").is_file(),
+            unborn: w.unborn,
+            restore_to: w.head.filter(|_| w.unborn).map(|h| h.to_hex().to_string()),
         };
         if w.detached
             && !w.missing

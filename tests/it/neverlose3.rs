@@ -401,3 +401,81 @@ fn a_worktree_with_a_corrupt_index_is_never_empty_nor_touched() {
         }
     }
 }
+
+// --- 4. a branch deleted under its worktree (unborn HEAD) -----------------------------------
+
+/// `git update-ref -d` took the branch from under its worktree: `recover` recreates it at
+/// the newest commit of the worktree's HEAD reflog (a `restored` event), then WIP-commits
+/// on top of it: never a root commit.
+#[test]
+fn a_branch_deleted_under_its_worktree_is_restored_from_the_reflog_first() {
+    let env = TestEnv::new();
+    let repo = repo_with_origin(&env);
+    let wt = add_worktree(&env, &repo, "issue-9", "wt9");
+    record(&env, &wt, &["spawn", "issue-9"]);
+    std::fs::write(wt.join("a.txt"), "a\n").unwrap();
+    env.git(&wt, &["add", "a.txt"]);
+    env.git(&wt, &["commit", "-q", "-m", "feat: a"]);
+    std::fs::write(wt.join("b.txt"), "b\n").unwrap();
+    let agents = env.git(&repo, &["rev-parse", "issue-9"]);
+    record(&env, &repo, &["exit", "issue-9", "--rc", "143"]);
+    env.git(&repo, &["update-ref", "-d", "refs/heads/issue-9"]);
+
+    // Read-only: status shows the worker from its reflog commit, and writes nothing.
+    let w = status_of(&env, &repo, "issue-9");
+    assert_eq!(
+        (w["state"].as_str(), w["head"].as_str()),
+        (Some("half-done"), Some(agents.as_str()))
+    );
+    assert!(!branch_exists(&env, &repo, "issue-9"));
+
+    let (code, doc) = json(&env, &repo, &["recover", "issue-9"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(result_of(&doc, "issue-9")["result"], "done", "{doc:#}");
+    let tip = env.git(&repo, &["rev-parse", "issue-9"]);
+    assert_eq!(env.git(&repo, &["rev-parse", &format!("{tip}^")]), agents);
+    assert_eq!(env.git(&repo, &["show", &format!("{tip}:b.txt")]), "b");
+    let log = env.ok(&repo, &["log", "issue-9", "--json"]);
+    let restored: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["kind"] == "restored")
+        .collect();
+    assert_eq!(restored.len(), 1, "{log}");
+    assert_eq!(
+        (restored[0]["branch"].as_str(), restored[0]["head"].as_str()),
+        (Some("issue-9"), Some(agents.as_str()))
+    );
+}
+
+/// With no HEAD reflog to restore from, the worker is `needs-human`, and nothing is
+/// committed (no root commit).
+#[test]
+fn an_unborn_head_without_a_reflog_needs_a_human() {
+    let env = TestEnv::new();
+    let repo = repo_with_origin(&env);
+    let wt = add_worktree(&env, &repo, "issue-9", "wt9");
+    record(&env, &wt, &["spawn", "issue-9"]);
+    std::fs::write(wt.join("b.txt"), "b\n").unwrap();
+    record(&env, &repo, &["exit", "issue-9", "--rc", "143"]);
+    env.git(&repo, &["update-ref", "-d", "refs/heads/issue-9"]);
+    std::fs::remove_file(repo.join(".git/worktrees/wt9/logs/HEAD")).unwrap();
+
+    let w = status_of(&env, &repo, "issue-9");
+    assert_eq!(
+        (w["state"].as_str(), w["action"].as_str()),
+        (Some("needs-human"), Some("escalate")),
+        "{w:#}"
+    );
+    assert!(
+        w["reason"]
+            .as_str()
+            .unwrap()
+            .contains("which no longer exists, and its HEAD reflog holds no commit"),
+        "{w:#}"
+    );
+    let (_, doc) = json(&env, &repo, &["recover", "--all"]);
+    assert_eq!(result_of(&doc, "issue-9")["action"], "escalate", "{doc:#}");
+    assert!(!branch_exists(&env, &repo, "issue-9"));
+    assert_eq!(std::fs::read_to_string(wt.join("b.txt")).unwrap(), "b\n");
+}
