@@ -47,6 +47,11 @@ pub const DEFAULT_SECRETS: &[&str] = &[
 ];
 /// The longest a push, fetch or forge call may take (SPEC safety rule 0).
 pub const NETWORK_TIMEOUT: &str = "recode.networkTimeout";
+/// `recode.wipMaxFileSize`: an untracked file larger than this (bytes; `k`, `M`, `G`
+/// suffixes, powers of 1024) is left out of a WIP commit (SPEC 1.2).
+pub const WIP_MAX_FILE_SIZE: &str = "recode.wipMaxFileSize";
+/// Default `recode.wipMaxFileSize`: 50M.
+pub const DEFAULT_WIP_MAX_FILE_SIZE: u64 = 50 * 1024 * 1024;
 /// Default of [`NETWORK_TIMEOUT`], in seconds.
 pub const DEFAULT_NETWORK_TIMEOUT_SECS: i64 = 60;
 /// Where `resume` adds a worktree for a worker that has none (default
@@ -102,6 +107,8 @@ pub struct Config {
     pub secrets_error: Option<ConfigError>,
     /// `recode.networkTimeout`, in seconds.
     pub network_timeout_secs: u64,
+    /// `recode.wipMaxFileSize`, in bytes.
+    pub wip_max_file_size: u64,
     /// `recode.worktreeDir`, if set (relative paths are taken from the main worktree).
     pub worktree_dir: Option<String>,
 }
@@ -141,6 +148,12 @@ impl Config {
             duration,
         )?
         .max(1) as u64;
+        let wip_max_file_size = parsed(
+            WIP_MAX_FILE_SIZE,
+            get(WIP_MAX_FILE_SIZE),
+            DEFAULT_WIP_MAX_FILE_SIZE,
+            parse_size,
+        )?;
         let notes_ref = notes_ref(get(NOTES_REF))?;
         let (secrets, secrets_error) = secrets(repo);
         Ok(Config {
@@ -157,6 +170,7 @@ impl Config {
             secrets,
             secrets_error,
             network_timeout_secs,
+            wip_max_file_size,
             worktree_dir: get(WORKTREE_DIR),
         })
     }
@@ -366,6 +380,28 @@ pub fn string(repo: &gix::Repository, key: &str) -> Option<String> {
         .find(|(k, _)| *k == lower)
         .map(|(_, v)| v)
         .or_else(|| repo.config_snapshot().string(key).map(|v| v.to_string()))
+}
+
+/// A size in bytes: a whole number with an optional `k`, `M` or `G` suffix (powers of
+/// 1024, as git's own `core.bigFileThreshold`; either case), e.g. `10k`, `50M`.
+///
+/// Errors: a message saying what is expected.
+pub fn parse_size(value: &str) -> Result<u64, String> {
+    let v = value.trim();
+    let bad = || "expected a size such as 500k, 50M or 1G".to_string();
+    let (num, unit) = match v.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => (&v[..i], v[i..].trim()),
+        None => (v, ""),
+    };
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let mult: u64 = match unit {
+        "" => 1,
+        "k" | "K" => 1 << 10,
+        "m" | "M" => 1 << 20,
+        "g" | "G" => 1 << 30,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(mult).ok_or_else(bad)
 }
 
 /// git's boolean spellings: `true/yes/on/1` and `false/no/off/0`.

@@ -16,6 +16,7 @@
 
 mod delete;
 mod guard;
+mod leftout;
 mod publish;
 mod push;
 mod restore;
