@@ -479,3 +479,213 @@ fn an_unborn_head_without_a_reflog_needs_a_human() {
     assert!(!branch_exists(&env, &repo, "issue-9"));
     assert_eq!(std::fs::read_to_string(wt.join("b.txt")).unwrap(), "b\n");
 }
+
+// --- 5. submodules ---------------------------------------------------------------------------
+
+/// A bare `lib.git` with one commit, added to `repo` as a submodule at each of `paths`,
+/// pushed; then worktree `wt42` on `issue-42` with its submodules initialized.
+fn with_submodules(env: &TestEnv, repo: &Path, paths: &[&str]) -> PathBuf {
+    let root = env.root();
+    env.git(&root, &["init", "-q", "--bare", "-b", "main", "lib.git"]);
+    env.git(&root, &["clone", "-q", "lib.git", "libsrc"]);
+    let src = root.join("libsrc");
+    std::fs::write(src.join("lib.c"), "v1\n").unwrap();
+    env.git(&src, &["add", "."]);
+    env.git(&src, &["commit", "-q", "-m", "lib"]);
+    env.git(&src, &["push", "-q", "origin", "HEAD:main"]);
+    let url = root.join("lib.git");
+    for p in paths {
+        env.git(
+            repo,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                url.to_str().unwrap(),
+                p,
+            ],
+        );
+    }
+    env.git(repo, &["commit", "-q", "-m", "add submodules"]);
+    env.git(repo, &["push", "-q", "origin", "main"]);
+    env.git(repo, &["fetch", "-q", "origin"]);
+    let wt = add_worktree(env, repo, "issue-42", "wt42");
+    env.git(
+        &wt,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "update",
+            "-q",
+            "--init",
+        ],
+    );
+    wt
+}
+
+/// Each variant: the submodule holding work (dirty, local-only commits; at the top, nested
+/// in a subdirectory, two of them) is left out of the WIP commit (its gitlink unchanged on
+/// the branch), the result names it, no pushed tree points at a commit the lib's remote
+/// lacks, and the worktree stays.
+#[test]
+fn a_submodule_holding_work_is_left_out_and_never_pushed_as_a_dangling_gitlink() {
+    let variants: [(&str, &[&str], &[&str]); 4] = [
+        ("local-only commit", &["vendor/lib"], &["vendor/lib"]),
+        ("dirty", &["vendor/lib"], &[]),
+        (
+            "nested in a subdirectory",
+            &["deps/third/lib"],
+            &["deps/third/lib"],
+        ),
+        ("two submodules", &["a/lib", "b/lib"], &["a/lib", "b/lib"]),
+    ];
+    for (variant, paths, committed) in variants {
+        let env = TestEnv::new();
+        let repo = repo_with_origin(&env);
+        let wt = with_submodules(&env, &repo, paths);
+        record(&env, &wt, &["spawn", "issue-42"]);
+        let base_link = env.git(&repo, &["rev-parse", &format!("main:{}", paths[0])]);
+        for p in paths {
+            let sub = wt.join(p);
+            std::fs::write(sub.join("lib.c"), "patched\n").unwrap();
+            if committed.contains(p) {
+                env.git(&sub, &["commit", "-q", "-am", "fix lib: the real work"]);
+            }
+        }
+        std::fs::write(wt.join("app.txt"), "use the fixed lib\n").unwrap();
+        record(&env, &repo, &["exit", "issue-42", "--rc", "143"]);
+        let before = env.work(&repo);
+
+        let (code, doc) = json(&env, &repo, &["recover", "issue-42"]);
+        assert_eq!(code, 0, "{variant}: {doc:#}");
+        let r = result_of(&doc, "issue-42");
+        assert_eq!(r["result"], "held", "{variant}: {doc:#}");
+        let reason = r["reason"].as_str().unwrap();
+        for p in paths {
+            assert!(reason.contains(&format!("{p} (")), "{variant}: {reason}");
+            // The branch's gitlink is the base's: never the agent's local-only commit.
+            assert_eq!(
+                env.git(&repo, &["rev-parse", &format!("issue-42:{p}")]),
+                base_link,
+                "{variant}"
+            );
+        }
+        assert_eq!(
+            env.git(&repo, &["show", "issue-42:app.txt"]),
+            "use the fixed lib",
+            "{variant}"
+        );
+        assert!(wt.is_dir(), "{variant}");
+        env.assert_nothing_lost(&repo, &before);
+        // The submodule's work is where it was.
+        for p in paths {
+            assert_eq!(
+                std::fs::read_to_string(wt.join(p).join("lib.c")).unwrap(),
+                "patched\n"
+            );
+        }
+    }
+}
+
+/// An agent that committed the gitlink bump itself: the push of that commit is held,
+/// naming the submodule (its commit is on no remote).
+#[test]
+fn a_committed_gitlink_to_a_local_only_submodule_commit_is_never_pushed() {
+    let env = TestEnv::new();
+    let repo = repo_with_origin(&env);
+    let wt = with_submodules(&env, &repo, &["vendor/lib"]);
+    record(&env, &wt, &["spawn", "issue-42"]);
+    let sub = wt.join("vendor/lib");
+    std::fs::write(sub.join("lib.c"), "patched\n").unwrap();
+    env.git(&sub, &["commit", "-q", "-am", "fix lib"]);
+    env.git(&wt, &["add", "vendor/lib"]);
+    env.git(&wt, &["commit", "-q", "-m", "bump lib"]);
+    std::fs::write(wt.join("app.txt"), "more\n").unwrap();
+    record(&env, &repo, &["exit", "issue-42", "--rc", "143"]);
+    let (_, doc) = json(&env, &repo, &["recover", "issue-42"]);
+    let r = result_of(&doc, "issue-42");
+    assert_eq!(r["result"], "held", "{doc:#}");
+    assert!(
+        r["reason"].as_str().unwrap().contains(
+            "the push would carry gitlinks to submodule commits their remote lacks: vendor/lib"
+        ),
+        "{doc:#}"
+    );
+    let origin = env.root().join("origin.git");
+    assert_eq!(env.git(&origin, &["branch", "--list", "issue-42"]), "");
+}
+
+// --- 6. oversize untracked files -------------------------------------------------------------
+
+/// An untracked file over `recode.wipMaxFileSize` stays out of the WIP commit and on
+/// disk; the result names it; the branch is pushed without it; the worktree is never
+/// removed while it is there.
+#[test]
+fn an_oversize_untracked_file_is_left_out_of_the_wip_commit_and_kept() {
+    for (limit, size, out) in [
+        ("10k", 20_000usize, true),
+        ("10k", 9_000, false),
+        ("1M", 2_000_000, true),
+    ] {
+        let env = TestEnv::new();
+        let repo = repo_with_origin(&env);
+        env.git(&repo, &["config", "recode.wipMaxFileSize", limit]);
+        let wt = add_worktree(&env, &repo, "issue-61", "wt61");
+        record(&env, &wt, &["spawn", "issue-61"]);
+        std::fs::write(wt.join("fix.go"), "fix\n").unwrap();
+        std::fs::create_dir_all(wt.join("bin")).unwrap();
+        std::fs::write(wt.join("bin/manager"), vec![7u8; size]).unwrap();
+        record(&env, &repo, &["exit", "issue-61", "--rc", "143"]);
+        let (code, doc) = json(&env, &repo, &["recover", "issue-61"]);
+        assert_eq!(code, 0, "{doc:#}");
+        let r = result_of(&doc, "issue-61");
+        let in_commit = env
+            .git_cmd(&repo)
+            .args(["cat-file", "-e", "issue-61:bin/manager"])
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert_eq!(in_commit, !out, "{limit} {size}: {doc:#}");
+        assert_eq!(env.git(&repo, &["show", "issue-61:fix.go"]), "fix");
+        if out {
+            assert_eq!(r["result"], "held", "{doc:#}");
+            assert!(
+                r["reason"].as_str().unwrap().contains(
+                    "files over recode.wipMaxFileSize left out (kept on disk): bin/manager ("
+                ),
+                "{doc:#}"
+            );
+            assert_eq!(std::fs::read(wt.join("bin/manager")).unwrap().len(), size);
+            // Pushed without it.
+            let origin = env.root().join("origin.git");
+            assert_eq!(
+                env.git(&origin, &["rev-parse", "issue-61"]),
+                env.git(&repo, &["rev-parse", "issue-61"])
+            );
+            // Later runs never remove the worktree while the file is there.
+            for _ in 0..2 {
+                json(&env, &repo, &["recover", "--all"]);
+            }
+            assert!(wt.join("bin/manager").is_file());
+        } else {
+            assert_eq!(r["result"], "done", "{doc:#}");
+        }
+    }
+}
+
+#[test]
+fn a_bad_wip_max_file_size_is_a_config_error() {
+    let env = TestEnv::new();
+    let repo = repo_with_origin(&env);
+    env.git(&repo, &["config", "recode.wipMaxFileSize", "lots"]);
+    let out = env.output(&repo, &["recover", "--all"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().next().unwrap(),
+        "error: config recode.wipMaxFileSize = 'lots' is invalid: expected a size such as 500k, 50M or 1G"
+    );
+}
