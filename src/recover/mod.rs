@@ -19,6 +19,7 @@ mod guard;
 mod leftout;
 mod publish;
 mod push;
+mod removal;
 mod restore;
 mod wip;
 
@@ -258,10 +259,13 @@ pub fn run(
         Some(crate::lock::acquire(repo.common_dir(), now)?)
     };
     // SPEC 1.2: before anything else, branches deleted under their worktrees come back.
+    // A removal a killed run left half done is finished or restored first (SPEC 1.2).
     let restored = if req.dry_run {
         Vec::new()
     } else {
-        restore::unborn_branches(repo, cfg, now)?
+        let mut lines = removal::finish_interrupted(repo);
+        lines.extend(restore::unborn_branches(repo, cfg, now)?);
+        lines
     };
     let (forge, mut warnings) = forge::open_run(repo, &cfg.remote, false);
     warnings.extend(restored);

@@ -689,3 +689,184 @@ fn a_bad_wip_max_file_size_is_a_config_error() {
         "error: config recode.wipMaxFileSize = 'lots' is invalid: expected a size such as 500k, 50M or 1G"
     );
 }
+
+// --- 8. a write during a delete -----------------------------------------------------------
+
+/// 100 races of a writer against a delete: 100 empty workers are deleted in one run while
+/// a writer keeps writing new files into their worktrees by path. Every write that
+/// succeeded is still on disk at its path (the worktree moved back) or was never
+/// possible (the directory already moved aside): none is lost.
+#[test]
+fn a_hundred_writes_racing_deletes_lose_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    for i in 0..4 {
+        std::fs::write(repo.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+    }
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "-q", "-m", "files"]);
+    let n = 100;
+    let wts: Vec<PathBuf> = (0..n)
+        .map(|i| {
+            add_worktree(
+                &env,
+                &repo,
+                &format!("issue-{}", 100 + i),
+                &format!("wt{i}"),
+            )
+        })
+        .collect();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (wts, stop) = (wts.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut written: Vec<PathBuf> = Vec::new();
+            let mut k = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for wt in &wts {
+                    k += 1;
+                    let p = wt.join(format!("late-{k}.txt"));
+                    // Open by path, as an agent writing a file would.
+                    if std::fs::write(&p, format!("{k}\n")).is_ok() {
+                        written.push(p);
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            written
+        })
+    };
+    let out = env
+        .cmd(&repo)
+        .env("RECODE_NOW", LATER)
+        .args(["recover", "--all", "--json"])
+        .output()
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written = writer.join().unwrap();
+    assert!(
+        out.status.code().is_some(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!written.is_empty());
+    let lost: Vec<&PathBuf> = written.iter().filter(|p| !p.is_file()).collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} writes lost, e.g. {:?}",
+        lost.len(),
+        written.len(),
+        &lost[..lost.len().min(3)]
+    );
+    // Nothing is left aside: every worktree is removed or back at its path.
+    let aside: Vec<_> = std::fs::read_dir(env.root())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .ends_with(".recode-removing")
+        })
+        .collect();
+    assert!(aside.is_empty(), "{aside:?}");
+}
+
+// --- 9. a kill inside a worktree removal ---------------------------------------------------
+
+/// SIGKILL at each point of a removal (after the move aside, inside the removal after part
+/// of the files went, after the `.git` file went): the next run finishes the removal: the
+/// branch is deleted, never WIP-committed, and nothing is left aside.
+#[test]
+fn a_kill_inside_a_removal_is_finished_never_committed() {
+    for fp in ["delete-moved", "delete-inside", "delete-gitfile"] {
+        let (env, repo, wt) = removable_worker();
+        let tip = env.git(&repo, &["rev-parse", "issue-3"]);
+        let out = env
+            .cmd(&repo)
+            .env("RECODE_NOW", LATER)
+            .env("RECODE_FAILPOINT", fp)
+            .args(["recover", "--all"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), None, "{fp}: not killed");
+        let (code, doc) = json(&env, &repo, &["recover", "--all"]);
+        assert_eq!(code, 0, "{fp}: {doc:#}");
+        assert!(!wt.exists(), "{fp}");
+        assert!(!aside_of(&wt).exists(), "{fp}: left aside");
+        // The branch went (its commits are on main), never with a WIP commit of deletions.
+        let wips = env.git(&repo, &["log", "--all", "--format=%s", "--grep=^wip:"]);
+        assert_eq!(wips, "", "{fp}");
+        assert!(
+            !branch_exists(&env, &repo, "issue-3")
+                || env.git(&repo, &["rev-parse", "issue-3"]) == tip,
+            "{fp}"
+        );
+        assert_eq!(
+            env.git(&repo, &["worktree", "list", "--porcelain"])
+                .matches("worktree ")
+                .count(),
+            1,
+            "{fp}"
+        );
+    }
+}
+
+/// Killed inside the removal while a writer put a file into the moved worktree: the next
+/// run restores it (the deleted tracked files checked out again, moved back to its path),
+/// never commits the deletions, and the writer's file is there.
+#[test]
+fn a_kill_inside_a_removal_of_a_worktree_that_turned_dirty_restores_it() {
+    for fp in ["delete-inside", "delete-gitfile"] {
+        let (env, repo, wt) = removable_worker();
+        let tip = env.git(&repo, &["rev-parse", "issue-3"]);
+        let out = env
+            .cmd(&repo)
+            .env("RECODE_NOW", LATER)
+            .env("RECODE_FAILPOINT", fp)
+            .args(["recover", "--all"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), None, "{fp}: not killed");
+        std::fs::write(aside_of(&wt).join("late.txt"), "late work\n").unwrap();
+        let (code, doc) = json(&env, &repo, &["recover", "--all"]);
+        assert_eq!(code, 0, "{fp}: {doc:#}");
+        assert_eq!(
+            std::fs::read_to_string(wt.join("late.txt")).unwrap(),
+            "late work\n",
+            "{fp}"
+        );
+        for i in 0..6 {
+            assert!(
+                wt.join(format!("f{i}.txt")).is_file(),
+                "{fp}: f{i}.txt not restored"
+            );
+        }
+        let wip_tip = env.git(&repo, &["rev-parse", "issue-3"]);
+        if wip_tip != tip {
+            // A WIP commit of the new file only: never of deleted files.
+            let changed = env.git(&repo, &["diff", "--name-status", &tip, &wip_tip]);
+            assert_eq!(changed, "A\tlate.txt", "{fp}");
+        }
+        assert!(!aside_of(&wt).exists(), "{fp}");
+    }
+}
+
+/// An empty worker `issue-3` (no ledger, idle) whose worktree `wt3` holds six tracked files.
+fn removable_worker() -> (TestEnv, PathBuf, PathBuf) {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    for i in 0..6 {
+        std::fs::write(repo.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+    }
+    env.git(&repo, &["add", "."]);
+    env.git(&repo, &["commit", "-q", "-m", "files"]);
+    let wt = add_worktree(&env, &repo, "issue-3", "wt3");
+    (env, repo, wt)
+}
+
+fn aside_of(wt: &Path) -> PathBuf {
+    wt.with_file_name(format!(
+        ".{}.recode-removing",
+        wt.file_name().unwrap().to_string_lossy()
+    ))
+}
