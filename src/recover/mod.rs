@@ -33,7 +33,8 @@ use crate::snapshot::{self, Options};
 use crate::{classify, render};
 
 /// Test-only failpoint: `RECODE_FAILPOINT=<step>` kills the process with SIGKILL when
-/// the step is reached (steps: `delete-worktree`, `delete-branch`, `wip-add`,
+/// the step is reached (steps: `delete-worktree`, `delete-moved`, `delete-inside`,
+/// `delete-gitfile` (see `removal.rs`), `delete-branch`, `wip-add`,
 /// `wip-commit`, `wip-push`, `publish-push`, `publish-pr`). Compiled in only with the
 /// `failpoints` feature, which the test suite turns on; release binaries have none.
 pub const FAILPOINT_ENV: &str = "RECODE_FAILPOINT";
