@@ -14,6 +14,9 @@ RECODE_TRIALS="${RECODE_TRIALS:-2000}" \
 RECODE_SEED="${RECODE_SEED:-1000}" \
 RECODE_THREADS="${RECODE_THREADS:-2}" \
     cargo test --release --test it neverlose:: -- --nocapture >"$log" 2>&1 || status=$?
+# The 100 races of a writer against a delete (tests/it/neverlose3.rs).
+RECODE_RACES="${RECODE_RACES:-100}" \
+    cargo test --release --test it neverlose3::a_hundred_writes -- --nocapture >>"$log" 2>&1 || status=$?
 grep '^trials ' "$log" || { tail -40 "$log" >&2; exit 1; }
 grep 'never-lose violation' "$log" >&2 || true
 exit "$status"

@@ -47,6 +47,11 @@ pub const DEFAULT_SECRETS: &[&str] = &[
 ];
 /// The longest a push, fetch or forge call may take (SPEC safety rule 0).
 pub const NETWORK_TIMEOUT: &str = "recode.networkTimeout";
+/// `recode.wipMaxFileSize`: an untracked file larger than this (bytes; `k`, `M`, `G`
+/// suffixes, powers of 1024) is left out of a WIP commit (SPEC 1.2).
+pub const WIP_MAX_FILE_SIZE: &str = "recode.wipMaxFileSize";
+/// Default `recode.wipMaxFileSize`: 50M.
+pub const DEFAULT_WIP_MAX_FILE_SIZE: u64 = 50 * 1024 * 1024;
 /// Default of [`NETWORK_TIMEOUT`], in seconds.
 pub const DEFAULT_NETWORK_TIMEOUT_SECS: i64 = 60;
 /// Where `resume` adds a worktree for a worker that has none (default
@@ -63,8 +68,6 @@ pub const GATE_TIMEOUT: &str = "recode.gateTimeout";
 pub const COMMAND_TIMEOUT: &str = "recode.commandTimeout";
 /// `recode.staleLockAfter`: age after which a lock file in a worktree or the repository is stale.
 pub const STALE_LOCK_AFTER: &str = "recode.staleLockAfter";
-/// `recode.wipMaxFileSize`: an untracked file larger than this is left out of a WIP commit.
-pub const WIP_MAX_FILE_SIZE: &str = "recode.wipMaxFileSize";
 /// `recode.hostTimeout`: how long another host may be silent before its workers are taken over.
 pub const HOST_TIMEOUT: &str = "recode.hostTimeout";
 /// `recode.agentConfigDirs` (multi-valued): the agent configuration directories of the loop's accounts.
@@ -225,7 +228,7 @@ pub fn help_list() -> String {
 }
 
 /// Errors reading configuration.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ConfigError {
     /// A key holds a value of the wrong shape.
     #[error("config {key} = '{value}' is invalid: {why}")]
@@ -262,10 +265,17 @@ pub struct Config {
     pub agent_configured: bool,
     /// `recode.pushWip`.
     pub push_wip: bool,
-    /// `recode.secrets` (all values; the defaults when unset).
+    /// `recode.secrets`: [`DEFAULT_SECRETS`] followed by every non-empty value set (values
+    /// add to the defaults; SPEC 1.2 `recode.secrets`). An invalid value is left out here
+    /// and kept in `secrets_error`.
     pub secrets: Vec<String>,
+    /// The first invalid `recode.secrets` value: every command that could delete or push
+    /// refuses to run with it ([`Config::check_secrets`]).
+    pub secrets_error: Option<ConfigError>,
     /// `recode.networkTimeout`, in seconds.
     pub network_timeout_secs: u64,
+    /// `recode.wipMaxFileSize`, in bytes.
+    pub wip_max_file_size: u64,
     /// `recode.worktreeDir`, if set (relative paths are taken from the main worktree).
     pub worktree_dir: Option<String>,
     /// `recode.forge` and the forge's environment, read once here (SPEC 1.2 "Forges").
@@ -367,6 +377,12 @@ impl Config {
             duration,
         )?
         .max(1) as u64;
+        let wip_max_file_size = parsed(
+            WIP_MAX_FILE_SIZE,
+            get(WIP_MAX_FILE_SIZE),
+            DEFAULT_WIP_MAX_FILE_SIZE,
+            parse_size,
+        )?;
         let notes_ref = notes_ref(get(NOTES_REF))?;
         let forge = parsed(FORGE, get(FORGE), "auto".to_string(), |v| {
             let v = v.trim().to_ascii_lowercase();
@@ -375,6 +391,7 @@ impl Config {
                 .then_some(v)
                 .ok_or_else(|| format!("expected one of {}", FORGES.join(", ")))
         })?;
+        let (secrets, secrets_error) = secrets(repo);
         Ok(Config {
             base: get(BASE),
             remote: get(REMOTE).unwrap_or_else(|| DEFAULT_REMOTE.into()),
@@ -386,8 +403,10 @@ impl Config {
             agent: get(AGENT).unwrap_or_else(|| DEFAULT_AGENT.into()),
             agent_configured: get(AGENT).is_some(),
             push_wip,
-            secrets: secrets(repo),
+            secrets,
+            secrets_error,
             network_timeout_secs,
+            wip_max_file_size,
             worktree_dir: get(WORKTREE_DIR),
             forge: ForgeOptions::from_env(&forge, network_timeout_secs),
         })
@@ -422,6 +441,17 @@ impl Config {
                 self.remote
             ),
         })
+    }
+
+    /// Refuse an invalid `recode.secrets` value (SPEC 1.2: an error, exit 1, on every
+    /// command that could delete or push: `recover`, `sync`).
+    ///
+    /// Errors: [`ConfigError::Invalid`] naming the value and what is wrong with it.
+    pub fn check_secrets(&self) -> Result<(), ConfigError> {
+        match &self.secrets_error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
     }
 
     /// The task key of `branch`: the pattern's `task` group when it matches; a pattern
@@ -478,9 +508,10 @@ fn notes_ref(value: Option<String>) -> Result<String, ConfigError> {
     Ok(notes_ref)
 }
 
-/// Every `recode.secrets` value (git's config files, then `git -c`), else
-/// [`DEFAULT_SECRETS`].
-fn secrets(repo: &gix::Repository) -> Vec<String> {
+/// The secrets patterns: [`DEFAULT_SECRETS`], then every non-empty `recode.secrets`
+/// value (git's config files, then `git -c`), each once; with the first invalid value's
+/// error (it is left out).
+fn secrets(repo: &gix::Repository) -> (Vec<String>, Option<ConfigError>) {
     let snap = repo.config_snapshot();
     let mut secrets: Vec<String> = snap
         .plumbing()
@@ -494,11 +525,65 @@ fn secrets(repo: &gix::Repository) -> Vec<String> {
             .filter(|(k, _)| *k == secrets_key)
             .map(|(_, v)| v),
     );
-    if secrets.is_empty() {
-        DEFAULT_SECRETS.iter().map(|s| s.to_string()).collect()
-    } else {
-        secrets
+    let mut out: Vec<String> = DEFAULT_SECRETS.iter().map(|s| s.to_string()).collect();
+    let mut error = None;
+    for v in secrets {
+        let v = v.trim();
+        if v.is_empty() || out.iter().any(|o| o == v) {
+            continue; // "" adds nothing
+        }
+        match secret_pattern_problem(v) {
+            Some(why) => {
+                error.get_or_insert(ConfigError::Invalid {
+                    key: SECRETS,
+                    value: v.to_string(),
+                    why: why.into(),
+                });
+            }
+            None => out.push(v.to_string()),
+        }
     }
+    (out, error)
+}
+
+/// What makes `pattern` unusable as a secrets pattern, if anything: an unclosed `[`
+/// class or a trailing `\` (git's wildmatch then matches nothing), a negation (values
+/// only add: a `!` cannot take a default away), or a pattern gix cannot parse.
+fn secret_pattern_problem(pattern: &str) -> Option<&'static str> {
+    if pattern.starts_with('!') {
+        return Some(
+            "values add to the defaults; a negation cannot remove one (write the pattern without '!')",
+        );
+    }
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' if i + 1 == chars.len() => return Some("the pattern ends with a lone '\\'"),
+            '\\' => i += 1,
+            '[' => {
+                let mut j = i + 1;
+                if matches!(chars.get(j), Some('!' | '^')) {
+                    j += 1;
+                }
+                if chars.get(j) == Some(&']') {
+                    j += 1; // a leading `]` is a member of the class
+                }
+                while j < chars.len() && chars[j] != ']' {
+                    j += 1;
+                }
+                if j >= chars.len() {
+                    return Some("an unclosed '[' class matches nothing; escape it as '\\['");
+                }
+                i = j;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    gix::glob::parse(pattern.as_bytes())
+        .is_none()
+        .then_some("not a gitignore-style pattern")
 }
 
 /// `git -c key=value` settings, which git passes to subcommands in
@@ -563,6 +648,28 @@ pub fn string(repo: &gix::Repository, key: &str) -> Option<String> {
         .find(|(k, _)| *k == lower)
         .map(|(_, v)| v)
         .or_else(|| repo.config_snapshot().string(key).map(|v| v.to_string()))
+}
+
+/// A size in bytes: a whole number with an optional `k`, `M` or `G` suffix (powers of
+/// 1024, as git's own `core.bigFileThreshold`; either case), e.g. `10k`, `50M`.
+///
+/// Errors: a message saying what is expected.
+pub fn parse_size(value: &str) -> Result<u64, String> {
+    let v = value.trim();
+    let bad = || "expected a size such as 500k, 50M or 1G".to_string();
+    let (num, unit) = match v.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => (&v[..i], v[i..].trim()),
+        None => (v, ""),
+    };
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let mult: u64 = match unit {
+        "" => 1,
+        "k" | "K" => 1 << 10,
+        "m" | "M" => 1 << 20,
+        "g" | "G" => 1 << 30,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(mult).ok_or_else(bad)
 }
 
 /// git's boolean spellings: `true/yes/on/1` and `false/no/off/0`.

@@ -33,6 +33,10 @@ pub struct Worktree {
     pub detached: bool,
     /// In-progress operation.
     pub operation: Option<Operation>,
+    /// HEAD names a branch that does not exist (deleted under the worktree: an unborn
+    /// HEAD); `head` is then the newest commit of the worktree's HEAD reflog, if any
+    /// (SPEC 1.2 "Never lose work: more states").
+    pub unborn: bool,
 }
 
 /// Dirty counts plus the newest mtime of the changed files and the index.
@@ -94,11 +98,15 @@ fn read_one(
     let head_text = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
     let head_text = head_text.trim();
     let operation = operation(&git_dir);
-    let (mut branch, mut head, mut detached) = (None, None, false);
+    let (mut branch, mut head, mut detached, mut unborn) = (None, None, false, false);
     if let Some(target) = head_text.strip_prefix("ref:") {
         let target = target.trim();
         branch = target.strip_prefix("refs/heads/").map(str::to_string);
         head = crate::repo::tip(repo, target);
+        if head.is_none() && branch.is_some() && !missing {
+            unborn = true;
+            head = reflog_head(repo, &git_dir);
+        }
     } else if let Ok(id) = ObjectId::from_hex(head_text.as_bytes()) {
         head = Some(id);
         detached = true;
@@ -126,7 +134,20 @@ fn read_one(
         head,
         detached,
         operation,
+        unborn,
     }
+}
+
+/// The newest commit of the HEAD reflog in `git_dir` (a worktree's own git dir) that is
+/// still in the object store; `None` without a reflog or with no such commit.
+pub fn reflog_head(repo: &gix::Repository, git_dir: &Path) -> Option<ObjectId> {
+    let text = std::fs::read(git_dir.join("logs").join("HEAD")).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    text.lines().rev().find_map(|line| {
+        let new = line.split(' ').nth(1)?;
+        let id = ObjectId::from_hex(new.as_bytes()).ok()?;
+        (!id.is_null() && repo.find_commit(id).is_ok()).then_some(id)
+    })
 }
 
 /// The operation in progress in a worktree's own git dir, as git's `wt_status_get_state`.

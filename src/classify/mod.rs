@@ -9,14 +9,16 @@ mod overrides;
 use overrides::{Decision, Facts, OVERRIDES};
 
 use crate::clock;
-use crate::ledger::{Body, Event, Replay, gate_on, replay};
+#[cfg(test)]
+use crate::ledger::replay;
+use crate::ledger::{Body, Event, Replay, gate_on, replay_for};
 use crate::model::reason::{GateSeen, Override, Reason, Row};
 use crate::model::*;
 use crate::outcome::Outcome;
 
 /// Classify one worker. Pure: the same snapshot always gives the same answer.
 pub fn classify(s: &Snapshot) -> Worker {
-    let mut r = replay(&s.events);
+    let mut r = replay_for(&s.events, &s.branch);
     if s.blocker_closed {
         r.blocked = None; // SPEC: blocked until `record unblock` or the forge reports the blocker closed
     }
@@ -224,6 +226,12 @@ fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>
             ev.push("liveness unknown: no attempt in the ledger".into());
             Liveness::Unknown
         }
+        (Some(a), true) if r.exit_unnamed && s.pid_alive == Some(true) => {
+            ev.push(format!(
+                "running: the newest {a} is followed by an exit naming no branch, and its own pid is alive"
+            ));
+            Liveness::Running
+        }
         (Some(a), true) => {
             ev.push(format!("exited: the newest {a} has an exit after it"));
             Liveness::Exited
@@ -322,6 +330,16 @@ fn needs_human_here(t: &Table) -> Decided {
         Row::Conflicted {
             files: d.conflicted,
             path: w.path.clone(),
+        }
+    } else if let Some(why) = w.unreadable.clone().filter(|_| !w.missing) {
+        Row::Unreadable {
+            path: w.path.clone(),
+            why,
+        }
+    } else if w.unborn && w.restore_to.is_none() {
+        Row::UnbornNoReflog {
+            path: w.path.clone(),
+            branch: t.s.branch.clone(),
         }
     } else if w.detached && w.unreachable_commits > 0 {
         Row::DetachedUnreachable {

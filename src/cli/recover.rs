@@ -43,6 +43,7 @@ pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
         ));
     }
     let ctx = Ctx::open(ui)?;
+    ctx.cfg.check_secrets()?; // SPEC 1.2: an invalid recode.secrets stops every command that deletes or pushes
     if !args.dry_run {
         crate::cli::pick_up(&ctx, &args.branches);
     }

@@ -25,6 +25,7 @@ pub struct SyncArgs {
 /// Errors: as [`sync::sync`].
 pub fn run(args: SyncArgs, ui: &Ui) -> Result<i32, Error> {
     let ctx = Ctx::open(ui)?;
+    ctx.cfg.check_secrets()?; // SPEC 1.2: an invalid recode.secrets stops every command that pushes
     let remote = args.remote.unwrap_or_else(|| ctx.cfg.remote.clone());
     if crate::forge::remote_url(&ctx.repo, &remote).is_none() {
         return Err(Error::NoRemote { remote });

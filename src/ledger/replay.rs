@@ -37,21 +37,54 @@ pub struct Replay {
     pub last_worker_event: Option<Timestamp>,
     /// Newest event git-recode itself wrote.
     pub last_own_action: Option<Timestamp>,
+    /// The newest attempt named this branch and was ended by an exit that named no branch
+    /// (an old ledger's line): such an exit never makes a branch whose own pid is alive
+    /// anything but `running` (SPEC 1.2 "Several branches of one task"). Only
+    /// [`replay_for`] sets it.
+    pub exit_unnamed: bool,
 }
 
 fn ts_of(e: &Event) -> Option<Timestamp> {
     Some(e.ts)
 }
 
-/// Replay `events` (in ledger order).
+/// Replay `events` (in ledger order) as one task: every branch's events together.
 pub fn replay(events: &[Event]) -> Replay {
+    replay_kept(events, |_| true)
+}
+
+/// Replay `events` for the worker on `branch` (SPEC 1.2 "Several branches of one task"):
+/// the last attempt, its exit, outcome, `retry_after`, session and the activity are this
+/// branch's own (events naming it, or naming no branch); counted attempts, escalation,
+/// blocker and phase stay the task's, over all its branches. Indices still point into
+/// `events`. A branch with no attempt of its own has `last_attempt: None` (`unknown`).
+pub fn replay_for(events: &[Event], branch: &str) -> Replay {
+    let task = replay(events);
+    let own = replay_kept(events, |e| e.branch.as_deref().is_none_or(|b| b == branch));
+    Replay {
+        last_attempt: own.last_attempt,
+        last_attempt_exited: own.last_attempt_exited,
+        last_exit: own.last_exit,
+        last_outcome: own.last_outcome,
+        retry_after: own.retry_after,
+        session_id: own.session_id,
+        last_worker_event: own.last_worker_event,
+        last_own_action: own.last_own_action,
+        exit_unnamed: own.exit_unnamed,
+        ..task
+    }
+}
+
+/// Replay the events `keep` accepts; `cleared` is the task's (over every event).
+fn replay_kept(events: &[Event], keep: impl Fn(&Event) -> bool) -> Replay {
     let mut r = Replay::default();
     let cleared = events
         .iter()
         .rposition(|e| matches!(e.body, Body::Cleared { .. }));
     let mut open_attempt = false;
+    let mut open_named = false; // the open attempt's event named a branch
     let mut counted_open: Option<bool> = None; // current attempt after cleared, outcome not yet known
-    for (i, e) in events.iter().enumerate() {
+    for (i, e) in events.iter().enumerate().filter(|(_, e)| keep(e)) {
         let after_clear = cleared.is_none_or(|c| i > c);
         let ts = ts_of(e);
         if e.body.is_worker_activity() {
@@ -67,7 +100,9 @@ pub fn replay(events: &[Event]) -> Replay {
                 }
                 r.last_attempt = Some(i);
                 r.last_attempt_exited = false;
+                r.exit_unnamed = false;
                 open_attempt = true;
+                open_named = e.branch.is_some();
                 if after_clear {
                     counted_open = Some(true);
                 }
@@ -99,6 +134,7 @@ pub fn replay(events: &[Event]) -> Replay {
                         counted_open = Some(true);
                     }
                 }
+                r.exit_unnamed = open_attempt && open_named && e.branch.is_none();
                 open_attempt = false;
                 r.last_attempt_exited = true;
                 if session_id.is_some() {

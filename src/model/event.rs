@@ -148,6 +148,13 @@ pub enum Body {
     },
     /// A worker was escalated to a human.
     Escalated { reason: String },
+    /// `recover` recreated a branch deleted under its worktree at the newest commit of
+    /// that worktree's HEAD reflog (the event's `branch` and `head`; SPEC 1.2).
+    Restored {
+        /// The worktree whose reflog it came from.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        worktree: Option<String>,
+    },
 }
 
 impl Body {
@@ -167,6 +174,7 @@ impl Body {
             Body::Phantom { .. } => "phantom",
             Body::Resume { .. } => "resume",
             Body::Escalated { .. } => "escalated",
+            Body::Restored { .. } => "restored",
         }
     }
 
@@ -180,6 +188,7 @@ impl Body {
                 | Body::Deleted { .. }
                 | Body::Phantom { .. }
                 | Body::Escalated { .. }
+                | Body::Restored { .. }
                 | Body::Gate {
                     by: GateBy::Recover,
                     ..

@@ -349,6 +349,11 @@ pub struct WorktreeFacts {
     pub not_read: bool,
     /// It holds initialized submodules, which `git worktree remove` refuses to remove.
     pub has_submodules: bool,
+    /// HEAD names a branch that does not exist (SPEC 1.2: `recover` first recreates it at
+    /// `restore_to`; without one the worker is `needs-human`).
+    pub unborn: bool,
+    /// The newest commit of the worktree's HEAD reflog, for an unborn HEAD.
+    pub restore_to: Option<String>,
 }
 
 /// Everything the classifier needs about one worker. Gathered by [`crate::snapshot`].

@@ -46,6 +46,13 @@ pub enum Row {
         commits: u32,
         task: String,
     },
+    /// `needs-human`: the worktree cannot be read (a truncated or corrupt index, a
+    /// half-removed directory): what cannot be read is not clean, never `empty` (SPEC 1.1,
+    /// 1.2); `why`: what failed.
+    Unreadable { path: String, why: String },
+    /// `needs-human`: the worktree's HEAD names a branch that no longer exists and its
+    /// HEAD reflog holds no commit to recreate it at (SPEC 1.2).
+    UnbornNoReflog { path: String, branch: String },
     /// `published`, `none`: merged, and nothing is left to remove.
     MergedNothingLeft {
         pr: u64,
@@ -233,6 +240,14 @@ impl fmt::Display for Row {
                 f,
                 "detached HEAD in {path} holds {} no ref contains; keep them with `git -C {path} branch recode-keep-{task} HEAD`",
                 n(*commits, "commit")
+            ),
+            Row::Unreadable { path, why } => write!(
+                f,
+                "the worktree {path} cannot be read ({why}): it is not clean, and nothing is deleted, published or WIP-committed on that reading; repair it (`git -C {path} status` shows what git says)"
+            ),
+            Row::UnbornNoReflog { path, branch } => write!(
+                f,
+                "the worktree {path} is on {branch}, which no longer exists, and its HEAD reflog holds no commit to recreate it at; find the work (`git -C {path} status`, `git fsck --lost-found`) and recreate the branch"
             ),
             Row::MergedNothingLeft {
                 pr,

@@ -8,10 +8,11 @@ use std::path::Path;
 use gix::ObjectId;
 use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
 
+use super::removal::{self, Removal};
 use super::{Outcome, RecoverError, Run, Step, failed, failpoint, guard, short, step};
 use crate::ledger::Body;
 use crate::model::{Action, PrState, State, Worker};
-use crate::{git, repo, snapshot};
+use crate::{repo, snapshot};
 
 /// Carry out one `delete`.
 ///
@@ -53,8 +54,18 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     let mut done = Vec::new();
     if let Some(f) = wt {
         failpoint("delete-worktree");
-        if let Err(e) = remove_worktree(r.repo, &f.path) {
-            return r.step_failed(&now_w, format!("git worktree remove refused: {e}"), false);
+        match removal::remove(r.repo, Path::new(&f.path), &ignored) {
+            Ok(Removal::Removed) => {}
+            Ok(Removal::MovedBack(why)) => {
+                return Ok(failed(
+                    w,
+                    format!("not removed: {why}; it was moved back"),
+                    false,
+                ));
+            }
+            Err(e) => {
+                return r.step_failed(&now_w, format!("git worktree remove refused: {e}"), false);
+            }
         }
         done.push(format!("removed worktree {}", f.path));
         if !ignored.is_empty() {
@@ -128,20 +139,4 @@ fn delete_branch(repo: &gix::Repository, branch: &str, tip: ObjectId) -> Result<
     })
     .map(|_| ())
     .map_err(|e| format!("{branch} moved or could not be deleted (nothing was lost): {e}"))
-}
-
-/// `git worktree remove <path>`, never forced. git's own clean check honours
-/// `status.showUntrackedFiles`: it is set to `normal` so no untracked file is hidden from
-/// it (with `no`, git would remove a worktree holding untracked files).
-fn remove_worktree(repo: &gix::Repository, path: &str) -> Result<Vec<u8>, git::GitError> {
-    git::run(
-        repo.common_dir(),
-        &[
-            "-c",
-            "status.showUntrackedFiles=normal",
-            "worktree",
-            "remove",
-            path,
-        ],
-    )
 }

@@ -31,6 +31,20 @@ pub(super) fn recheck(
             "re-checked: the worktree was not read (its pid is alive)",
         )));
     }
+    // SPEC 1.2: a WIP commit is never a root commit the base does not share (an unborn
+    // HEAD left unrestored, e.g. a branch not matching the pattern).
+    if let Some(f) = snap.worktree.as_ref().filter(|f| f.unborn)
+        && expected == Action::WipCommit
+    {
+        return Ok(Err(failed(
+            w,
+            format!(
+                "the worktree {} is on {}, which does not exist: a WIP commit there would be a root commit",
+                f.path, w.branch
+            ),
+            false,
+        )));
+    }
     if now_w.action != expected {
         return Ok(Err(step(
             w,

@@ -16,8 +16,11 @@
 
 mod delete;
 mod guard;
+mod leftout;
 mod publish;
 mod push;
+mod removal;
+mod restore;
 mod wip;
 
 use serde::Serialize;
@@ -30,7 +33,8 @@ use crate::snapshot::{self, Options};
 use crate::{classify, render};
 
 /// Test-only failpoint: `RECODE_FAILPOINT=<step>` kills the process with SIGKILL when
-/// the step is reached (steps: `delete-worktree`, `delete-branch`, `wip-add`,
+/// the step is reached (steps: `delete-worktree`, `delete-moved`, `delete-inside`,
+/// `delete-gitfile` (see `removal.rs`), `delete-branch`, `wip-add`,
 /// `wip-commit`, `wip-push`, `publish-push`, `publish-pr`). Compiled in only with the
 /// `failpoints` feature, which the test suite turns on; release binaries have none.
 pub const FAILPOINT_ENV: &str = "RECODE_FAILPOINT";
@@ -268,7 +272,17 @@ pub fn run(
     } else {
         Some(crate::lock::acquire(repo.common_dir(), now)?)
     };
+    // SPEC 1.2: before anything else, branches deleted under their worktrees come back.
+    // A removal a killed run left half done is finished or restored first (SPEC 1.2).
+    let restored = if req.dry_run {
+        Vec::new()
+    } else {
+        let mut lines = removal::finish_interrupted(repo);
+        lines.extend(restore::unborn_branches(repo, cfg, now)?);
+        lines
+    };
     let (forge, mut warnings) = forge::open_run(repo, cfg, false);
+    warnings.extend(restored);
     let roster = snapshot::roster(repo, cfg, None)?;
     let (forge_view, more) =
         snapshot::forge_view(repo, cfg, forge.as_deref(), &roster, None, false);

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use gix::ObjectId;
 
-use super::Run;
+use super::{Run, leftout};
 use crate::git::{self, GitError};
 use crate::model::{ForgeView, PrState, Worker};
 use crate::{config, forge, repo};
@@ -49,13 +49,12 @@ pub(super) fn wip_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>
 /// The commits are those reachable from the branch and not from its remote-tracking
 /// branch or, when there is none, the base. Applies to WIP and publish pushes alike.
 ///
+/// Then (SPEC 1.2 submodules) a gitlink that those commits set to a commit the
+/// submodule's remote lacks ([`gitlink_hold`]).
+///
 /// Errors: [`GitError`] when the log cannot be read.
 pub(super) fn secrets_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>, GitError> {
-    let remote_tip = repo::tip(r.repo, &repo::remote_tracking(r.repo, r.cfg, &w.branch));
-    let excludes: Vec<ObjectId> = match remote_tip {
-        Some(t) => vec![t],
-        None => repo::base_tips(r.repo, r.cfg, &w.base),
-    };
+    let excludes = push_excludes(r, w);
     let added = git::Git::read(dir)
         .args([
             "log",
@@ -76,10 +75,62 @@ pub(super) fn secrets_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<Str
         .map(|p| String::from_utf8_lossy(p).to_string())
         .filter(|p| config::matches_secret(&r.cfg.secrets, p))
         .collect();
-    Ok((!secrets.is_empty()).then(|| {
-        format!(
+    if !secrets.is_empty() {
+        return Ok(Some(format!(
             "the push would carry files matching recode.secrets: {}",
             secrets.into_iter().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    gitlink_hold(w, dir, &excludes)
+}
+
+/// What the remote already has of the branch: its remote-tracking branch, else the base.
+fn push_excludes(r: &Run, w: &Worker) -> Vec<ObjectId> {
+    match repo::tip(r.repo, &repo::remote_tracking(r.repo, r.cfg, &w.branch)) {
+        Some(t) => vec![t],
+        None => repo::base_tips(r.repo, r.cfg, &w.base),
+    }
+}
+
+/// Why a push must not carry the gitlinks its commits set (SPEC 1.2 submodules): a
+/// gitlink to a commit that the submodule checked out in the worktree at `dir` lacks, or
+/// that none of its remote-tracking refs contains (no other clone could check it out).
+/// A submodule not checked out here cannot be asked, and holds nothing.
+///
+/// Errors: [`GitError`] when the log cannot be read.
+fn gitlink_hold(w: &Worker, dir: &Path, excludes: &[ObjectId]) -> Result<Option<String>, GitError> {
+    let raw = git::Git::read(dir)
+        .args([
+            "log",
+            "--format=",
+            "--raw",
+            "--no-abbrev",
+            "--no-renames",
+            "-z",
+        ])
+        .arg(format!("refs/heads/{}", w.branch))
+        .args(excludes.iter().map(|t| format!("^{t}")))
+        .arg("--")
+        .output()?;
+    // `-z --raw`: `:old new oldid newid status\0path\0`, one pair of fields a change.
+    let mut fields = raw.split(|b| *b == 0).filter(|f| !f.is_empty());
+    let mut bad = BTreeSet::new();
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        let meta = String::from_utf8_lossy(meta);
+        let parts: Vec<&str> = meta.trim_start_matches(['\n', ':']).split(' ').collect();
+        if parts.len() < 4 || parts[1] != "160000" {
+            continue;
+        }
+        let path = String::from_utf8_lossy(path).to_string();
+        let sub = dir.join(&path);
+        if sub.join(".git").exists() && !leftout::on_submodule_remote(&sub, parts[3]) {
+            bad.insert(path);
+        }
+    }
+    Ok((!bad.is_empty()).then(|| {
+        format!(
+            "the push would carry gitlinks to submodule commits their remote lacks: {}",
+            bad.into_iter().collect::<Vec<_>>().join(", ")
         )
     }))
 }

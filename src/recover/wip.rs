@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::leftout::LeftOut;
 use super::{Outcome, RecoverError, Run, Step, failed, failpoint, guard, push, short, step};
 use crate::git::{self, GitError};
 use crate::ledger::Body;
@@ -34,10 +35,11 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     if let Some(why) = stale_lock(dir, &index) {
         return Ok(failed(w, why, false));
     }
-    let left_out = match nested_repositories(dir) {
+    let found = match LeftOut::find(dir, r.cfg.wip_max_file_size) {
         Ok(v) => v,
         Err(e) => return r.step_failed(&now_w, e.to_string(), false),
     };
+    let left_out = found.paths();
     r.classified(&now_w)?;
     let saved = Saved::take(&index);
     failpoint("wip-add");
@@ -46,7 +48,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         Ok(Some(v)) => v,
         Ok(None) => {
             saved.restore();
-            return Ok(only_nested(w, &left_out));
+            return Ok(only_nested(w, &found));
         }
         Err(e) => {
             // Safety rule 0: a failed WIP commit leaves the index as it was.
@@ -55,7 +57,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         }
     };
     failpoint("wip-push");
-    let (pushed, held, push_error) = push_wip(r, w, &now_w, dir, &left_out);
+    let (pushed, held, push_error) = push_wip(r, w, &now_w, dir, &found);
     r.append(
         w,
         Some(head.clone()),
@@ -79,14 +81,14 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     })
 }
 
-/// The step when nothing but nested repositories was there to commit: `held`.
-fn only_nested(w: &Worker, left_out: &[String]) -> Step {
+/// The step when nothing but what is left out was there to commit: `held`.
+fn only_nested(w: &Worker, left_out: &LeftOut) -> Step {
     step(
         w,
         Outcome::Held,
         format!(
-            "nothing to commit but nested repositories, left out: {}",
-            left_out.join(", ")
+            "nothing to commit but what is left out: {}",
+            left_out.describe().unwrap_or_default()
         ),
     )
 }
@@ -98,7 +100,7 @@ fn push_wip(
     w: &Worker,
     now_w: &Worker,
     dir: &Path,
-    left_out: &[String],
+    left_out: &LeftOut,
 ) -> (bool, Option<String>, Option<GitError>) {
     let mut held = push::wip_hold(r, now_w, dir).unwrap_or_else(|e| Some(e.to_string()));
     let mut pushed = false;
@@ -112,11 +114,7 @@ fn push_wip(
             }
         }
     }
-    if !left_out.is_empty() {
-        let nested = format!(
-            "nested repositories left out (their commits are on no remote): {}",
-            left_out.join(", ")
-        );
+    if let Some(nested) = left_out.describe() {
         held = Some(match held {
             Some(h) => format!("{h}; {nested}"),
             None => nested,
@@ -241,21 +239,6 @@ fn stale_lock(dir: &Path, index: &Path) -> Option<String> {
             lock.display()
         )
     })
-}
-
-/// Untracked directories that hold a repository of their own (a `.git` file or
-/// directory): `git ls-files --others` lists them as `path/`.
-///
-/// Errors: [`GitError`] when the listing fails.
-pub(crate) fn nested_repositories(dir: &Path) -> Result<Vec<String>, GitError> {
-    let out = git::read(dir, &["ls-files", "-z", "--others", "--exclude-standard"])?;
-    Ok(out
-        .split(|b| *b == 0)
-        .filter_map(|p| std::str::from_utf8(p).ok())
-        .filter_map(|p| p.strip_suffix('/'))
-        .filter(|p| dir.join(p).join(".git").exists())
-        .map(str::to_string)
-        .collect())
 }
 
 /// The index's bytes before the WIP step, to put back if it fails.

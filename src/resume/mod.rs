@@ -210,7 +210,7 @@ fn uncommitted(snap: &Snapshot) -> Result<Vec<String>, ResumeError> {
 
 /// The exit code and final message of the last recorded exit, if any.
 fn last_exit(snap: &Snapshot) -> (Option<i32>, Option<String>) {
-    let r = ledger::replay(&snap.events);
+    let r = ledger::replay_for(&snap.events, &snap.branch);
     match r.last_exit.map(|i| &snap.events[i].body) {
         Some(Body::Exit { rc, message, .. }) => (Some(*rc), message.clone()),
         _ => (None, None),
@@ -360,11 +360,17 @@ pub fn launch(
             placeholder: p,
         });
     }
-    let r = ledger::replay(&snap.events);
-    let recorded_cwd = snap.events.iter().rev().find_map(|e| match &e.body {
-        Body::Spawn { cwd, .. } => Some(cwd.clone()),
-        _ => None,
-    });
+    let r = ledger::replay_for(&snap.events, &snap.branch);
+    let own = |e: &&ledger::Event| e.branch.as_deref().is_none_or(|b| b == snap.branch);
+    let recorded_cwd = snap
+        .events
+        .iter()
+        .rev()
+        .filter(own)
+        .find_map(|e| match &e.body {
+            Body::Spawn { cwd, .. } => Some(cwd.clone()),
+            _ => None,
+        });
     let last_fresh = last_exit_was_fresh(snap, &r);
     let no_resume = profile.is_some_and(|p| p.resume.is_none());
     let (mode, why, session, cwd) = match (&r.session_id, &recorded_cwd) {

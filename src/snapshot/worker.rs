@@ -79,7 +79,7 @@ impl<'a> Ctx<'a> {
             crate::hook::pickup::merge(&mut events, found);
         }
         let counts = self.counts(branch, head, local_tip, remote_tip)?;
-        let replayed = ledger::replay(&events);
+        let replayed = ledger::replay_for(&events, branch);
         let transcript = replayed
             .session_id
             .as_deref()
@@ -100,7 +100,9 @@ impl<'a> Ctx<'a> {
         let pid_alive = probe_pid(&events, &replayed, &self.this_host);
         // A live agent's worktree is not read unless asked (`--deep`): it is `running`,
         // action `wait`, whatever it holds.
-        let skip_read = !opts.deep && pid_alive == Some(true) && !replayed.last_attempt_exited;
+        let skip_read = !opts.deep
+            && pid_alive == Some(true)
+            && (!replayed.last_attempt_exited || replayed.exit_unnamed);
         let (facts, job) = match wt {
             Some(w) => {
                 let candidate =
@@ -234,6 +236,8 @@ impl<'a> Ctx<'a> {
             not_read: skip_read && !w.missing,
             has_submodules: w.git_dir.join("modules").is_dir()
                 || w.path.join(".gitmodules").is_file(),
+            unborn: w.unborn,
+            restore_to: w.head.filter(|_| w.unborn).map(|h| h.to_hex().to_string()),
         };
         if w.detached
             && !w.missing

@@ -34,6 +34,7 @@ mod ledgerrace;
 mod neverlose;
 mod newcomer;
 mod newcomer_complete;
+mod neverlose3;
 mod outcome;
 mod pickup;
 mod published;
