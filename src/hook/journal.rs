@@ -71,8 +71,8 @@ pub fn parse(text: &str) -> Vec<Event> {
         .collect()
 }
 
-/// Every journal file in `dir` ([`is_journal`], regular files only), sorted by name. None
-/// when `dir` does not exist.
+/// Every journal file in `dir` ([`is_journal`], regular files only): those renamed aside
+/// by name, then the live one. None when `dir` does not exist.
 pub fn files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -83,12 +83,13 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
         .filter(|e| e.file_name().to_str().is_some_and(is_journal))
         .map(|e| e.path())
         .collect();
-    out.sort();
+    // The live journal holds the newest lines: last.
+    out.sort_by_key(|p| (p.file_name() == Some(std::ffi::OsStr::new(LIVE)), p.clone()));
     out
 }
 
 /// Every milestone in every journal of `repo` (the live one, and those renamed aside by a
-/// fold not yet finished), file by file in name order, each file's lines in order. A file
+/// fold not yet finished), file by file in [`files`] order, each file's lines in order. A file
 /// that vanishes while being read (a fold deleted it: its lines are in the ledger) is
 /// skipped.
 pub fn read(repo: &gix::Repository) -> Vec<Event> {

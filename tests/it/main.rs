@@ -15,6 +15,7 @@ mod feedback;
 mod forge;
 mod hook;
 mod hooklayout;
+mod journal;
 mod ledger;
 mod ledgerrace;
 mod neverlose;
