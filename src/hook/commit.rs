@@ -18,7 +18,7 @@ pub enum Milestone {
     /// HEAD is detached outside a rebase: no branch to ledger against.
     NoBranch,
     /// The `milestone` event (`seq` 0), as appended to the journal.
-    Journaled(Event),
+    Journaled(Box<Event>),
 }
 
 /// Why the hook could not journal a milestone: the journal could not be created or
@@ -85,7 +85,7 @@ pub fn post_commit(
     };
     let event = Event::new(now, &task, Some(&branch), body).with_head(Some(head.clone()));
     match super::journal::append(&super::journal::dir(repo), &event) {
-        Ok(_) => Ok(Milestone::Journaled(event)),
+        Ok(_) => Ok(Milestone::Journaled(Box::new(event))),
         Err((path, source)) => Err(CommitError {
             path,
             phase,
