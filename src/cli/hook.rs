@@ -30,15 +30,14 @@ pub enum HookCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Ledger a milestone when HEAD's message has a Recode-Phase: trailer (run by the hook)
+    /// Journal a milestone when HEAD's message has a Recode-Phase: trailer (run by the hook)
     ///
-    /// Never fails a commit, and never delays one by more than 50 ms: problems are printed
-    /// on one line on stderr and the exit code is 0.
+    /// One line appended to <git common dir>/recode/milestones.journal, shown by status,
+    /// classify and log at once and folded into the ledger by the next writing command.
+    /// Never fails a commit: problems are printed on one line on stderr and the exit code
+    /// is 0.
     PostCommit,
 }
-
-/// How long the post-commit hook may take before it gives up on the ledger, from its start.
-const HOOK_BUDGET: std::time::Duration = std::time::Duration::from_millis(45);
 
 /// Run `hook …`.
 ///
@@ -126,11 +125,10 @@ fn act(install: Option<bool>, ui: &Ui) -> Result<i32, Error> {
 /// taken straight from `main` before any argument parsing): never fails, at most one line
 /// on stderr. Returns the exit code, always 0.
 pub fn post_commit_hook() -> i32 {
-    let deadline = std::time::Instant::now() + HOOK_BUDGET;
     if hook::certainly_no_phase() {
         return EXIT_OK;
     }
-    if let Err(e) = post_commit(deadline) {
+    if let Err(e) = post_commit() {
         let mut line = format!("git-recode post-commit: error: {e}");
         if let Some(h) = e.hint() {
             line.push_str(&format!("; hint: {h}"));
@@ -140,17 +138,10 @@ pub fn post_commit_hook() -> i32 {
     EXIT_OK
 }
 
-fn post_commit(deadline: std::time::Instant) -> Result<(), Error> {
+fn post_commit() -> Result<(), Error> {
     let ctx = Ctx::open(&Ui::default())?;
-    match hook::commit::post_commit(
-        &ctx.repo,
-        &ctx.cfg,
-        ctx.now,
-        deadline,
-        HOOK_BUDGET.as_millis(),
-    ) {
+    match hook::commit::post_commit(&ctx.repo, &ctx.cfg, ctx.now) {
         Ok(_) => Ok(()),
-        Err(hook::commit::CommitError::Ledger(e)) => Err(e.into()),
         Err(e) => Err(Error::Partial(e.to_string())),
     }
 }

@@ -1,11 +1,14 @@
-//! What the post-commit hook ledgers (SPEC "milestone", `hook`): HEAD's commit, when its
-//! message carries a `Recode-Phase:` trailer, as one `milestone` on the branch HEAD is on
-//! (during a rebase, the branch the rebase started from). One milestone per head and
-//! phase ([`ledger::milestone_ledgered`], decided inside the compare-and-swap): git
-//! runs the hook on every rebase pick and amend, and a pickup may race it.
+//! What the post-commit hook writes (SPEC "milestone", `hook`; issue 26): HEAD's commit,
+//! when its message carries a `Recode-Phase:` trailer, as one `milestone` event on the
+//! branch HEAD is on (during a rebase, the branch the rebase started from), appended as
+//! one line to the milestone journal ([`super::journal`]): no ledger read or write, so a
+//! commit pays one `O_APPEND` write. Git runs the hook on every rebase pick and amend, so
+//! the journal may hold one `(head, phase)` twice: readers and the fold keep the first
+//! and drop any the ledger already holds (the fold decides it inside the ledger's
+//! compare-and-swap, [`crate::ledger::milestone_ledgered`]).
 
 use crate::config::Config;
-use crate::ledger::{self, Body, Event, LedgerError};
+use crate::ledger::{Body, Event};
 
 /// What the hook did.
 #[derive(Debug, PartialEq)]
@@ -14,35 +17,29 @@ pub enum Milestone {
     NoPhase,
     /// HEAD is detached outside a rebase: no branch to ledger against.
     NoBranch,
-    /// The milestone for this head and phase was already ledgered.
-    AlreadyLedgered,
-    /// The `milestone` event, as stored.
-    Ledgered(Box<Event>),
+    /// The `milestone` event (`seq` 0), as appended to the journal.
+    Journaled(Box<Event>),
 }
 
-/// Why the hook could not ledger a milestone.
+/// Why the hook could not journal a milestone: the journal could not be created or
+/// appended to. The milestone stays in the commit's trailer, for readers and the next
+/// writing command's pickup.
 #[derive(Debug, thiserror::Error)]
-pub enum CommitError {
-    /// The deadline passed with the notes ref locked or busy; the milestone stays in the
-    /// commit's trailer, for the next writing command's pickup.
-    #[error(
-        "gave up after {budget_ms} ms: {notes_ref} is locked or busy; milestone '{phase}' of {short} is not ledgered yet (it stays in the commit's {trailer} trailer)",
-        short = &head[..12],
-        trailer = super::PHASE_TRAILER
-    )]
-    GaveUp {
-        /// The hook's budget, in milliseconds.
-        budget_ms: u128,
-        /// The notes ref.
-        notes_ref: String,
-        /// The phase.
-        phase: String,
-        /// The commit (hex).
-        head: String,
-    },
-    /// The ledger could not be read or written.
-    #[error(transparent)]
-    Ledger(#[from] LedgerError),
+#[error(
+    "cannot append to {}: {source}; milestone '{phase}' of {short} is not journaled (it stays in the commit's {trailer} trailer)",
+    path.display(),
+    short = &head[..12],
+    trailer = super::PHASE_TRAILER
+)]
+pub struct CommitError {
+    /// The file or directory the write failed on.
+    pub path: std::path::PathBuf,
+    /// The phase.
+    pub phase: String,
+    /// The commit (hex).
+    pub head: String,
+    /// The I/O error.
+    pub source: std::io::Error,
 }
 
 /// The branch HEAD is on: HEAD's, or during a rebase the one it started from (the
@@ -59,16 +56,14 @@ fn branch_of(repo: &gix::Repository) -> Option<String> {
     })
 }
 
-/// Ledger HEAD's milestone, giving up at `deadline` (the hook's budget, `budget_ms` long,
-/// for the message), stamped `now`, with the session id from [`super::SESSION_ENV`].
+/// Journal HEAD's milestone, stamped `now` (milliseconds), with the session id from
+/// [`super::SESSION_ENV`] and the task from `recode.branchPattern`.
 ///
-/// Errors: [`CommitError::GaveUp`], [`CommitError::Ledger`].
+/// Errors: [`CommitError`] when the journal cannot be appended to.
 pub fn post_commit(
     repo: &gix::Repository,
     cfg: &Config,
     now: jiff::Timestamp,
-    deadline: std::time::Instant,
-    budget_ms: u128,
 ) -> Result<Milestone, CommitError> {
     let Some((head, message)) = super::head_commit(repo) else {
         return Ok(Milestone::NoPhase);
@@ -84,26 +79,18 @@ pub fn post_commit(
     let session_id = std::env::var(super::SESSION_ENV)
         .ok()
         .filter(|s| !s.is_empty());
-    let decide = |events: &[Event]| {
-        if ledger::milestone_ledgered(events, &head, &phase) {
-            return Vec::new();
-        }
-        let body = Body::Milestone {
-            phase: phase.clone(),
-            session_id: session_id.clone(),
-        };
-        vec![Event::new(now, &task, Some(&branch), body).with_head(Some(head.clone()))]
+    let body = Body::Milestone {
+        phase: phase.clone(),
+        session_id,
     };
-    match ledger::append_with_deadline(repo, &cfg.notes_ref, &task, now, deadline, decide) {
-        Ok(mut stored) => Ok(stored.pop().map_or(Milestone::AlreadyLedgered, |e| {
-            Milestone::Ledgered(Box::new(e))
-        })),
-        Err(LedgerError::Contended { notes_ref, .. }) => Err(CommitError::GaveUp {
-            budget_ms,
-            notes_ref,
+    let event = Event::new(now, &task, Some(&branch), body).with_head(Some(head.clone()));
+    match super::journal::append(&super::journal::dir(repo), &event) {
+        Ok(_) => Ok(Milestone::Journaled(Box::new(event))),
+        Err((path, source)) => Err(CommitError {
+            path,
             phase,
             head,
+            source,
         }),
-        Err(e) => Err(e.into()),
     }
 }

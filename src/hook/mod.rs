@@ -9,6 +9,7 @@ use crate::repo::RepoError;
 pub mod advice;
 pub mod commit;
 pub mod install;
+pub mod journal;
 pub mod managers;
 pub mod pickup;
 pub mod walk;

@@ -1,8 +1,11 @@
-//! Milestones the hook could not write are not lost (SPEC "milestone", `hook`): a commit
-//! whose hook gave up on a busy ledger, or whose worktree never reaches the hook, still
-//! carries its `Recode-Phase:` trailer. Reads (`status`, `classify`, `log`) show such a
-//! milestone from the trailer; the next ledger write for the branch (`record …`,
-//! `resume`, `recover`) ledgers it. Only a branch's commits ahead of the base are looked
+//! Milestones not in the ledger yet are shown at once and not lost (SPEC "milestone",
+//! `hook`; issue 26). The hook appends each milestone to the journal
+//! ([`super::journal`]), and a commit whose hook failed, or whose worktree never reaches
+//! the hook, still carries its `Recode-Phase:` trailer. Reads (`status`, `classify`,
+//! `log`) show the journal's milestones and the trailers' that the ledger lacks, deduped
+//! by `(head, phase)`, the journal's line preferred (its exact time and session id); the
+//! next ledger write (`record …`, `resume`, `recover`) folds the journal into the ledger,
+//! then ledgers the trailers' rest. Only a branch's commits ahead of the base are looked
 //! at, newest first and at most [`SCAN_LIMIT`] of them, so a status stays cheap.
 //!
 //! A milestone picked up this way is stamped with the commit's committer time (second
@@ -29,13 +32,8 @@ pub fn unledgered_in<'a>(
     ahead: &[(ObjectId, i64)],
     events: impl IntoIterator<Item = &'a Event>,
 ) -> Result<Vec<(ObjectId, String, i64)>, RepoError> {
-    let seen: std::collections::BTreeSet<(&str, &str)> = events
-        .into_iter()
-        .filter_map(|e| match (&e.body, &e.head) {
-            (Body::Milestone { phase, .. }, Some(head)) => Some((head.as_str(), phase.as_str())),
-            _ => None,
-        })
-        .collect();
+    let seen: std::collections::BTreeSet<(&str, &str)> =
+        events.into_iter().filter_map(super::journal::key).collect();
     let mut out = Vec::new();
     for (id, time) in ahead.iter().take(SCAN_LIMIT).rev() {
         let commit = repo.find_commit(*id).map_err(repo::git)?;
@@ -55,6 +53,44 @@ pub fn unledgered_in<'a>(
             out.push((*id, phase, *time));
         }
     }
+    Ok(out)
+}
+
+/// The journal's milestones of `branch` of task `task` (from `journal`, in journal order)
+/// that `events` (the task's ledger) lacks, each `(head, phase)` once (its first line).
+pub fn journaled(journal: &[Event], task: &str, branch: &str, events: &[Event]) -> Vec<Event> {
+    let mut seen: std::collections::BTreeSet<(&str, &str)> =
+        events.iter().filter_map(super::journal::key).collect();
+    let mut out = Vec::new();
+    for e in journal {
+        if e.task != task || e.branch.as_deref() != Some(branch) {
+            continue;
+        }
+        if let Some(k) = super::journal::key(e)
+            && seen.insert(k)
+        {
+            out.push(e.clone());
+        }
+    }
+    out
+}
+
+/// The milestones of `branch` of task `task` to show beyond `events` (the task's ledger):
+/// the journal's ([`journaled`]), then those of the commits `ahead` (newest first, as
+/// [`unledgered_in`] takes them) whose trailer neither the ledger nor the journal holds.
+///
+/// Errors: [`RepoError::Git`] when a commit cannot be read.
+pub fn unledgered_with(
+    repo: &gix::Repository,
+    journal: &[Event],
+    task: &str,
+    branch: &str,
+    ahead: &[(ObjectId, i64)],
+    events: &[Event],
+) -> Result<Vec<Event>, RepoError> {
+    let mut out = journaled(journal, task, branch, events);
+    let found = unledgered_in(repo, ahead, events.iter().chain(out.iter()))?;
+    out.extend(events_for(task, branch, found));
     Ok(out)
 }
 
@@ -91,9 +127,10 @@ pub fn merge(events: &mut Vec<Event>, extra: Vec<Event>) {
     }
 }
 
-/// The milestones `branch` (a local branch, else nothing) carries in trailers that
-/// `events` (its task's ledger) lacks, as events for task `task`. Nothing for the base
-/// branch.
+/// The milestones of `branch` that `events` (its task's ledger) lacks, as events for task
+/// `task`: the journal's (read here: [`super::journal::read`]), then those `branch` (a
+/// local branch) carries in trailers that neither holds ([`unledgered_with`]). No
+/// trailers for the base branch.
 ///
 /// Errors: [`RepoError`] when the branch's commits cannot be walked or read.
 pub fn pending(
@@ -103,19 +140,29 @@ pub fn pending(
     task: &str,
     events: &[Event],
 ) -> Result<Vec<Event>, RepoError> {
-    let Some(tip) = repo::tip(repo, &format!("refs/heads/{branch}")) else {
-        return Ok(Vec::new());
-    };
+    pending_with(repo, cfg, &super::journal::read(repo), branch, task, events)
+}
+
+/// [`pending`] with the journal already read (`journal`).
+///
+/// Errors: as [`pending`].
+pub fn pending_with(
+    repo: &gix::Repository,
+    cfg: &Config,
+    journal: &[Event],
+    branch: &str,
+    task: &str,
+    events: &[Event],
+) -> Result<Vec<Event>, RepoError> {
     let base = repo::base_name(repo, cfg);
-    if branch == base {
-        return Ok(Vec::new());
-    }
-    let ahead = repo::newest_between(repo, tip, &repo::base_tips(repo, cfg, &base), SCAN_LIMIT)?;
-    Ok(events_for(
-        task,
-        branch,
-        unledgered_in(repo, &ahead, events)?,
-    ))
+    let tip = repo::tip(repo, &format!("refs/heads/{branch}")).filter(|_| branch != base);
+    let ahead = match tip {
+        Some(tip) => {
+            repo::newest_between(repo, tip, &repo::base_tips(repo, cfg, &base), SCAN_LIMIT)?
+        }
+        None => Vec::new(),
+    };
+    unledgered_with(repo, journal, task, branch, &ahead, events)
 }
 
 /// Local branches that are workers, with their task: matching `recode.branchPattern`, or
@@ -159,6 +206,7 @@ pub fn pending_all(
                 .map(|b| (b, t.as_str()))
         })
         .collect();
+    let journal = super::journal::read(repo);
     let mut out = Vec::new();
     for (branch, task) in local_worker_branches(repo, cfg, &named)? {
         let events: Vec<Event> = ledgers
@@ -166,7 +214,7 @@ pub fn pending_all(
             .get(&task)
             .map(|l| l.events().cloned().collect())
             .unwrap_or_default();
-        out.extend(pending(repo, cfg, &branch, &task, &events)?);
+        out.extend(pending_with(repo, cfg, &journal, &branch, &task, &events)?);
     }
     Ok(out)
 }

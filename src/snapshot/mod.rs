@@ -212,6 +212,7 @@ pub fn gather_from(
         detached: &detached,
         this_host: process::hostname(),
         all_ref_tips: None,
+        journal: crate::hook::journal::read(repo),
     };
     let mut snapshots = Vec::new();
     let mut status_jobs: Vec<reads::Job> = Vec::new();

@@ -28,6 +28,8 @@ pub(super) struct Ctx<'a> {
     pub(super) this_host: String,
     /// Tips of every ref, read at the first detached worktree that needs them.
     pub(super) all_ref_tips: Option<Vec<ObjectId>>,
+    /// The milestone journal ([`crate::hook::journal::read`]), read once per gather.
+    pub(super) journal: Vec<ledger::Event>,
 }
 
 /// A worktree to read: its path, and whether its ignored files are listed (when clean).
@@ -71,11 +73,23 @@ impl<'a> Ctx<'a> {
             Some(h) => repo::commits_between(repo, h, self.base_tips)?,
             None => Vec::new(),
         };
-        // Milestones the hook could not write, shown from their commits' trailers; not on
-        // a branch of unknown provenance (no worktree, no ledger: orphaned stays orphaned).
-        if wt.is_some() || !events.is_empty() {
-            let found = crate::hook::pickup::unledgered_in(repo, &ahead_commits, &events)?;
-            let found = crate::hook::pickup::events_for(task, branch, found);
+        // Milestones not ledgered yet, shown from the journal and their commits' trailers;
+        // not on a branch of unknown provenance (no worktree, no ledger, no journal line:
+        // orphaned stays orphaned).
+        let journaled = || {
+            self.journal
+                .iter()
+                .any(|e| e.task == task && e.branch.as_deref() == Some(branch))
+        };
+        if wt.is_some() || !events.is_empty() || journaled() {
+            let found = crate::hook::pickup::unledgered_with(
+                repo,
+                &self.journal,
+                task,
+                branch,
+                &ahead_commits,
+                &events,
+            )?;
             crate::hook::pickup::merge(&mut events, found);
         }
         let counts = self.counts(branch, head, local_tip, remote_tip)?;

@@ -95,11 +95,11 @@ fn install_creates_a_missing_hooks_dir_and_leaves_the_samples_alone() {
     assert_eq!(names(&hooks), vec!["post-commit"]);
 }
 
-/// A foreign hook that logs its arguments and whether the ledger existed when it ran, and
-/// exits 7.
+/// A foreign hook that logs its arguments and whether git-recode's milestone journal
+/// existed when it ran, and exits 7.
 fn foreign_hook(log: &Path) -> String {
     format!(
-        "#!/bin/sh\necho \"foreign $# $*\" >> '{0}'\nif git rev-parse -q --verify refs/notes/recode >/dev/null; then echo ledger-before >> '{0}'; else echo no-ledger-yet >> '{0}'; fi\nexit 7\n",
+        "#!/bin/sh\necho \"foreign $# $*\" >> '{0}'\nif [ -e \"$(git rev-parse --git-common-dir)/recode/milestones.journal\" ]; then echo journal-before >> '{0}'; else echo no-journal-yet >> '{0}'; fi\nexit 7\n",
         log.display()
     )
 }
@@ -164,8 +164,8 @@ fn foreign_hook_is_refused_then_chained_then_restored_byte_identical() {
     assert_eq!(snapshot(&hook), chained);
     assert_eq!(snapshot(&kept), original);
 
-    // A commit runs the foreign hook first (no ledger yet when it ran), then ledgers the
-    // milestone; the foreign hook's failure does not fail the commit.
+    // A commit runs the foreign hook first (no journal yet when it ran), then journals the
+    // milestone (shown at once); the foreign hook's failure does not fail the commit.
     let head = commit(
         &env,
         &repo,
@@ -176,11 +176,11 @@ fn foreign_hook_is_refused_then_chained_then_restored_byte_identical() {
     );
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
-        "foreign 0 \nno-ledger-yet\n"
+        "foreign 0 \nno-journal-yet\n"
     );
     assert_eq!(
-        ledger(&env, &repo, "4"),
-        milestone(1, "4", "issue-4", &head, "scoped", None)
+        shown(&env, &repo, "issue-4"),
+        milestone(0, "4", "issue-4", &head, "scoped", None)
     );
 
     // Run directly: arguments pass through, and its exit status is the hook's.
@@ -191,11 +191,15 @@ fn foreign_hook_is_refused_then_chained_then_restored_byte_identical() {
     assert_eq!(out.status.code(), Some(7), "stderr: {}", stderr(&out));
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
-        "foreign 0 \nno-ledger-yet\nforeign 2 one two words\nledger-before\n"
+        "foreign 0 \nno-journal-yet\nforeign 2 one two words\njournal-before\n"
     );
-    // The same (head, phase) again: no second event.
+    // The same (head, phase) again: no second event, shown or ledgered.
     assert_eq!(
-        ledger(&env, &repo, "4"),
+        shown(&env, &repo, "issue-4"),
+        milestone(0, "4", "issue-4", &head, "scoped", None)
+    );
+    assert_eq!(
+        folded(&env, &repo, "4", "issue-4"),
         milestone(1, "4", "issue-4", &head, "scoped", None)
     );
     // A foreign hook that succeeds: the hook exits 0.
@@ -313,7 +317,11 @@ fn relative_core_hooks_path_in_the_working_tree_is_refused_with_the_line() {
         &[],
     );
     assert_eq!(
-        ledger(&env, &repo, "6"),
+        shown(&env, &repo, "issue-6"),
+        milestone(0, "6", "issue-6", &head, "implemented", None)
+    );
+    assert_eq!(
+        folded(&env, &repo, "6", "issue-6"),
         milestone(1, "6", "issue-6", &head, "implemented", None)
     );
     // Uninstall leaves the user's file alone.
@@ -341,7 +349,11 @@ fn absolute_core_hooks_path_is_honoured_and_created() {
     assert!(!repo.join(".git/hooks/post-commit").exists());
     let head = commit(&env, &repo, "f", "x\n", "f\n\nRecode-Phase: scoped\n", &[]);
     assert_eq!(
-        ledger(&env, &repo, "9"),
+        shown(&env, &repo, "issue-9"),
+        milestone(0, "9", "issue-9", &head, "scoped", None)
+    );
+    assert_eq!(
+        folded(&env, &repo, "9", "issue-9"),
         milestone(1, "9", "issue-9", &head, "scoped", None)
     );
     env.ok(&repo, &["hook", "uninstall"]);
@@ -386,17 +398,17 @@ fn from_a_linked_worktree_the_hook_goes_to_the_common_hooks_dir() {
         &[("RECODE_SESSION_ID", "s-wt")],
     );
     assert_eq!(head, env.git(&wt, &["rev-parse", "HEAD"]));
-    assert_eq!(
-        ledger(&env, &repo, "11"),
+    let first = |seq| {
         milestone(
-            1,
+            seq,
             "11",
             "feat/issue-11-x",
             &head,
             "implemented",
-            Some("s-wt")
+            Some("s-wt"),
         )
-    );
+    };
+    assert_eq!(shown(&env, &repo, "feat/issue-11-x"), first(0));
 
     // A rebase in the linked worktree records the branch being rebased (its rebase state
     // lives in the worktree's own git dir).
@@ -404,20 +416,14 @@ fn from_a_linked_worktree_the_hook_goes_to_the_common_hooks_dir() {
     hgit(&env, &wt, &["rebase", "-q", "main"]);
     let rebased = env.git(&wt, &["rev-parse", "HEAD"]);
     assert_ne!(rebased, head);
+    let second = |seq| milestone(seq, "11", "feat/issue-11-x", &rebased, "implemented", None);
     assert_eq!(
-        ledger(&env, &repo, "11"),
-        [
-            milestone(
-                1,
-                "11",
-                "feat/issue-11-x",
-                &head,
-                "implemented",
-                Some("s-wt")
-            ),
-            milestone(2, "11", "feat/issue-11-x", &rebased, "implemented", None),
-        ]
-        .join("\n")
+        shown(&env, &wt, "feat/issue-11-x"),
+        [first(0), second(0)].join("\n")
+    );
+    assert_eq!(
+        folded(&env, &wt, "11", "feat/issue-11-x"),
+        [first(1), second(2)].join("\n")
     );
     assert_eq!(
         env.ok(&wt, &["hook", "uninstall"]),
@@ -475,16 +481,18 @@ fn a_trailer_in_the_last_paragraph_ledgers_one_milestone() {
         &[("RECODE_SESSION_ID", "sess-42")],
     );
     assert_eq!(head, env.git(&repo, &["rev-parse", "HEAD"]));
-    let line = milestone(
-        1,
-        "21",
-        "feat/issue-21-thing",
-        &head,
-        "implemented",
-        Some("sess-42"),
-    );
-    assert_eq!(ledger(&env, &repo, "21"), line);
-    assert_eq!(env.ok(&repo, &["log", "--json"]), format!("{line}\n"));
+    let line = |seq| {
+        milestone(
+            seq,
+            "21",
+            "feat/issue-21-thing",
+            &head,
+            "implemented",
+            Some("sess-42"),
+        )
+    };
+    // Shown at once, from the journal (exact time, session id).
+    assert_eq!(env.ok(&repo, &["log", "--json"]), format!("{}\n", line(0)));
 
     // The worker's phase is the milestone's.
     let status = env.ok(&repo, &["status", "--json", "--offline"]);
@@ -492,6 +500,8 @@ fn a_trailer_in_the_last_paragraph_ledgers_one_milestone() {
     let w = &v["workers"][0];
     assert_eq!(w["task"], "21");
     assert_eq!(w["phase"], "implemented");
+    assert_eq!(ledger(&env, &repo, "21"), "", "reads write nothing");
+    assert_eq!(folded(&env, &repo, "21", "feat/issue-21-thing"), line(1));
 }
 
 #[test]
@@ -552,14 +562,14 @@ fn amend_with_the_same_head_adds_nothing_and_a_new_head_adds_one() {
         "a\n\nRecode-Phase: implemented\n",
         &[],
     );
-    let one = milestone(1, "23", "issue-23", &m1, "implemented", None);
-    assert_eq!(ledger(&env, &repo, "23"), one);
+    let one = |seq| milestone(seq, "23", "issue-23", &m1, "implemented", None);
+    assert_eq!(shown(&env, &repo, "issue-23"), one(0));
 
     // Dates are pinned, so `--amend --no-edit` rebuilds the very same commit: the hook
-    // fires again for the same (head, phase) and must not ledger it twice.
+    // fires again for the same (head, phase) and must not show nor ledger it twice.
     hgit(&env, &repo, &["commit", "-q", "--amend", "--no-edit"]);
     assert_eq!(env.git(&repo, &["rev-parse", "HEAD"]), m1);
-    assert_eq!(ledger(&env, &repo, "23"), one);
+    assert_eq!(shown(&env, &repo, "issue-23"), one(0));
 
     // Same phase, new head (a later committer date): one more event, for the new head.
     hgit_env(
@@ -570,15 +580,21 @@ fn amend_with_the_same_head_adds_nothing_and_a_new_head_adds_one() {
     );
     let m2 = env.git(&repo, &["rev-parse", "HEAD"]);
     assert_ne!(m2, m1);
-    let two = milestone(2, "23", "issue-23", &m2, "implemented", None);
-    assert_eq!(ledger(&env, &repo, "23"), format!("{one}\n{two}"));
+    let two = |seq| milestone(seq, "23", "issue-23", &m2, "implemented", None);
+    assert_eq!(
+        shown(&env, &repo, "issue-23"),
+        format!("{}\n{}", one(0), two(0))
+    );
 
     // The hook run by hand on the same head: still nothing new.
     assert_eq!(
         env.run(&repo, &["hook", "post-commit"]),
         "--- stderr ---\n[exit status: 0]\n"
     );
-    assert_eq!(ledger(&env, &repo, "23"), format!("{one}\n{two}"));
+    assert_eq!(
+        shown(&env, &repo, "issue-23"),
+        format!("{}\n{}", one(0), two(0))
+    );
 
     // Amending to another phase on the same head content: a new (head, phase) event.
     let msg = env.root().join("m");
@@ -596,8 +612,16 @@ fn amend_with_the_same_head_adds_nothing_and_a_new_head_adds_one() {
         ],
     );
     let m3 = env.git(&repo, &["rev-parse", "HEAD"]);
-    let three = milestone(3, "23", "issue-23", &m3, "tests-green", None);
-    assert_eq!(ledger(&env, &repo, "23"), format!("{one}\n{two}\n{three}"));
+    let three = |seq| milestone(seq, "23", "issue-23", &m3, "tests-green", None);
+    assert_eq!(
+        shown(&env, &repo, "issue-23"),
+        format!("{}\n{}\n{}", one(0), two(0), three(0))
+    );
+    // A writing command ledgers each (head, phase) exactly once.
+    assert_eq!(
+        folded(&env, &repo, "23", "issue-23"),
+        format!("{}\n{}\n{}", one(1), two(2), three(3))
+    );
 }
 
 #[test]
@@ -621,11 +645,16 @@ fn a_rebase_ledgers_each_replayed_milestone_once_against_the_rebased_branch() {
         "implement it\n\nRecode-Phase: implemented\n",
         &[],
     );
-    let before = [
-        milestone(1, "24", "feat/issue-24-r", &c1, "scoped", None),
-        milestone(2, "24", "feat/issue-24-r", &c3, "implemented", None),
-    ];
-    assert_eq!(ledger(&env, &repo, "24"), before.join("\n"));
+    let before = |s: [u32; 2]| {
+        [
+            milestone(s[0], "24", "feat/issue-24-r", &c1, "scoped", None),
+            milestone(s[1], "24", "feat/issue-24-r", &c3, "implemented", None),
+        ]
+    };
+    assert_eq!(
+        shown(&env, &repo, "feat/issue-24-r"),
+        before([0, 0]).join("\n")
+    );
 
     // main moves on; the branch is rebased onto it: the two milestone commits are replayed
     // as new commits (HEAD detached meanwhile), each ledgered once under the rebased branch.
@@ -647,21 +676,42 @@ fn a_rebase_ledgers_each_replayed_milestone_once_against_the_rebased_branch() {
     let n1 = env.git(&repo, &["rev-parse", "HEAD~2"]);
     assert_ne!(n1, c1);
     assert_ne!(n3, c3);
-    let after = [
-        before[0].clone(),
-        before[1].clone(),
-        milestone(3, "24", "feat/issue-24-r", &n1, "scoped", Some("s-rb")),
-        milestone(4, "24", "feat/issue-24-r", &n3, "implemented", Some("s-rb")),
-    ];
-    assert_eq!(ledger(&env, &repo, "24"), after.join("\n"));
+    let after = |s: [u32; 4]| {
+        let b = before([s[0], s[1]]);
+        [
+            b[0].clone(),
+            b[1].clone(),
+            milestone(s[2], "24", "feat/issue-24-r", &n1, "scoped", Some("s-rb")),
+            milestone(
+                s[3],
+                "24",
+                "feat/issue-24-r",
+                &n3,
+                "implemented",
+                Some("s-rb"),
+            ),
+        ]
+    };
+    assert_eq!(
+        shown(&env, &repo, "feat/issue-24-r"),
+        after([0; 4]).join("\n")
+    );
 
     // A forced rebase onto the same base rebuilds the very same commits (dates pinned):
-    // every pick fires the hook again for a (head, phase) already ledgered: nothing new.
+    // every pick fires the hook again for a (head, phase) already journaled: nothing new.
     hgit(&env, &repo, &["rebase", "-q", "--force-rebase", "main"]);
     assert_eq!(env.git(&repo, &["rev-parse", "HEAD"]), n3);
-    assert_eq!(ledger(&env, &repo, "24"), after.join("\n"));
+    assert_eq!(
+        shown(&env, &repo, "feat/issue-24-r"),
+        after([0; 4]).join("\n")
+    );
+    assert_eq!(
+        folded(&env, &repo, "24", "feat/issue-24-r"),
+        after([1, 2, 3, 4]).join("\n")
+    );
 
-    // Nothing was ledgered against main or a detached HEAD.
+    // Nothing was ledgered against main or a detached HEAD (the fold took every task's
+    // journal lines).
     let tasks: BTreeSet<String> = log_set(&env, &repo)
         .iter()
         .map(|l| {
@@ -707,16 +757,17 @@ fn an_interrupted_rebase_records_the_branch_being_rebased() {
     hgit(&env, &repo, &["rebase", "--continue"]);
     assert_eq!(env.git(&repo, &["rev-parse", "HEAD~1"]), mid);
     assert_eq!(env.git(&repo, &["rev-parse", "HEAD~2"]), a);
-    // The re-picked milestone is not ledgered again; the one made while detached is,
-    // against the branch being rebased.
-    assert_eq!(
-        ledger(&env, &repo, "25"),
+    // The re-picked milestone is not shown nor ledgered again; the one made while
+    // detached is, against the branch being rebased.
+    let both = |s: [u32; 2]| {
         [
-            milestone(1, "25", "issue-25", &a, "scoped", None),
-            milestone(2, "25", "issue-25", &mid, "implemented", None),
+            milestone(s[0], "25", "issue-25", &a, "scoped", None),
+            milestone(s[1], "25", "issue-25", &mid, "implemented", None),
         ]
         .join("\n")
-    );
+    };
+    assert_eq!(shown(&env, &repo, "issue-25"), both([0, 0]));
+    assert_eq!(folded(&env, &repo, "25", "issue-25"), both([1, 2]));
 }
 
 #[test]
@@ -739,9 +790,11 @@ fn the_hook_never_fails_a_commit() {
     assert_eq!(env.git(&repo, &["log", "-1", "--format=%s"]), "a");
     assert_eq!(ledger(&env, &repo, "26"), "");
 
-    // A broken ledger ref: the hook reports on stderr, exits 0, the commit succeeds.
-    let blob = env.git(&repo, &["hash-object", "-w", "README.md"]);
-    env.git(&repo, &["update-ref", "refs/notes/recode", &blob]);
+    assert!(!repo.join(".git/recode/milestones.journal").exists());
+
+    // A journal that cannot be appended to (a directory in its place): the hook reports
+    // on stderr, exits 0, the commit succeeds.
+    std::fs::create_dir_all(repo.join(".git/recode/milestones.journal")).unwrap();
     let out = env.output(&repo, &["hook", "post-commit"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(
@@ -930,7 +983,11 @@ fn husky8_tracked_hooks_are_never_written_and_status_follows_each_worktree() {
         &[],
     );
     assert_eq!(
-        ledger(&env, &repo, "16"),
+        shown(&env, &repo, "issue-16"),
+        milestone(0, "16", "issue-16", &head, "implemented", None)
+    );
+    assert_eq!(
+        folded(&env, &repo, "16", "issue-16"),
         milestone(1, "16", "issue-16", &head, "implemented", None)
     );
 }
@@ -1053,7 +1110,11 @@ fn husky9_refuses_then_status_follows_h_per_worktree() {
         &[],
     );
     assert_eq!(
-        ledger(&env, &repo, "18"),
+        shown(&env, &repo, "issue-18"),
+        milestone(0, "18", "issue-18", &h18, "tests-green", None)
+    );
+    assert_eq!(
+        folded(&env, &repo, "18", "issue-18"),
         milestone(1, "18", "issue-18", &h18, "tests-green", None)
     );
     assert_eq!(ledger(&env, &repo, "17"), "");
@@ -1225,7 +1286,11 @@ fn simple_git_hooks_gets_the_package_json_stanza_and_a_regenerated_hook_is_reach
     );
     let head = commit(&env, &repo, "a", "a\n", "a\n\nRecode-Phase: scoped\n", &[]);
     assert_eq!(
-        ledger(&env, &repo, "3"),
+        shown(&env, &repo, "issue-3"),
+        milestone(0, "3", "issue-3", &head, "scoped", None)
+    );
+    assert_eq!(
+        folded(&env, &repo, "3", "issue-3"),
         milestone(1, "3", "issue-3", &head, "scoped", None)
     );
 }
@@ -1267,14 +1332,18 @@ fn a_per_worktree_hooks_path_is_installed_into_and_answered_per_worktree() {
         &[],
     );
     assert_eq!(
-        ledger(&env, &repo, "12"),
+        shown(&env, &repo, "issue-12"),
+        milestone(0, "12", "issue-12", &head, "implemented", None)
+    );
+    assert_eq!(
+        folded(&env, &repo, "12", "issue-12"),
         milestone(1, "12", "issue-12", &head, "implemented", None)
     );
     assert_eq!(env.git(&wt, &["status", "--porcelain"]), "");
 }
 
 #[test]
-fn a_held_notes_lock_gives_up_fast_with_one_line_and_the_milestone_is_recoverable() {
+fn a_held_notes_lock_does_not_slow_the_hook_and_the_milestone_is_ledgered_once_it_is_free() {
     let env = TestEnv::new();
     let repo = hooked(&env, "issue-27");
     let base = env.git(&repo, &["rev-parse", "main"]);
@@ -1293,31 +1362,20 @@ fn a_held_notes_lock_gives_up_fast_with_one_line_and_the_milestone_is_recoverabl
     let took = started.elapsed();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let head = env.git(&repo, &["rev-parse", "HEAD"]);
-    assert_eq!(
-        stderr(&out),
-        format!(
-            "git-recode post-commit: error: gave up after 45 ms: refs/notes/recode is locked or busy; milestone 'implemented' of {} is not ledgered yet (it stays in the commit's Recode-Phase trailer)\n",
-            &head[..12]
-        )
-    );
+    // The hook writes only its journal: the held notes lock is none of its business.
+    assert_eq!(stderr(&out), "");
     // The whole commit, hook included, stays well under a second on any machine.
     assert!(
         took < std::time::Duration::from_millis(900),
         "took {took:?}"
     );
-    // The hook itself gives up within its budget (plus process start).
-    let t = std::time::Instant::now();
-    let again = env.output(&repo, &["hook", "post-commit"]);
-    assert!(
-        t.elapsed() < std::time::Duration::from_millis(300),
-        "{:?}",
-        t.elapsed()
-    );
-    assert_eq!(again.status.code(), Some(0));
-    assert_eq!(stderr(&again).lines().count(), 1);
     assert_eq!(ledger(&env, &repo, "27"), "");
+    assert!(lock.exists());
+    // Shown at once, from the journal.
+    let line = |seq| milestone(seq, "27", "issue-27", &head, "implemented", None);
+    assert_eq!(shown(&env, &repo, "issue-27"), line(0));
 
-    // Recoverable from the trailer.
+    // Also recoverable from the trailer.
     let gix_repo = gix::open(&repo).unwrap();
     let tip = gix::ObjectId::from_hex(head.as_bytes()).unwrap();
     let base_id = gix::ObjectId::from_hex(base.as_bytes()).unwrap();
@@ -1325,13 +1383,10 @@ fn a_held_notes_lock_gives_up_fast_with_one_line_and_the_milestone_is_recoverabl
         git_recode::hook::unledgered_milestones(&gix_repo, tip, &[base_id], Vec::new()).unwrap();
     assert_eq!(missing, vec![(tip, "implemented".to_string())]);
 
-    // Once the lock is gone, the hook ledgers it, and nothing is missing any more.
+    // Once the lock is gone, a writing command ledgers it (the journal's line: exact time),
+    // and nothing is missing any more.
     std::fs::remove_file(&lock).unwrap();
-    env.ok(&repo, &["hook", "post-commit"]);
-    assert_eq!(
-        ledger(&env, &repo, "27"),
-        milestone(1, "27", "issue-27", &head, "implemented", None)
-    );
+    assert_eq!(folded(&env, &repo, "27", "issue-27"), line(1));
     let (ledger, _) =
         git_recode::ledger::read_task(&gix_repo, &["refs/notes/recode".to_string()], "27").unwrap();
     assert_eq!(
@@ -1341,36 +1396,41 @@ fn a_held_notes_lock_gives_up_fast_with_one_line_and_the_milestone_is_recoverabl
     );
 }
 
-/// The hook meets a notes ref that cannot be written (a directory at its lock path): it
-/// gives up at once, within its budget, with one line on stderr, and the commit stands.
+/// The hook meets a journal it cannot append to (a directory in its place): it says so on
+/// one line, the commit stands, and the milestone is shown and ledgered from the trailer.
 #[test]
-fn an_unwritable_notes_ref_gives_up_within_the_budget_with_one_line() {
+fn an_unwritable_journal_is_one_line_and_the_trailer_keeps_the_milestone() {
     let env = TestEnv::new();
     let repo = hooked(&env, "issue-28");
-    let lock = repo.join(".git/refs/notes/recode.lock");
-    std::fs::create_dir_all(&lock).unwrap();
+    let journal = repo.join(".git/recode/milestones.journal");
+    std::fs::create_dir_all(&journal).unwrap();
     std::fs::write(repo.join("a"), "a\n").unwrap();
     env.git(&repo, &["add", "a"]);
     env.git(
         &repo,
         &["commit", "-q", "-m", "a", "-m", "Recode-Phase: implemented"],
     );
-    let t = std::time::Instant::now();
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
     let out = env.output(&repo, &["hook", "post-commit"]);
-    assert!(
-        t.elapsed() < std::time::Duration::from_millis(300),
-        "{:?}",
-        t.elapsed()
-    );
     assert_eq!(out.status.code(), Some(0));
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.starts_with(&format!(
-            "git-recode post-commit: error: cannot write refs/notes/recode: {} is in the way",
-            lock.display()
-        )),
-        "{err}"
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "git-recode post-commit: error: cannot append to {}: Is a directory (os error 21); milestone 'implemented' of {} is not journaled (it stays in the commit's Recode-Phase trailer)\n",
+            journal.display(),
+            &head[..12]
+        )
     );
     assert_eq!(ledger(&env, &repo, "28"), "");
+    // From the trailer: the committer time (second precision), no session id.
+    let line = |seq| {
+        milestone(seq, "28", "issue-28", &head, "implemented", None)
+            .replace("2026-11-20T12:00:00.000Z", "2026-11-18T11:06:40.000Z")
+    };
+    assert_eq!(shown(&env, &repo, "issue-28"), line(0));
+    assert_eq!(folded(&env, &repo, "28", "issue-28"), line(1));
+    assert!(
+        journal.is_dir(),
+        "the fold leaves what is not a journal file alone"
+    );
 }

@@ -131,6 +131,26 @@ pub fn ledger(env: &TestEnv, dir: &Path, task: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim_end().to_string()
 }
 
+/// What `log <branch> --json` shows, one event a line (trimmed): the ledger of the
+/// branch's task and, with `seq` 0, the milestones not ledgered yet (the journal's, the
+/// trailers').
+pub fn shown(env: &TestEnv, dir: &Path, branch: &str) -> String {
+    env.ok(dir, &["log", branch, "--json"])
+        .trim_end()
+        .to_string()
+}
+
+/// Run a ledger-writing command on `branch` (`record unblock`, whose pickup folds the
+/// milestone journal into the ledger first) and return task `task`'s ledger without the
+/// `unblocked` line it added (asserted to be the last).
+pub fn folded(env: &TestEnv, dir: &Path, task: &str, branch: &str) -> String {
+    env.ok(dir, &["record", "unblock", branch]);
+    let text = ledger(env, dir, task);
+    let (rest, last) = text.rsplit_once('\n').unwrap_or(("", &text));
+    assert!(last.contains("\"kind\":\"unblocked\""), "{text}");
+    rest.to_string()
+}
+
 /// The canonical line of a milestone event.
 pub fn milestone(
     seq: u32,

@@ -62,18 +62,30 @@ fn with_git_recode_on_path_the_hook_is_started_by_git_without_a_shell() {
         stdout(&with_path(&env, &repo, &["hook", "install"])),
         format!("already installed in {}\n", hook.display())
     );
-    // git runs it: a milestone is ledgered, an ordinary commit adds nothing.
+    // git runs it: a milestone is journaled (shown at once, ledgered by the next write),
+    // an ordinary commit adds nothing.
     let head = commit(&env, &repo, "a", "a\n", "a\n\nRecode-Phase: scoped\n", &[]);
     commit(&env, &repo, "b", "b\n", "plain\n", &[]);
     assert_eq!(
-        ledger(&env, &repo, "31"),
-        milestone(1, "31", "issue-31", &head, "scoped", None)
+        shown(&env, &repo, "issue-31"),
+        milestone(0, "31", "issue-31", &head, "scoped", None)
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".git/recode/milestones.journal"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
     );
     // Called by hand with the hook's path, as git does, it is the hook too.
     let again = env.output(&repo, &[hook.to_str().unwrap()]);
     assert_eq!(
         (again.status.code(), stderr(&again)),
         (Some(0), String::new())
+    );
+    assert_eq!(
+        folded(&env, &repo, "31", "issue-31"),
+        milestone(1, "31", "issue-31", &head, "scoped", None)
     );
     // Uninstall removes it.
     assert_eq!(
@@ -161,7 +173,11 @@ fn an_absolute_hooks_path_is_answered_alike_in_the_main_checkout_and_a_linked_wo
     );
     let head = commit(&env, &wt, "f", "x\n", "f\n\nRecode-Phase: scoped\n", &[]);
     assert_eq!(
-        ledger(&env, &repo, "6"),
+        shown(&env, &repo, "issue-6"),
+        milestone(0, "6", "issue-6", &head, "scoped", None)
+    );
+    assert_eq!(
+        folded(&env, &repo, "6", "issue-6"),
         milestone(1, "6", "issue-6", &head, "scoped", None)
     );
 }

@@ -126,7 +126,7 @@ fn a_milestone_no_hook_wrote_is_shown_by_reads_and_ledgered_by_the_next_write() 
 }
 
 #[test]
-fn a_milestone_left_by_a_busy_ledger_is_ledgered_by_record_exit() {
+fn a_milestone_journaled_under_a_busy_ledger_is_ledgered_by_record_exit() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     hgit(&env, &repo, &["checkout", "-q", "-b", "issue-8"]);
@@ -142,6 +142,11 @@ fn a_milestone_left_by_a_busy_ledger_is_ledgered_by_record_exit() {
         "x\n\nRecode-Phase: implemented\n",
         &[],
     );
+    // Shown at once, from the journal (the hook's exact time), while the lock is held.
+    assert_eq!(
+        shown(&env, &repo, "issue-8"),
+        milestone(0, "8", "issue-8", &head, "implemented", None)
+    );
     std::fs::remove_file(&lock).unwrap();
     assert_eq!(ledger(&env, &repo, "8"), "");
     env.ok(&repo, &["record", "exit", "issue-8", "--rc", "1"]);
@@ -152,9 +157,7 @@ fn a_milestone_left_by_a_busy_ledger_is_ledgered_by_record_exit() {
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!(
         lines[0],
-        picked(1, &head, "implemented")
-            .replace("issue-7", "issue-8")
-            .replace("\"7\"", "\"8\"")
+        milestone(1, "8", "issue-8", &head, "implemented", None)
     );
     assert!(lines[1].contains("\"kind\":\"exit\""), "{}", lines[1]);
 }
