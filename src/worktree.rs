@@ -46,6 +46,11 @@ pub struct Status {
     pub dirty: Dirty,
     /// Newest mtime of changed and untracked files and of the index.
     pub newest_mtime: Option<Timestamp>,
+    /// The status walk met an ignored file or directory. When false, the worktree holds
+    /// no ignored file at all (the walk classifies every entry it does not recurse into
+    /// against the same exclude rules `git ls-files --others --ignored
+    /// --exclude-standard` uses), so its ignored files need no listing of their own.
+    pub any_ignored: bool,
 }
 
 /// List every worktree of `repo` (main first, when there is one).
@@ -199,6 +204,7 @@ pub fn status(path: &Path) -> Result<Status, RepoError> {
             conflicted: n(&c.conflicted),
         },
         newest_mtime: newest,
+        any_ignored: c.any_ignored,
     })
 }
 
@@ -209,6 +215,8 @@ struct Changed {
     unstaged: BTreeSet<gix::bstr::BString>,
     untracked: BTreeSet<gix::bstr::BString>,
     conflicted: BTreeSet<gix::bstr::BString>,
+    /// An ignored entry was met by the walk.
+    any_ignored: bool,
 }
 
 impl Changed {
@@ -228,11 +236,13 @@ impl Changed {
                 }
                 EntryStatus::NeedsUpdate(_) => {}
             },
-            Iw::DirectoryContents { entry, .. } => {
-                if entry.status == gix::dir::entry::Status::Untracked {
+            Iw::DirectoryContents { entry, .. } => match entry.status {
+                gix::dir::entry::Status::Untracked => {
                     self.untracked.insert(entry.rela_path);
                 }
-            }
+                gix::dir::entry::Status::Ignored(_) => self.any_ignored = true,
+                _ => {}
+            },
             Iw::Rewrite { dirwalk_entry, .. } => {
                 self.untracked.insert(dirwalk_entry.rela_path);
             }
@@ -261,9 +271,11 @@ fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
             // `status.showUntrackedFiles=no` turns gix's walk off: never for us. An
             // untracked file hidden from the count would make the worktree "clean" and let
             // it be deleted with the file (SPEC `empty`, safety rule 1).
-            if o.dirwalk_options.is_none() {
-                o.dirwalk_options = Some(dirwalk);
-            }
+            let walk = o.dirwalk_options.get_or_insert(dirwalk);
+            // Ignored entries are classified by the walk anyway; emitting them (not
+            // recursing into ignored directories) tells whether any exist, so a clean
+            // worktree with none needs no second walk for its ignored files.
+            walk.set_emit_ignored(Some(gix::dir::walk::EmissionMode::Matching));
         })
         .untracked_files(gix::status::UntrackedFiles::Files)
         // Submodules as configured (git's default: a modified submodule is a change).

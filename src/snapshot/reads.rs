@@ -91,8 +91,14 @@ fn run_status_jobs(jobs: &[Job], progress: &crate::progress::Progress) -> Vec<Jo
                         break;
                     };
                     let r = worktree::status(path).map(|st| {
-                        let ignored =
-                            (*scan_ignored && st.dirty.is_clean()).then(|| ignored_paths(path));
+                        // No ignored entry in the walk: nothing for `ls-files` to list.
+                        let ignored = (*scan_ignored && st.dirty.is_clean()).then(|| {
+                            if st.any_ignored {
+                                ignored_paths(path)
+                            } else {
+                                Ok(Vec::new())
+                            }
+                        });
                         (st, ignored)
                     });
                     progress.inc();

@@ -659,6 +659,68 @@ fn ignored_secrets_keep_an_empty_worktree() {
     );
 }
 
+/// Secrets are found wherever git's own `ls-files --others --ignored` finds them, though
+/// status lists ignored files only when its walk met an ignored entry: one inside an
+/// untracked directory that holds nothing else, one ignored by `info/exclude`, one inside
+/// an ignored directory, and a worktree with no ignored file at all (deleted).
+#[test]
+fn secrets_are_found_in_every_place_the_walk_can_meet_them() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    std::fs::write(repo.join(".gitignore"), ".env\nbuild/\n").unwrap();
+    env.git(&repo, &["add", ".gitignore"]);
+    env.git(&repo, &["commit", "-q", "-m", "ignore"]);
+    let common = PathBuf::from(env.git(&repo, &["rev-parse", "--git-common-dir"]));
+    let common = if common.is_absolute() { common } else { repo.join(common) };
+    std::fs::create_dir_all(common.join("info")).unwrap();
+    std::fs::write(common.join("info/exclude"), "*.key\n").unwrap();
+    let untracked_dir = add_worker(&env, &repo, 21, "issue-21");
+    std::fs::create_dir_all(untracked_dir.join("sub/deeper")).unwrap();
+    std::fs::write(untracked_dir.join("sub/deeper/.env"), "A=1\n").unwrap();
+    let excluded = add_worker(&env, &repo, 22, "issue-22");
+    std::fs::write(excluded.join("deploy.key"), "k\n").unwrap();
+    let ignored_dir = add_worker(&env, &repo, 23, "issue-23");
+    std::fs::create_dir_all(ignored_dir.join("build/certs")).unwrap();
+    std::fs::write(ignored_dir.join("build/certs/site.pem"), "p\n").unwrap();
+    let nothing = add_worker(&env, &repo, 24, "issue-24");
+    let st = status_at(&env, &repo);
+    let seen: Vec<(String, String)> = ["issue-21", "issue-22", "issue-23", "issue-24"]
+        .iter()
+        .map(|b| {
+            let w = worker(&st, b);
+            (
+                w["action"].as_str().unwrap().to_string(),
+                w["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let kept = |files: &str| {
+        (
+            "none".to_string(),
+            format!("worktree holds ignored secret files ({files}): never removed"),
+        )
+    };
+    assert_eq!(
+        seen[..3],
+        [
+            kept("sub/deeper/.env"),
+            kept("deploy.key"),
+            kept("build/certs/site.pem")
+        ]
+    );
+    assert_eq!(seen[3].0, "delete");
+    let (code, _, _) = recover(&env, &repo, &["--all"]);
+    assert_eq!(code, 0);
+    for (wt, file, text) in [
+        (&untracked_dir, "sub/deeper/.env", "A=1\n"),
+        (&excluded, "deploy.key", "k\n"),
+        (&ignored_dir, "build/certs/site.pem", "p\n"),
+    ] {
+        assert_eq!(std::fs::read_to_string(wt.join(file)).unwrap(), text);
+    }
+    assert!(!nothing.exists(), "the worktree with no ignored file is deleted");
+}
+
 #[test]
 fn bad_input_main_worktree_locked_worktree_missing_remote() {
     let env = TestEnv::new();
