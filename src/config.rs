@@ -49,6 +49,18 @@ pub const DEFAULT_SECRETS: &[&str] = &[
 pub const NETWORK_TIMEOUT: &str = "recode.networkTimeout";
 /// Default of [`NETWORK_TIMEOUT`], in seconds.
 pub const DEFAULT_NETWORK_TIMEOUT_SECS: i64 = 60;
+/// `recode.gateTimeout`: the longest the gate may run (SPEC 1.2 "The loop settles").
+pub const GATE_TIMEOUT: &str = "recode.gateTimeout";
+/// Default of [`GATE_TIMEOUT`], in seconds (30 minutes).
+pub const DEFAULT_GATE_TIMEOUT_SECS: i64 = 30 * 60;
+/// `recode.commandTimeout`: the longest any other child process may run.
+pub const COMMAND_TIMEOUT: &str = "recode.commandTimeout";
+/// Default of [`COMMAND_TIMEOUT`], in seconds (5 minutes).
+pub const DEFAULT_COMMAND_TIMEOUT_SECS: i64 = 5 * 60;
+/// `recode.staleLockAfter`: age after which a worktree or repository lock is stale.
+pub const STALE_LOCK_AFTER: &str = "recode.staleLockAfter";
+/// Default of [`STALE_LOCK_AFTER`], in seconds (5 minutes).
+pub const DEFAULT_STALE_LOCK_AFTER_SECS: i64 = 5 * 60;
 /// Where `resume` adds a worktree for a worker that has none (default
 /// `<main worktree>/../<repo>.worktrees`).
 pub const WORKTREE_DIR: &str = "recode.worktreeDir";
@@ -97,6 +109,12 @@ pub struct Config {
     pub secrets: Vec<String>,
     /// `recode.networkTimeout`, in seconds.
     pub network_timeout_secs: u64,
+    /// `recode.gateTimeout`, in seconds.
+    pub gate_timeout_secs: u64,
+    /// `recode.commandTimeout`, in seconds (also handed to [`crate::git::set_command_timeout`]).
+    pub command_timeout_secs: u64,
+    /// `recode.staleLockAfter`, in seconds.
+    pub stale_lock_after_secs: u64,
     /// `recode.worktreeDir`, if set (relative paths are taken from the main worktree).
     pub worktree_dir: Option<String>,
 }
@@ -136,8 +154,18 @@ impl Config {
             duration,
         )?
         .max(1) as u64;
+        let secs = |key: &'static str, default: i64| -> Result<u64, ConfigError> {
+            Ok(parsed(key, get(key), default, duration)?.max(1) as u64)
+        };
+        let gate_timeout_secs = secs(GATE_TIMEOUT, DEFAULT_GATE_TIMEOUT_SECS)?;
+        let command_timeout_secs = secs(COMMAND_TIMEOUT, DEFAULT_COMMAND_TIMEOUT_SECS)?;
+        let stale_lock_after_secs = secs(STALE_LOCK_AFTER, DEFAULT_STALE_LOCK_AFTER_SECS)?;
+        crate::git::set_command_timeout(command_timeout_secs);
         let notes_ref = notes_ref(get(NOTES_REF))?;
         Ok(Config {
+            gate_timeout_secs,
+            command_timeout_secs,
+            stale_lock_after_secs,
             base: get(BASE),
             remote: get(REMOTE).unwrap_or_else(|| DEFAULT_REMOTE.into()),
             branch_pattern,

@@ -9,7 +9,7 @@ mod overrides;
 use overrides::{Decision, Facts, OVERRIDES};
 
 use crate::clock;
-use crate::ledger::{Body, Event, Replay, gate_on, replay};
+use crate::ledger::{Body, Event, Replay, gate_on, left_out_on, pushed_by_hand, replay};
 use crate::model::reason::{GateSeen, Override, Reason, Row};
 use crate::model::*;
 use crate::outcome::Outcome;
@@ -377,6 +377,18 @@ fn empty(t: &Table) -> Decided {
     if !s.branch_local && !s.branch_remote && t.wt.is_none() {
         return Some((State::Empty, Action::None, Row::Nowhere));
     }
+    // SPEC 1.2 "The loop settles": no worktree and no local branch, only a remote branch
+    // with nothing ahead (merged by hand, say): nothing is left for `delete` to remove.
+    if !s.branch_local && t.wt.is_none() {
+        return Some((
+            State::Empty,
+            Action::None,
+            Row::NothingToRemove {
+                branch: s.branch.clone(),
+                base: s.base.clone(),
+            },
+        ));
+    }
     Some((
         State::Empty,
         Action::Delete,
@@ -398,10 +410,42 @@ fn ahead(t: &Table) -> (State, Action, Row) {
         None => GateSeen::None,
     };
     if ahead > 0 && t.clean && gate == GateSeen::Passed {
+        // SPEC 1.2 "The loop settles": where no forge can open a pull request, a head
+        // pushed once is left for a human to open it (until the head changes or a forge
+        // answers).
+        if let Some(head) = s.head.as_deref().filter(|h| {
+            matches!(s.forge, crate::model::Forge::Unknown)
+                && pushed_by_hand(&s.events, &s.branch, h)
+        }) {
+            return (
+                State::Publishable,
+                Action::None,
+                Row::PushedByHand {
+                    head: head.chars().take(12).collect(),
+                },
+            );
+        }
         return (
             State::Publishable,
             Action::Publish,
             Row::Publishable { ahead },
+        );
+    }
+    // SPEC 1.2: content a WIP commit leaves out (nested repositories, submodules,
+    // oversize files) is never committed on a later tick: once the rest is committed,
+    // what remains is the agent's to decide (`resume`, the paths named).
+    let left_out = s
+        .head
+        .as_deref()
+        .map(|h| left_out_on(&s.events, &s.branch, h))
+        .unwrap_or_default();
+    if t.dirty.is_some_and(|d| {
+        !d.is_clean() && !left_out.is_empty() && d.total() as usize <= left_out.len()
+    }) {
+        return (
+            State::HalfDone,
+            Action::Resume,
+            Row::LeftOutOnly { paths: left_out },
         );
     }
     match t.dirty.filter(|d| !d.is_clean()) {

@@ -9,10 +9,12 @@ use super::{Event, LedgerError, anchor_content, anchor_id, git_err, ref_tip, tre
 use crate::clock;
 use crate::config::ANCHORS_REF;
 
-/// A ref lock file at least this old (seconds) was left by a killed writer.
-const STALE_LOCK_SECS: u64 = 3;
-/// How long an append keeps retrying a lost compare-and-swap race, in milliseconds.
-const RETRY_BUDGET_MS: u64 = 20_000;
+/// How long an append keeps retrying a lost compare-and-swap race (or waits on a lock of
+/// its own ref until it is stale, [`crate::lock::OWN_REF_STALE_SECS`]), in milliseconds.
+const RETRY_BUDGET_MS: u64 = 35_000;
+/// A `packed-refs.lock` this old (seconds) makes an append fail at once instead of
+/// retrying: `recover` moves it aside once it is older than `recode.staleLockAfter`.
+const PACKED_REFS_STUCK_SECS: u64 = 30;
 
 /// The identity for ledger commits, as git resolves a committer: `GIT_COMMITTER_NAME`/
 /// `GIT_COMMITTER_EMAIL`, else `committer.*`/`user.*` config, else `git-recode`. (Read
@@ -146,13 +148,19 @@ fn lost_race(
     };
     match std::fs::symlink_metadata(&lock) {
         Ok(m) if m.is_file() => {
-            // git holds a ref's lock for milliseconds: one that has stood for seconds was
-            // left by a killed writer, and waiting will not help.
-            let age = m.modified().ok().and_then(|t| t.elapsed().ok());
-            if age.is_some_and(|a| a.as_secs() >= STALE_LOCK_SECS) {
-                return Err(LedgerError::StaleLock {
-                    path: lock.display().to_string(),
-                });
+            // SPEC 1.2 "The loop settles": a lock on git-recode's own ref older than 30 s
+            // was left by a killed writer (an append holds it for milliseconds): move it
+            // aside, owe its `unlocked` event, and try again. A younger one: wait.
+            if crate::lock::age_secs(&lock).is_some_and(|a| a >= crate::lock::OWN_REF_STALE_SECS) {
+                match crate::lock::move_aside(&lock) {
+                    Ok(moved) => crate::lock::owe_event(moved),
+                    Err(_) if !lock.exists() => {}
+                    Err(_) => {
+                        return Err(LedgerError::StaleLock {
+                            path: lock.display().to_string(),
+                        });
+                    }
+                }
             }
         }
         Ok(_) => {
@@ -166,6 +174,18 @@ fn lost_race(
         }
         Err(_) if ref_tip(repo, name)? == expected && !lock_was_held(e.as_ref()) => {
             return Err(unwritable("the ref could not be written".into(), e));
+        }
+        Err(_)
+            if crate::lock::age_secs(&repo.common_dir().join("packed-refs.lock"))
+                .is_some_and(|a| a >= PACKED_REFS_STUCK_SECS) =>
+        {
+            return Err(LedgerError::StaleLock {
+                path: repo
+                    .common_dir()
+                    .join("packed-refs.lock")
+                    .display()
+                    .to_string(),
+            });
         }
         Err(_) => {}
     }
@@ -292,7 +312,33 @@ fn try_anchor(
 /// retrying, [`LedgerError::StaleLock`], [`LedgerError::Unwritable`] (the ref cannot be
 /// written: not a race), [`LedgerError::Git`].
 pub fn append(repo: &gix::Repository, notes_ref: &str, event: Event) -> Result<Event, LedgerError> {
-    append_paced(repo, notes_ref, event, |_| Pace::Patient)
+    let stored = append_paced(repo, notes_ref, event, |_| Pace::Patient)?;
+    ledger_owed(repo, notes_ref, &stored, |_| Pace::Patient);
+    Ok(stored)
+}
+
+/// Ledger the `unlocked` events owed for locks of the notes ref an append moved aside
+/// ([`crate::lock::owe_event`]), in the task of the event that went through. A failure
+/// leaves the warning, which the command prints anyway.
+fn ledger_owed(
+    repo: &gix::Repository,
+    notes_ref: &str,
+    stored: &Event,
+    pace: impl Fn(&gix::actor::Signature) -> Pace + Copy,
+) {
+    for m in crate::lock::take_owed() {
+        let now = clock::parse(&stored.ts).unwrap_or_else(|_| Timestamp::now());
+        let e = Event::new(
+            now,
+            &stored.task,
+            stored.branch.as_deref(),
+            super::Body::Unlocked {
+                path: m.path,
+                age: m.age,
+            },
+        );
+        let _ = append_paced(repo, notes_ref, e, pace);
+    }
 }
 
 /// [`append`] for the post-commit hook, which must never delay a commit: it never waits
@@ -309,7 +355,9 @@ pub fn append_with_deadline(
     event: Event,
     deadline: std::time::Instant,
 ) -> Result<Event, LedgerError> {
-    append_paced(repo, notes_ref, event, |sig| Pace::Hurried(sig, deadline))
+    let stored = append_paced(repo, notes_ref, event, |sig| Pace::Hurried(sig, deadline))?;
+    ledger_owed(repo, notes_ref, &stored, |sig| Pace::Hurried(sig, deadline));
+    Ok(stored)
 }
 
 /// The one append loop of [`append`] and [`append_with_deadline`]: each try re-reads the

@@ -137,6 +137,9 @@ pub enum Body {
     },
     /// A worker was escalated to a human.
     Escalated { reason: String },
+    /// A stale lock was moved aside (SPEC 1.2 "The loop settles"): its path and its age
+    /// in seconds.
+    Unlocked { path: String, age: u64 },
 }
 
 impl Body {
@@ -156,6 +159,7 @@ impl Body {
             Body::Phantom { .. } => "phantom",
             Body::Resume { .. } => "resume",
             Body::Escalated { .. } => "escalated",
+            Body::Unlocked { .. } => "unlocked",
         }
     }
 
@@ -169,6 +173,7 @@ impl Body {
                 | Body::Deleted { .. }
                 | Body::Phantom { .. }
                 | Body::Escalated { .. }
+                | Body::Unlocked { .. }
                 | Body::Gate {
                     by: GateBy::Recover,
                     ..
