@@ -372,12 +372,12 @@ fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
 
 /// Why the worker's worktree could not be read, when that is what held its action back.
 fn unreadable(w: &Worker) -> Option<String> {
-    w.reason.overrides.iter().find_map(|o| match o {
-        crate::model::reason::Override::Unreadable { path, why } => {
+    match w.reason.last_override() {
+        Some(crate::model::reason::Override::Unreadable { path, why }) => {
             Some(format!("cannot read the worktree {path}: {why}"))
         }
         _ => None,
-    })
+    }
 }
 
 /// SPEC 1.2 "The loop settles": a worktree that cannot be read on three consecutive

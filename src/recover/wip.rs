@@ -121,7 +121,11 @@ fn with_still_dirty(dir: &Path, mut left_out: Vec<String>) -> Vec<String> {
     for e in out.split(|b| *b == 0).filter(|e| e.len() > 3) {
         let p = String::from_utf8_lossy(&e[3..]);
         let p = p.trim_end_matches('/').to_string();
-        if !left_out.contains(&p) {
+        // `?? vendor/` is the directory that holds a nested repository already named.
+        let named = left_out
+            .iter()
+            .any(|l| l == &p || l.starts_with(&format!("{p}/")) || p.starts_with(&format!("{l}/")));
+        if !named {
             left_out.push(p);
         }
     }

@@ -22,6 +22,7 @@ mod pickup;
 mod published;
 mod recover;
 mod resume;
+mod settle;
 mod smoke;
 mod status;
 mod sync;
