@@ -16,6 +16,7 @@ mod forge;
 mod hook;
 mod hooklayout;
 mod ledger;
+mod loopharness;
 mod neverlose;
 mod outcome;
 mod pickup;
