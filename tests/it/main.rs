@@ -24,6 +24,7 @@ mod published;
 mod recover;
 mod resume;
 mod settle;
+mod settle_kill;
 mod smoke;
 mod status;
 mod sync;
