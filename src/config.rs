@@ -161,6 +161,7 @@ impl Config {
         let command_timeout_secs = secs(COMMAND_TIMEOUT, DEFAULT_COMMAND_TIMEOUT_SECS)?;
         let stale_lock_after_secs = secs(STALE_LOCK_AFTER, DEFAULT_STALE_LOCK_AFTER_SECS)?;
         crate::git::set_command_timeout(command_timeout_secs);
+        crate::lock::set_stale_after(stale_lock_after_secs);
         let notes_ref = notes_ref(get(NOTES_REF))?;
         Ok(Config {
             gate_timeout_secs,

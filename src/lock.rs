@@ -141,6 +141,19 @@ pub fn age_secs(path: &Path) -> Option<u64> {
     )
 }
 
+static STALE_AFTER_SECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(300);
+
+/// Set `recode.staleLockAfter` (seconds) for the locks judged where no configuration is at
+/// hand (a ledger append meeting `packed-refs.lock`); `Config::load` calls it.
+pub fn set_stale_after(secs: u64) {
+    STALE_AFTER_SECS.store(secs.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `recode.staleLockAfter` as last set ([`set_stale_after`]; default 5 minutes), in seconds.
+pub fn stale_after() -> u64 {
+    STALE_AFTER_SECS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 static WARNINGS: std::sync::Mutex<Vec<MovedLock>> = std::sync::Mutex::new(Vec::new());
 static OWED: std::sync::Mutex<Vec<MovedLock>> = std::sync::Mutex::new(Vec::new());
 

@@ -9,7 +9,7 @@ mod overrides;
 use overrides::{Decision, Facts, OVERRIDES};
 
 use crate::clock;
-use crate::ledger::{Body, Event, Replay, gate_on, left_out_on, pushed_by_hand, replay};
+use crate::ledger::{Body, Event, Replay, gate_on, left_out_last, pushed_by_hand, replay};
 use crate::model::reason::{GateSeen, Override, Reason, Row};
 use crate::model::*;
 use crate::outcome::Outcome;
@@ -434,11 +434,7 @@ fn ahead(t: &Table) -> (State, Action, Row) {
     // SPEC 1.2: content a WIP commit leaves out (nested repositories, submodules,
     // oversize files) is never committed on a later tick: once the rest is committed,
     // what remains is the agent's to decide (`resume`, the paths named).
-    let left_out = s
-        .head
-        .as_deref()
-        .map(|h| left_out_on(&s.events, &s.branch, h))
-        .unwrap_or_default();
+    let left_out = left_out_last(&s.events, &s.branch);
     if t.dirty.is_some_and(|d| {
         !d.is_clean() && !left_out.is_empty() && d.total() as usize <= left_out.len()
     }) {

@@ -13,7 +13,7 @@ use crate::config::ANCHORS_REF;
 /// its own ref until it is stale, [`crate::lock::OWN_REF_STALE_SECS`]), in milliseconds.
 const RETRY_BUDGET_MS: u64 = 35_000;
 /// A `packed-refs.lock` this old (seconds) makes an append fail at once instead of
-/// retrying: `recover` moves it aside once it is older than `recode.staleLockAfter`.
+/// retrying, unless it is older than `recode.staleLockAfter`: then it is moved aside.
 const PACKED_REFS_STUCK_SECS: u64 = 30;
 
 /// The identity for ledger commits, as git resolves a committer: `GIT_COMMITTER_NAME`/
@@ -179,13 +179,19 @@ fn lost_race(
             if crate::lock::age_secs(&repo.common_dir().join("packed-refs.lock"))
                 .is_some_and(|a| a >= PACKED_REFS_STUCK_SECS) =>
         {
-            return Err(LedgerError::StaleLock {
-                path: repo
-                    .common_dir()
-                    .join("packed-refs.lock")
-                    .display()
-                    .to_string(),
-            });
+            // SPEC 1.2: stale past `recode.staleLockAfter`: moved aside, and try again;
+            // younger but stuck for seconds: fail at once rather than retry for 35 s.
+            let packed = repo.common_dir().join("packed-refs.lock");
+            let stale =
+                crate::lock::age_secs(&packed).is_some_and(|a| a >= crate::lock::stale_after());
+            match stale.then(|| crate::lock::move_aside(&packed)) {
+                Some(Ok(moved)) => crate::lock::owe_event(moved),
+                _ => {
+                    return Err(LedgerError::StaleLock {
+                        path: packed.display().to_string(),
+                    });
+                }
+            }
         }
         Err(_) => {}
     }

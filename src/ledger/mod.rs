@@ -25,7 +25,7 @@ pub use read::{
 };
 use read::{parse_note, ref_tip, sort_entries, tree_of, walk_notes};
 pub use replay::{
-    Replay, failure_streak, gate_on, last_classified, left_out_on, phantom_since_last_exit,
+    Replay, failure_streak, gate_on, last_classified, left_out_last, phantom_since_last_exit,
     pushed_by_hand, replay, standing_escalation,
 };
 pub use stream::{Line, Stream, task_order};

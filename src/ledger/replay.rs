@@ -225,19 +225,18 @@ pub fn pushed_by_hand(events: &[Event], branch: &str, head: &str) -> bool {
     })
 }
 
-/// What the newest WIP step on `branch` left out, when it ran on (or made) exactly
-/// `head`: the paths (nested repositories, submodules, oversize files, anything git
-/// would not stage). Empty when it left nothing out, or was on another head.
-pub fn left_out_on(events: &[Event], branch: &str, head: &str) -> Vec<String> {
+/// What the newest WIP step on `branch` left out: the paths (nested repositories,
+/// submodules, oversize files, anything git would not stage). The same content stays left
+/// out on later heads (an agent's commits do not capture it either), so the head is not
+/// compared; empty when the newest WIP step left nothing out.
+pub fn left_out_last(events: &[Event], branch: &str) -> Vec<String> {
     events
         .iter()
         .filter(|e| on_branch(e, branch))
         .filter_map(|e| match &e.body {
-            Body::Wip { left_out, .. } => Some((e.head.as_deref(), left_out)),
+            Body::Wip { left_out, .. } => Some(left_out.clone()),
             _ => None,
         })
         .next_back()
-        .filter(|(h, _)| *h == Some(head))
-        .map(|(_, l)| l.clone())
         .unwrap_or_default()
 }

@@ -270,6 +270,17 @@ pub fn run(
     } else {
         Some(crate::lock::acquire(repo.common_dir(), now)?)
     };
+    if !req.dry_run {
+        // A stale `packed-refs.lock` blocks every ref write, whatever the worker: moved
+        // aside first; its `unlocked` event goes with the run's first append.
+        let packed = crate::locks::settle_worker(
+            &[repo.common_dir().join("packed-refs.lock")],
+            cfg.stale_lock_after_secs,
+        );
+        if let crate::locks::Verdict::Clear(moved) = packed {
+            moved.into_iter().for_each(crate::lock::owe_event);
+        }
+    }
     let (forge, mut warnings) = forge::open_run(repo, &cfg.remote, false);
     let (forge_view, more) = snapshot::forge_view(repo, cfg, forge.as_deref(), None, false)?;
     let forge_failed = matches!(forge_view, ForgeView::Failed);
@@ -337,6 +348,16 @@ pub fn run(
 }
 
 fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
+    if let Some(why) = unreadable(w) {
+        return unreadable_step(r, w, why);
+    }
+    if matches!(
+        w.action,
+        Action::Delete | Action::WipCommit | Action::Publish
+    ) && let Some(s) = settle_locks(r, w)?
+    {
+        return Ok(s);
+    }
     // A success claim the forge cannot back is ledgered once as `phantom`.
     if w.phantom && !ledger::phantom_since_last_exit(&r.events(&w.task)?) {
         r.append(
@@ -348,16 +369,6 @@ fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
                         .into(),
             },
         )?;
-    }
-    if let Some(why) = unreadable(w) {
-        return unreadable_step(r, w, why);
-    }
-    if matches!(
-        w.action,
-        Action::Delete | Action::WipCommit | Action::Publish
-    ) && let Some(s) = settle_locks(r, w)?
-    {
-        return Ok(s);
     }
     match w.action {
         Action::Wait | Action::Resume | Action::None => {

@@ -512,3 +512,33 @@ fn a_missing_worktree_directory_escalates_instead_of_a_refused_resume_every_tick
     recover(&env, &repo, &["issue-11"]);
     assert_eq!(ledger_lines(&env, &repo), lines);
 }
+
+/// A `packed-refs.lock` older than `recode.staleLockAfter` (a `git pack-refs` killed) is
+/// moved aside by the next writing command; its `unlocked` event is ledgered; the WIP
+/// step goes on at once (no retries for seconds).
+#[test]
+fn a_stale_packed_refs_lock_is_moved_aside_and_the_step_goes_on() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = dead_worker(&env, &repo, "wt12", "issue-12");
+    std::fs::write(wt.join("w.txt"), "work\n").unwrap();
+    let lock = repo.join(".git/packed-refs.lock");
+    std::fs::write(&lock, "").unwrap();
+    age(&lock, 600);
+    let started = Instant::now();
+    let (code, doc, stderr) = recover(&env, &repo, &["issue-12"]);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(results(&doc)[0].2, "held", "{:?}", results(&doc));
+    assert_eq!(env.git(&wt, &["show", "HEAD:w.txt"]), "work");
+    assert!(!lock.exists());
+    assert_eq!(moved_aside(&lock).len(), 1);
+    assert!(stderr.contains("moved aside the stale lock"), "{stderr}");
+    assert_eq!(
+        kinds(&env, &repo, "issue-12")
+            .iter()
+            .filter(|k| *k == "unlocked")
+            .count(),
+        1
+    );
+}
