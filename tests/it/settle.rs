@@ -542,3 +542,42 @@ fn a_stale_packed_refs_lock_is_moved_aside_and_the_step_goes_on() {
         1
     );
 }
+
+/// A worktree that cannot be read (a corrupt index) is never acted on; on the third
+/// consecutive `recover` run it escalates, once: `needs-human` with the reason.
+#[test]
+fn an_unreadable_worktree_on_three_runs_is_needs_human() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let wt = dead_worker(&env, &repo, "wt13", "issue-13");
+    std::fs::write(wt.join("d.txt"), "dirt\n").unwrap();
+    std::fs::write(git_path(&env, &wt, "index"), "junk\n").unwrap();
+    for run in 1..=3 {
+        let (code, doc, _) = recover(&env, &repo, &["issue-13"]);
+        assert_eq!(code, 0);
+        let r = &results(&doc)[0];
+        assert_eq!(
+            (r.1.as_str(), r.2.as_str()),
+            ("none", "failed"),
+            "run {run}"
+        );
+        assert!(
+            r.3.starts_with(&format!("cannot read the worktree {}: ", wt.display())),
+            "{}",
+            r.3
+        );
+        assert_eq!(
+            r.3.ends_with("(on 3 consecutive recover runs): escalated"),
+            run == 3
+        );
+    }
+    let w = status_of(&env, &repo, "issue-13");
+    assert_eq!(
+        (w["state"].as_str(), w["action"].as_str()),
+        (Some("needs-human"), Some("escalate"))
+    );
+    assert_eq!(std::fs::read_to_string(wt.join("d.txt")).unwrap(), "dirt\n");
+    let lines = ledger_lines(&env, &repo);
+    recover(&env, &repo, &["issue-13"]);
+    assert_eq!(ledger_lines(&env, &repo), lines, "escalated once");
+}
