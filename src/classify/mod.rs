@@ -325,7 +325,10 @@ fn published(t: &Table) -> Decided {
 fn needs_human(t: &Table) -> Decided {
     let (s, r) = (t.s, t.r);
     let gate = s.head.as_deref().and_then(|h| gate_on(&s.events, h));
-    let row = if r.attempts >= s.max_attempts && gate != Some(true) {
+    // A passing gate exempts the head from the cap only where it can be published (a
+    // clean worktree): else resumes would go past the cap (safety rule 4), e.g. a worktree
+    // whose only dirt is left-out content (found by the loop harness).
+    let row = if r.attempts >= s.max_attempts && !(gate == Some(true) && t.clean) {
         Row::Capped {
             attempts: r.attempts,
             max: s.max_attempts,
