@@ -168,11 +168,15 @@ pub fn move_aside(path: &Path) -> std::io::Result<MovedLock> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    // Under `refs/` a moved lock must not read as a ref (`git rev-list --all` fails on an
+    // empty one): it keeps a `.lock` ending there, which git and gix skip.
+    let in_refs = path.components().any(|c| c.as_os_str() == "refs");
+    let tail = if in_refs { ".lock" } else { "" };
     let base = format!("{}.stale-{secs}", path.display());
-    let mut to = std::path::PathBuf::from(&base);
+    let mut to = std::path::PathBuf::from(format!("{base}{tail}"));
     let mut n = 2;
     while to.exists() {
-        to = std::path::PathBuf::from(format!("{base}-{n}"));
+        to = std::path::PathBuf::from(format!("{base}-{n}{tail}"));
         n += 1;
     }
     std::fs::rename(path, &to)?;

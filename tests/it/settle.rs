@@ -255,6 +255,9 @@ fn a_stale_notes_lock_is_moved_aside_by_the_next_write() {
     assert_eq!(events[1]["kind"], "unlocked");
     assert_eq!(events[1]["path"], lock.display().to_string());
     assert_eq!(events[1]["age"], 45);
+    // The moved lock never reads as a ref.
+    env.git(&repo, &["rev-list", "--all"]);
+    assert!(aside[0].ends_with(".lock"), "{aside:?}");
 }
 
 /// A notes lock younger than 30 s is a writer at work, or one killed a moment ago: the
