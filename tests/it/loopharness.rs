@@ -158,6 +158,7 @@ impl Trial {
                     walk(&p, out);
                 } else if p.extension().is_some_and(|x| x == "lock")
                     && !p.ends_with("recode-recover.lock")
+                    && !p.to_string_lossy().contains(".stale-")
                 {
                     out.push(p);
                 }

@@ -21,7 +21,9 @@ fn locks(dir: &Path) -> Vec<PathBuf> {
         let p = e.path();
         if p.is_dir() {
             out.extend(locks(&p));
-        } else if p.extension().is_some_and(|x| x == "lock") && !p.ends_with("recode-recover.lock")
+        } else if p.extension().is_some_and(|x| x == "lock")
+            && !p.ends_with("recode-recover.lock")
+            && !p.to_string_lossy().contains(".stale-")
         {
             out.push(p);
         }
