@@ -54,6 +54,18 @@ pub const WIP_MAX_FILE_SIZE: &str = "recode.wipMaxFileSize";
 pub const DEFAULT_WIP_MAX_FILE_SIZE: u64 = 50 * 1024 * 1024;
 /// Default of [`NETWORK_TIMEOUT`], in seconds.
 pub const DEFAULT_NETWORK_TIMEOUT_SECS: i64 = 60;
+/// `recode.gateTimeout`: the longest the gate may run (SPEC 1.2 "The loop settles").
+pub const GATE_TIMEOUT: &str = "recode.gateTimeout";
+/// Default of [`GATE_TIMEOUT`], in seconds (30 minutes).
+pub const DEFAULT_GATE_TIMEOUT_SECS: i64 = 30 * 60;
+/// `recode.commandTimeout`: the longest any other child process may run.
+pub const COMMAND_TIMEOUT: &str = "recode.commandTimeout";
+/// Default of [`COMMAND_TIMEOUT`], in seconds (5 minutes).
+pub const DEFAULT_COMMAND_TIMEOUT_SECS: i64 = 5 * 60;
+/// `recode.staleLockAfter`: age after which a worktree or repository lock is stale.
+pub const STALE_LOCK_AFTER: &str = "recode.staleLockAfter";
+/// Default of [`STALE_LOCK_AFTER`], in seconds (5 minutes).
+pub const DEFAULT_STALE_LOCK_AFTER_SECS: i64 = 5 * 60;
 /// Where `resume` adds a worktree for a worker that has none (default
 /// `<main worktree>/../<repo>.worktrees`).
 pub const WORKTREE_DIR: &str = "recode.worktreeDir";
@@ -62,12 +74,6 @@ pub const WORKTREE_DIR: &str = "recode.worktreeDir";
 pub const FORGE: &str = "recode.forge";
 /// The values [`FORGE`] takes.
 pub const FORGES: &[&str] = &["auto", "github", "gitlab", "gitea", "forgejo", "none"];
-/// `recode.gateTimeout`: the longest the gate may run (SPEC 1.2 "The loop settles").
-pub const GATE_TIMEOUT: &str = "recode.gateTimeout";
-/// `recode.commandTimeout`: the longest any other child process may run.
-pub const COMMAND_TIMEOUT: &str = "recode.commandTimeout";
-/// `recode.staleLockAfter`: age after which a lock file in a worktree or the repository is stale.
-pub const STALE_LOCK_AFTER: &str = "recode.staleLockAfter";
 /// `recode.hostTimeout`: how long another host may be silent before its workers are taken over.
 pub const HOST_TIMEOUT: &str = "recode.hostTimeout";
 /// `recode.agentConfigDirs` (multi-valued): the agent configuration directories of the loop's accounts.
@@ -276,6 +282,12 @@ pub struct Config {
     pub network_timeout_secs: u64,
     /// `recode.wipMaxFileSize`, in bytes.
     pub wip_max_file_size: u64,
+    /// `recode.gateTimeout`, in seconds.
+    pub gate_timeout_secs: u64,
+    /// `recode.commandTimeout`, in seconds (also handed to [`crate::git::set_command_timeout`]).
+    pub command_timeout_secs: u64,
+    /// `recode.staleLockAfter`, in seconds.
+    pub stale_lock_after_secs: u64,
     /// `recode.worktreeDir`, if set (relative paths are taken from the main worktree).
     pub worktree_dir: Option<String>,
     /// `recode.forge` and the forge's environment, read once here (SPEC 1.2 "Forges").
@@ -383,6 +395,14 @@ impl Config {
             DEFAULT_WIP_MAX_FILE_SIZE,
             parse_size,
         )?;
+        let secs = |key: &'static str, default: i64| -> Result<u64, ConfigError> {
+            Ok(parsed(key, get(key), default, duration)?.max(1) as u64)
+        };
+        let gate_timeout_secs = secs(GATE_TIMEOUT, DEFAULT_GATE_TIMEOUT_SECS)?;
+        let command_timeout_secs = secs(COMMAND_TIMEOUT, DEFAULT_COMMAND_TIMEOUT_SECS)?;
+        let stale_lock_after_secs = secs(STALE_LOCK_AFTER, DEFAULT_STALE_LOCK_AFTER_SECS)?;
+        crate::git::set_command_timeout(command_timeout_secs);
+        crate::lock::set_stale_after(stale_lock_after_secs);
         let notes_ref = notes_ref(get(NOTES_REF))?;
         let forge = parsed(FORGE, get(FORGE), "auto".to_string(), |v| {
             let v = v.trim().to_ascii_lowercase();
@@ -393,6 +413,9 @@ impl Config {
         })?;
         let (secrets, secrets_error) = secrets(repo);
         Ok(Config {
+            gate_timeout_secs,
+            command_timeout_secs,
+            stale_lock_after_secs,
             base: get(BASE),
             remote: get(REMOTE).unwrap_or_else(|| DEFAULT_REMOTE.into()),
             branch_pattern,

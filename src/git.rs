@@ -6,7 +6,9 @@
 //! - no automatic maintenance (`-c gc.auto=0 -c maintenance.auto=false`): `gc --auto`
 //!   would prune worktrees whose directory is only temporarily missing;
 //! - no prompts (`GIT_TERMINAL_PROMPT=0`, ssh in batch mode, `GCM_INTERACTIVE=never`,
-//!   stdin is null) and, for network steps, a timeout (`recode.networkTimeout`);
+//!   stdin is null) and a deadline: network steps `recode.networkTimeout`, every other run
+//!   `recode.commandTimeout` ([`set_command_timeout`]); each run leads its own process
+//!   group, killed whole past the deadline (SPEC "The loop settles");
 //! - arguments are a list, never a shell; `LC_ALL=C` so messages can be read.
 //!
 //! git is used only for what gix cannot do (push, fetch, ls-remote, `worktree
@@ -14,13 +16,11 @@
 //! reads. The minimum version is [`MIN_VERSION`], checked once per process.
 
 use std::ffi::{OsStr, OsString};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-
-use wait_timeout::ChildExt;
 
 /// The oldest git this tool runs: 2.31 added `rev-parse --path-format=absolute`, which
 /// locates a linked worktree's own files.
@@ -64,12 +64,16 @@ pub enum GitError {
         stderr: String,
     },
     /// A network step ran past `recode.networkTimeout` and was killed.
-    #[error("git {args} did not finish within {secs} s (recode.networkTimeout): stopped")]
+    #[error("git {args} did not finish within {secs} s ({key}): stopped{last_line}")]
     Timeout {
         /// The arguments, joined for display.
         args: String,
         /// The limit, in seconds.
         secs: u64,
+        /// The config key that set it (`recode.networkTimeout`, `recode.commandTimeout`).
+        key: &'static str,
+        /// `": "` and the last line git (or a program it ran) wrote on stderr, or empty.
+        last_line: String,
     },
     /// The installed git is older than [`MIN_VERSION`].
     #[error("git {found} is too old: git-recode needs git {}.{} or newer (for `rev-parse --path-format=absolute`)", MIN_VERSION.0, MIN_VERSION.1)]
@@ -195,51 +199,45 @@ impl Git {
             .args(&self.args)
             .current_dir(&self.dir)
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stdin(Stdio::null());
+        let (limit, key) = match self.timeout {
+            Some(t) => (t, "recode.networkTimeout"),
+            None => (command_timeout(), "recode.commandTimeout"),
+        };
         tracing::debug!(dir = %self.dir.display(), %args, "git");
-        let mut child = cmd.spawn().map_err(GitError::Spawn)?;
-        // Drain both pipes on threads so a chatty git never blocks on a full pipe.
-        let drain = |p: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                if let Some(mut p) = p {
-                    let _ = p.read_to_end(&mut buf);
-                }
-                buf
-            })
-        };
-        let out = drain(
-            child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        );
-        let err = drain(
-            child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        );
-        let status = match self.timeout {
-            None => child.wait().map_err(GitError::Spawn)?,
-            Some(limit) => match child.wait_timeout(limit).map_err(GitError::Spawn)? {
-                Some(s) => s,
-                None => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(GitError::Timeout {
-                        args,
-                        secs: limit.as_secs(),
-                    });
-                }
-            },
-        };
-        let stdout = out.join().unwrap_or_default();
-        let stderr = err.join().unwrap_or_default();
-        Ok((status.success(), stdout, stderr))
+        let done = crate::process::run_bounded(&mut cmd, limit).map_err(GitError::Spawn)?;
+        match done.status {
+            Some(status) => Ok((status.success(), done.stdout, done.stderr)),
+            None => Err(GitError::Timeout {
+                args,
+                secs: limit.as_secs(),
+                key,
+                last_line: done
+                    .last_stderr_line()
+                    .map(|l| format!(": {l}"))
+                    .unwrap_or_default(),
+            }),
+        }
     }
+}
+
+/// The deadline of every git run that is not a network step, in seconds
+/// (`recode.commandTimeout`, default 5 minutes): set once per process by
+/// [`set_command_timeout`] when the configuration is read.
+static COMMAND_TIMEOUT_SECS: AtomicU64 = AtomicU64::new(DEFAULT_COMMAND_TIMEOUT_SECS);
+
+/// The default of `recode.commandTimeout`: 5 minutes, in seconds.
+pub const DEFAULT_COMMAND_TIMEOUT_SECS: u64 = 300;
+
+/// Set the deadline of every later non-network git run, in seconds (at least 1);
+/// `Config::load` calls it with `recode.commandTimeout` (SPEC "The loop settles").
+pub fn set_command_timeout(secs: u64) {
+    COMMAND_TIMEOUT_SECS.store(secs.max(1), Ordering::Relaxed);
+}
+
+/// The current deadline of a non-network git run.
+pub fn command_timeout() -> Duration {
+    Duration::from_secs(COMMAND_TIMEOUT_SECS.load(Ordering::Relaxed).max(1))
 }
 
 /// `git --no-optional-locks <args>` in `dir`: stdout (a read; see [`Git::read`]).
@@ -254,6 +252,15 @@ pub fn read(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
 /// Errors: as [`Git::output`].
 pub fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
     Git::new(dir).args(args).output()
+}
+
+/// Whether `dir` is a worktree with `branch` checked out (`HEAD` is `refs/heads/<branch>`
+/// there): how a `worktree add` is judged when git exits non-zero because a hook of the
+/// user's failed after the work was done (SPEC 1.2 "The loop settles").
+pub fn branch_checked_out(dir: &Path, branch: &str) -> bool {
+    dir.is_dir()
+        && read(dir, &["symbolic-ref", "-q", "HEAD"])
+            .is_ok_and(|o| String::from_utf8_lossy(&o).trim() == format!("refs/heads/{branch}"))
 }
 
 /// Apply safety rule 0's environment to a command git-recode starts (git itself, or the

@@ -24,6 +24,7 @@ pub mod git;
 pub mod hook;
 pub mod ledger;
 pub mod lock;
+pub mod locks;
 pub mod model;
 pub mod outcome;
 pub mod process;

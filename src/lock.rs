@@ -96,3 +96,120 @@ pub fn acquire(common_dir: &Path, now: jiff::Timestamp) -> Result<Lock, LockErro
         .map_err(io)?;
     Ok(Lock { _file: file })
 }
+
+/// A lock file git-recode moved aside because it was stale (SPEC 1.2 "The loop settles":
+/// moved to `<path>.stale-<unix seconds>`, never deleted; an `unlocked` event and a
+/// warning name it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MovedLock {
+    /// The lock's path, as found.
+    pub path: String,
+    /// Where it went.
+    pub to: String,
+    /// Its age when moved, in seconds (from its mtime, by the real clock).
+    pub age: u64,
+}
+
+impl MovedLock {
+    /// The warning that names it.
+    pub fn warning(&self) -> String {
+        format!(
+            "moved aside the stale lock {} ({} s old, left by a killed process) to {}",
+            self.path, self.age, self.to
+        )
+    }
+}
+
+/// Age after which a lock on git-recode's own refs (`<notesRef>.lock`,
+/// `refs/recode/anchors.lock`) is stale, in seconds: an append holds it for milliseconds.
+pub const OWN_REF_STALE_SECS: u64 = 30;
+
+/// The age of the lock file at `path` in seconds, by its mtime and the real clock (locks
+/// are real files: `RECODE_NOW` does not age them); `None` when there is no regular file
+/// there.
+pub fn age_secs(path: &Path) -> Option<u64> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if !m.is_file() {
+        return None;
+    }
+    let modified = m.modified().ok()?;
+    Some(
+        std::time::SystemTime::now()
+            .duration_since(modified)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    )
+}
+
+static STALE_AFTER_SECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(300);
+
+/// Set `recode.staleLockAfter` (seconds) for the locks judged where no configuration is at
+/// hand (a ledger append meeting `packed-refs.lock`); `Config::load` calls it.
+pub fn set_stale_after(secs: u64) {
+    STALE_AFTER_SECS.store(secs.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `recode.staleLockAfter` as last set ([`set_stale_after`]; default 5 minutes), in seconds.
+pub fn stale_after() -> u64 {
+    STALE_AFTER_SECS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static WARNINGS: std::sync::Mutex<Vec<MovedLock>> = std::sync::Mutex::new(Vec::new());
+static OWED: std::sync::Mutex<Vec<MovedLock>> = std::sync::Mutex::new(Vec::new());
+
+/// Move the stale lock at `path` aside to `<path>.stale-<unix seconds>` (a rename: nothing
+/// is deleted; `-2`, `-3`… appended when that name is taken). The move is remembered for
+/// the warning the command prints ([`take_warnings`]).
+///
+/// Errors: the rename failed (`std::io::Error`), e.g. the lock vanished meanwhile.
+pub fn move_aside(path: &Path) -> std::io::Result<MovedLock> {
+    let age = age_secs(path).unwrap_or(0);
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    // Under `refs/` a moved lock must not read as a ref (`git rev-list --all` fails on an
+    // empty one): it keeps a `.lock` ending there, which git and gix skip.
+    let in_refs = path.components().any(|c| c.as_os_str() == "refs");
+    let tail = if in_refs { ".lock" } else { "" };
+    let base = format!("{}.stale-{secs}", path.display());
+    let mut to = std::path::PathBuf::from(format!("{base}{tail}"));
+    let mut n = 2;
+    while to.exists() {
+        to = std::path::PathBuf::from(format!("{base}-{n}{tail}"));
+        n += 1;
+    }
+    std::fs::rename(path, &to)?;
+    let moved = MovedLock {
+        path: path.display().to_string(),
+        to: to.display().to_string(),
+        age,
+    };
+    if let Ok(mut w) = WARNINGS.lock() {
+        w.push(moved.clone());
+    }
+    Ok(moved)
+}
+
+/// The locks this process moved aside since the last call, for the command's warnings.
+pub fn take_warnings() -> Vec<MovedLock> {
+    WARNINGS
+        .lock()
+        .map(|mut w| std::mem::take(&mut *w))
+        .unwrap_or_default()
+}
+
+/// Remember that `moved` still needs its `unlocked` event (a ledger append moved a lock of
+/// the notes ref: the append ledgers it once it has written its own event).
+pub fn owe_event(moved: MovedLock) {
+    if let Ok(mut o) = OWED.lock() {
+        o.push(moved);
+    }
+}
+
+/// The moved locks whose `unlocked` events are still owed (see [`owe_event`]).
+pub fn take_owed() -> Vec<MovedLock> {
+    OWED.lock()
+        .map(|mut o| std::mem::take(&mut *o))
+        .unwrap_or_default()
+}

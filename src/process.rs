@@ -41,8 +41,169 @@ pub fn is_alive(host: &str, pid: u32, token: Option<&str>, this_host: &str) -> O
     Some(start_token(pid).as_deref() == Some(token))
 }
 
+/// How a bounded child process ended ([`run_bounded`]).
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// Its exit status; `None` when it ran past its deadline and its process group was
+    /// killed.
+    pub status: Option<std::process::ExitStatus>,
+    /// What it wrote on stdout (up to the kill, when killed).
+    pub stdout: Vec<u8>,
+    /// What it wrote on stderr (up to the kill, when killed).
+    pub stderr: Vec<u8>,
+}
+
+impl Finished {
+    /// Whether it exited 0 within its deadline.
+    pub fn success(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+
+    /// The last non-blank line of its stderr (SPEC "The loop settles": the reason of a
+    /// step whose child was killed includes it), at most 300 bytes.
+    pub fn last_stderr_line(&self) -> Option<String> {
+        last_line(&self.stderr)
+    }
+}
+
+/// The last non-blank line of `bytes`, lossily decoded, trimmed, at most 300 characters.
+pub fn last_line(bytes: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .map(|l| l.chars().take(300).collect())
+}
+
+/// Run `cmd` in a process group of its own, with stdout and stderr captured (stdin is
+/// left as the caller set it), for at most `limit`. Past it the whole group is killed
+/// (SIGKILL): a signing program git started, a test server the gate started, die with it.
+/// Output read up to that point is kept. Whatever the child does, this returns within
+/// `limit` plus a fraction of a second: pipes held open by an escaped grandchild are not
+/// waited for.
+///
+/// Errors: the child could not be started (`std::io::Error`).
+pub fn run_bounded(
+    cmd: &mut std::process::Command,
+    limit: std::time::Duration,
+) -> std::io::Result<Finished> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    use std::sync::{Arc, Mutex};
+    use wait_timeout::ChildExt;
+
+    cmd.process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn()?;
+    let pid = child.id();
+    // Drain both pipes on threads into shared buffers, so a chatty child never blocks on
+    // a full pipe and a killed one's output so far is still there.
+    let drain = |p: Option<Box<dyn Read + Send>>| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let shared = Arc::clone(&buf);
+        std::thread::spawn(move || {
+            if let Some(mut p) = p {
+                let mut chunk = [0u8; 8192];
+                while let Ok(n) = p.read(&mut chunk) {
+                    if n == 0 {
+                        break;
+                    }
+                    if let Ok(mut b) = shared.lock() {
+                        b.extend_from_slice(&chunk[..n]);
+                    }
+                }
+            }
+            let _ = tx.send(());
+        });
+        (buf, rx)
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = match child.wait_timeout(limit)? {
+        Some(s) => Some(s),
+        None => {
+            kill_group(pid);
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+    };
+    // A normal exit: the pipes close at once (unless a grandchild keeps them: then give
+    // it a moment, never forever). A kill: the group is gone, the pipes close.
+    let grace = std::time::Duration::from_millis(if status.is_some() { 2_000 } else { 300 });
+    let take = |(buf, rx): (Arc<Mutex<Vec<u8>>>, std::sync::mpsc::Receiver<()>)| {
+        let _ = rx.recv_timeout(grace);
+        buf.lock().map(|b| b.clone()).unwrap_or_default()
+    };
+    Ok(Finished {
+        status,
+        stdout: take(out),
+        stderr: take(err),
+    })
+}
+
+/// SIGKILL every process of the group `pgid` (a child started by [`run_bounded`] leads
+/// its own group).
+fn kill_group(pgid: u32) {
+    if let Ok(pgid) = i32::try_from(pgid)
+        && pgid > 0
+    {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_child_past_its_deadline_is_killed_with_its_group() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pidfile = tmp.path().join("grandchild");
+        let script = format!(
+            "echo starting >&2; sleep 30 & echo $! > '{}'; echo waiting for a touch >&2; wait",
+            pidfile.display()
+        );
+        let start = std::time::Instant::now();
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", &script]);
+        let f = run_bounded(&mut cmd, std::time::Duration::from_millis(500)).unwrap();
+        assert!(start.elapsed() < std::time::Duration::from_secs(3));
+        assert!(f.status.is_none());
+        assert_eq!(f.last_stderr_line().as_deref(), Some("waiting for a touch"));
+        let gc: u32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert_eq!(start_token(gc), None, "the grandchild died with the group");
+    }
+
+    #[test]
+    fn a_quick_child_keeps_its_status_and_output() {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let f = run_bounded(&mut cmd, std::time::Duration::from_secs(5)).unwrap();
+        assert_eq!(f.status.and_then(|s| s.code()), Some(3));
+        assert_eq!(f.stdout, b"out\n");
+        assert_eq!(f.last_stderr_line().as_deref(), Some("err"));
+        assert!(!f.success());
+    }
+
     use super::*;
 
     #[test]

@@ -11,7 +11,7 @@ use overrides::{Decision, Facts, OVERRIDES};
 use crate::clock;
 #[cfg(test)]
 use crate::ledger::replay;
-use crate::ledger::{Body, Event, Replay, gate_on, replay_for};
+use crate::ledger::{Body, Event, Replay, gate_on, left_out_last, pushed_by_hand, replay_for};
 use crate::model::reason::{GateSeen, Override, Reason, Row};
 use crate::model::*;
 use crate::outcome::Outcome;
@@ -384,7 +384,10 @@ fn published(t: &Table) -> Decided {
 fn needs_human(t: &Table) -> Decided {
     let (s, r) = (t.s, t.r);
     let gate = s.head.as_deref().and_then(|h| gate_on(&s.events, h));
-    let row = if r.attempts >= s.max_attempts && gate != Some(true) {
+    // A passing gate exempts the head from the cap only where it can be published (a
+    // clean worktree): else resumes would go past the cap (safety rule 4), e.g. a worktree
+    // whose only dirt is left-out content (found by the loop harness).
+    let row = if r.attempts >= s.max_attempts && !(gate == Some(true) && t.clean) {
         Row::Capped {
             attempts: r.attempts,
             max: s.max_attempts,
@@ -436,6 +439,18 @@ fn empty(t: &Table) -> Decided {
     if !s.branch_local && !s.branch_remote && t.wt.is_none() {
         return Some((State::Empty, Action::None, Row::Nowhere));
     }
+    // SPEC 1.2 "The loop settles": no worktree and no local branch, only a remote branch
+    // with nothing ahead (merged by hand, say): nothing is left for `delete` to remove.
+    if !s.branch_local && t.wt.is_none() {
+        return Some((
+            State::Empty,
+            Action::None,
+            Row::NothingToRemove {
+                branch: s.branch.clone(),
+                base: s.base.clone(),
+            },
+        ));
+    }
     Some((
         State::Empty,
         Action::Delete,
@@ -457,10 +472,38 @@ fn ahead(t: &Table) -> (State, Action, Row) {
         None => GateSeen::None,
     };
     if ahead > 0 && t.clean && gate == GateSeen::Passed {
+        // SPEC 1.2 "The loop settles": where no forge can open a pull request, a head
+        // pushed once is left for a human to open it (until the head changes or a forge
+        // answers).
+        if let Some(head) = s.head.as_deref().filter(|h| {
+            matches!(s.forge, crate::model::Forge::Unknown)
+                && pushed_by_hand(&s.events, &s.branch, h)
+        }) {
+            return (
+                State::Publishable,
+                Action::None,
+                Row::PushedByHand {
+                    head: head.chars().take(12).collect(),
+                },
+            );
+        }
         return (
             State::Publishable,
             Action::Publish,
             Row::Publishable { ahead },
+        );
+    }
+    // SPEC 1.2: content a WIP commit leaves out (nested repositories, submodules,
+    // oversize files) is never committed on a later tick: once the rest is committed,
+    // what remains is the agent's to decide (`resume`, the paths named).
+    let left_out = left_out_last(&s.events, &s.branch);
+    if t.dirty.is_some_and(|d| {
+        !d.is_clean() && !left_out.is_empty() && d.total() as usize <= left_out.len()
+    }) {
+        return (
+            State::HalfDone,
+            Action::Resume,
+            Row::LeftOutOnly { paths: left_out },
         );
     }
     match t.dirty.filter(|d| !d.is_clean()) {

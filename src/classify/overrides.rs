@@ -118,17 +118,17 @@ fn detached(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     ))
 }
 
-/// SPEC special cases: a registered worktree whose directory is missing is never removed.
+/// SPEC special cases: a registered worktree whose directory is missing is never
+/// removed; and (1.2 "The loop settles") never handed to `resume`, which refuses it:
+/// a human mounts or repairs it (`escalate`).
 fn missing_directory(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     let w = f.s.worktree.as_ref().filter(|w| w.missing)?;
-    (d.action == Action::Delete).then(|| {
-        (
-            Action::None,
-            Override::MissingDirectory {
-                path: w.path.clone(),
-            },
-        )
-    })
+    let path = w.path.clone();
+    match d.action {
+        Action::Delete => Some((Action::None, Override::MissingDirectory { path })),
+        Action::Resume => Some((Action::Escalate, Override::MissingNotResumed { path })),
+        _ => None,
+    }
 }
 
 /// SPEC special cases: ignored files matching `recode.secrets` keep the worktree.

@@ -231,6 +231,12 @@ pub fn main() -> i32 {
         Command::Man(a) => man::run(a),
         Command::Completions(a) => complete::completions(a),
     };
+    // SPEC 1.2 "The loop settles": a stale lock moved aside is named in a warning.
+    let moved: Vec<String> = crate::lock::take_warnings()
+        .iter()
+        .map(|m| m.warning())
+        .collect();
+    ui.warn(&moved);
     match result {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => EXIT_OK,

@@ -13,10 +13,12 @@ use super::{
 };
 use crate::config::ANCHORS_REF;
 
-/// A ref lock file at least this old (seconds) was left by a killed writer.
-const STALE_LOCK_SECS: u64 = 3;
-/// How long an append keeps retrying a lost compare-and-swap race, in milliseconds.
-const RETRY_BUDGET_MS: u64 = 20_000;
+/// How long an append keeps retrying a lost compare-and-swap race (or waits on a lock of
+/// its own ref until it is stale, [`crate::lock::OWN_REF_STALE_SECS`]), in milliseconds.
+const RETRY_BUDGET_MS: u64 = 35_000;
+/// A `packed-refs.lock` this old (seconds) makes an append fail at once instead of
+/// retrying, unless it is older than `recode.staleLockAfter`: then it is moved aside.
+const PACKED_REFS_STUCK_SECS: u64 = 30;
 
 /// The identity for ledger commits, as git resolves a committer: `GIT_COMMITTER_NAME`/
 /// `GIT_COMMITTER_EMAIL`, else `committer.*`/`user.*` config, else `git-recode`. (Read
@@ -167,13 +169,19 @@ fn lost_race(
     };
     match std::fs::symlink_metadata(&lock) {
         Ok(m) if m.is_file() => {
-            // git holds a ref's lock for milliseconds: one that has stood for seconds was
-            // left by a killed writer, and waiting will not help.
-            let age = m.modified().ok().and_then(|t| t.elapsed().ok());
-            if age.is_some_and(|a| a.as_secs() >= STALE_LOCK_SECS) {
-                return Err(LedgerError::StaleLock {
-                    path: lock.display().to_string(),
-                });
+            // SPEC 1.2 "The loop settles": a lock on git-recode's own ref older than 30 s
+            // was left by a killed writer (an append holds it for milliseconds): move it
+            // aside, owe its `unlocked` event, and try again. A younger one: wait.
+            if crate::lock::age_secs(&lock).is_some_and(|a| a >= crate::lock::OWN_REF_STALE_SECS) {
+                match crate::lock::move_aside(&lock) {
+                    Ok(moved) => crate::lock::owe_event(moved),
+                    Err(_) if !lock.exists() => {}
+                    Err(_) => {
+                        return Err(LedgerError::StaleLock {
+                            path: lock.display().to_string(),
+                        });
+                    }
+                }
             }
         }
         Ok(_) => {
@@ -187,6 +195,24 @@ fn lost_race(
         }
         Err(_) if ref_tip(repo, name)? == expected && !lock_was_held(e.as_ref()) => {
             return Err(unwritable("the ref could not be written".into(), e));
+        }
+        Err(_)
+            if crate::lock::age_secs(&repo.common_dir().join("packed-refs.lock"))
+                .is_some_and(|a| a >= PACKED_REFS_STUCK_SECS) =>
+        {
+            // SPEC 1.2: stale past `recode.staleLockAfter`: moved aside, and try again;
+            // younger but stuck for seconds: fail at once rather than retry for 35 s.
+            let packed = repo.common_dir().join("packed-refs.lock");
+            let stale =
+                crate::lock::age_secs(&packed).is_some_and(|a| a >= crate::lock::stale_after());
+            match stale.then(|| crate::lock::move_aside(&packed)) {
+                Some(Ok(moved)) => crate::lock::owe_event(moved),
+                _ => {
+                    return Err(LedgerError::StaleLock {
+                        path: packed.display().to_string(),
+                    });
+                }
+            }
         }
         Err(_) => {}
     }
@@ -320,6 +346,35 @@ pub fn append(repo: &gix::Repository, notes_ref: &str, event: Event) -> Result<E
     Ok(stored.pop().expect("one event decided, one stored"))
 }
 
+/// Ledger the `unlocked` events owed for locks of the notes ref an append moved aside
+/// ([`crate::lock::owe_event`]), in task `task`, stamped `now`. A failure leaves the
+/// warning, which the command prints anyway (SPEC 1.2 "The loop settles").
+fn ledger_owed(
+    repo: &gix::Repository,
+    notes_ref: &str,
+    task: &str,
+    now: Timestamp,
+    pace: impl Fn(&gix::actor::Signature) -> Pace + Copy,
+) {
+    let owed: Vec<Event> = crate::lock::take_owed()
+        .into_iter()
+        .map(|m| {
+            Event::new(
+                now,
+                task,
+                None,
+                super::Body::Unlocked {
+                    path: m.path,
+                    age: m.age,
+                },
+            )
+        })
+        .collect();
+    if !owed.is_empty() {
+        let _ = append_paced(repo, notes_ref, task, now, |_| owed.clone(), pace);
+    }
+}
+
 /// Append to task `task`'s ledger in `notes_ref` the events `decide` returns, as a
 /// function of that ledger: `decide` is called on every try of the compare-and-swap with
 /// the task's events as they stand at that try (the local note, merged by union of lines
@@ -337,7 +392,9 @@ pub fn append_with(
     now: Timestamp,
     decide: impl FnMut(&[Event]) -> Vec<Event>,
 ) -> Result<Vec<Event>, LedgerError> {
-    append_paced(repo, notes_ref, task, now, decide, |_| Pace::Patient)
+    let stored = append_paced(repo, notes_ref, task, now, decide, |_| Pace::Patient)?;
+    ledger_owed(repo, notes_ref, task, now, |_| Pace::Patient);
+    Ok(stored)
 }
 
 /// [`append_with`] for the post-commit hook, which must never delay a commit: it never
@@ -356,9 +413,11 @@ pub fn append_with_deadline(
     deadline: std::time::Instant,
     decide: impl FnMut(&[Event]) -> Vec<Event>,
 ) -> Result<Vec<Event>, LedgerError> {
-    append_paced(repo, notes_ref, task, now, decide, |sig| {
+    let stored = append_paced(repo, notes_ref, task, now, decide, |sig| {
         Pace::Hurried(sig, deadline)
-    })
+    })?;
+    ledger_owed(repo, notes_ref, task, now, |sig| Pace::Hurried(sig, deadline));
+    Ok(stored)
 }
 
 /// The lines of task `task`'s note in each fetched copy of the ledger (every notes ref

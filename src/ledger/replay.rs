@@ -275,3 +275,59 @@ pub fn transient_streak(events: &[Event]) -> u32 {
         .collect();
     crate::outcome::backoff::transient_streak(&previous)
 }
+
+/// Whether an event is about `branch` (an event without a branch, from old ledgers, is
+/// about every branch of its task: SPEC 1.2 "Several branches of one task").
+fn on_branch(e: &Event, branch: &str) -> bool {
+    e.branch.as_deref().is_none_or(|b| b == branch)
+}
+
+/// The newest `classified` event `recover` wrote for `branch`: `(state, action, reason)`
+/// (SPEC 1.2 "The loop settles": a `classified` event is written only when one of them
+/// differs from this).
+pub fn last_classified<'a>(
+    events: &'a [Event],
+    branch: &str,
+) -> Option<(&'a str, &'a str, &'a str)> {
+    events
+        .iter()
+        .filter(|e| on_branch(e, branch))
+        .filter_map(|e| match &e.body {
+            Body::Classified {
+                state,
+                action,
+                reason,
+                ..
+            } => Some((state.as_str(), action.as_str(), reason.as_str())),
+            _ => None,
+        })
+        .next_back()
+}
+
+/// Whether `recover` pushed `branch` at exactly `head` where no forge could open its pull
+/// request: its `classified` event `publishable`/`none` on that head (SPEC 1.2 "The loop
+/// settles": pushed once per head, then `none` until the head changes or a forge answers).
+pub fn pushed_by_hand(events: &[Event], branch: &str, head: &str) -> bool {
+    events.iter().any(|e| {
+        on_branch(e, branch)
+            && e.head.as_deref() == Some(head)
+            && matches!(&e.body, Body::Classified { state, action, error: None, .. }
+                if *state == crate::model::State::Publishable && *action == crate::model::Action::None)
+    })
+}
+
+/// What the newest WIP step on `branch` left out: the paths (nested repositories,
+/// submodules, oversize files, anything git would not stage). The same content stays left
+/// out on later heads (an agent's commits do not capture it either), so the head is not
+/// compared; empty when the newest WIP step left nothing out.
+pub fn left_out_last(events: &[Event], branch: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| on_branch(e, branch))
+        .filter_map(|e| match &e.body {
+            Body::Wip { left_out, .. } => Some(left_out.clone()),
+            _ => None,
+        })
+        .next_back()
+        .unwrap_or_default()
+}

@@ -155,6 +155,9 @@ pub enum Body {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         worktree: Option<String>,
     },
+    /// A stale lock was moved aside (SPEC 1.2 "The loop settles"): its path and its age
+    /// in seconds.
+    Unlocked { path: String, age: u64 },
 }
 
 impl Body {
@@ -175,6 +178,7 @@ impl Body {
             Body::Resume { .. } => "resume",
             Body::Escalated { .. } => "escalated",
             Body::Restored { .. } => "restored",
+            Body::Unlocked { .. } => "unlocked",
         }
     }
 
@@ -189,6 +193,7 @@ impl Body {
                 | Body::Phantom { .. }
                 | Body::Escalated { .. }
                 | Body::Restored { .. }
+                | Body::Unlocked { .. }
                 | Body::Gate {
                     by: GateBy::Recover,
                     ..

@@ -93,6 +93,15 @@ pub enum Row {
     },
     /// `publishable`: ahead, clean, gate passed on the head.
     Publishable { ahead: u32 },
+    /// `publishable`, `none`: pushed at `head` (short id) where no forge can open a pull
+    /// request (SPEC 1.2 "The loop settles").
+    PushedByHand { head: String },
+    /// `empty`, `none`: only a remote branch remains, nothing ahead: nothing to remove
+    /// (SPEC 1.2 "The loop settles").
+    NothingToRemove { branch: String, base: String },
+    /// `half-done`, `resume`: the only uncommitted content is what the last WIP commit
+    /// left out (SPEC 1.2 "The loop settles").
+    LeftOutOnly { paths: Vec<String> },
     /// `half-done`, `wip-commit`: uncommitted files.
     Uncommitted { dirty: Dirty, gate: GateSeen },
     /// `half-done`, `resume`: commits ahead; `missing`: the worktree directory is gone.
@@ -135,6 +144,10 @@ pub enum Override {
     },
     /// A registered worktree whose directory is missing is never removed (`none`).
     MissingDirectory { path: String },
+    /// A registered worktree whose directory is missing cannot be resumed (`resume`
+    /// refuses it): `escalate` instead of a `resume` that fails every tick (SPEC 1.2 "The
+    /// loop settles").
+    MissingNotResumed { path: String },
     /// Ignored files matching `recode.secrets` keep the worktree (`none`).
     SecretsKept { files: Vec<String> },
     /// The forge failed in this run: a delete or publish waits.
@@ -160,7 +173,10 @@ impl Override {
 
     /// Whether the sentence already says the worktree directory is missing.
     fn says_missing(&self) -> bool {
-        matches!(self, Override::MissingDirectory { .. })
+        matches!(
+            self,
+            Override::MissingDirectory { .. } | Override::MissingNotResumed { .. }
+        )
     }
 }
 
@@ -325,6 +341,18 @@ impl fmt::Display for Row {
                     None => Ok(()),
                 }
             }
+            Row::PushedByHand { head } => {
+                write!(f, "pushed {head}; open the pull request by hand")
+            }
+            Row::NothingToRemove { branch, base } => write!(
+                f,
+                "no commits ahead of {base}, no worktree, no local branch: nothing left to remove (the remote branch {branch} is kept)"
+            ),
+            Row::LeftOutOnly { paths } => write!(
+                f,
+                "only content a WIP commit leaves out is uncommitted ({}): resume, so the agent decides about it",
+                paths.join(", ")
+            ),
             Row::Publishable { ahead } => {
                 write!(
                     f,
@@ -400,6 +428,10 @@ impl fmt::Display for Override {
             Override::MissingDirectory { path } => write!(
                 f,
                 "worktree directory {path} is missing (maybe an unmounted volume): never removed"
+            ),
+            Override::MissingNotResumed { path } => write!(
+                f,
+                "worktree directory {path} is missing, so resume cannot run there: mount it or run `git worktree repair`, then `git recode record clear`"
             ),
             Override::SecretsKept { files } => write!(
                 f,

@@ -148,6 +148,8 @@ struct Run<'a> {
     /// The forge (`None`: no token, no remote, not GitHub).
     forge: Option<Box<dyn Forge>>,
     forge_view: ForgeView,
+    /// The registered worktrees (for their own git dirs, where their locks are).
+    worktrees: Vec<crate::worktree::Worktree>,
 }
 
 impl Run<'_> {
@@ -195,18 +197,26 @@ impl Run<'_> {
     }
 
     /// Ledger the classification, with the error of a failed step when there is one.
+    /// Without an error it is written only when the state, action or reason differs from
+    /// the last one written for the branch (SPEC 1.2 "The loop settles": a settled worker
+    /// adds no ledger line per tick); a failed step is always written (three in a row
+    /// escalate).
     fn classified_with(&self, w: &Worker, error: Option<String>) -> Result<(), RecoverError> {
-        self.append(
-            w,
-            w.head.clone(),
-            Body::Classified {
+        let reason = w.reason.to_string();
+        // "Differs from the last one written" is decided inside the compare-and-swap.
+        self.append_if(w, w.head.clone(), |events| {
+            let same = ledger::last_classified(events, &w.branch)
+                == Some((w.state.as_str(), w.action.as_str(), reason.as_str()));
+            (error.is_some() || !same).then(|| Body::Classified {
                 state: w.state,
                 action: w.action,
-                reason: w.reason.to_string(),
-                error,
-            },
-        )
+                reason: reason.clone(),
+                error: error.clone(),
+            })
+        })?;
+        Ok(())
     }
+
 
     /// A mechanical step failed: ledger the error; the third failure in a row of the same
     /// step on the same head escalates the worker with it (SPEC safety rule 0).
@@ -272,6 +282,17 @@ pub fn run(
     } else {
         Some(crate::lock::acquire(repo.common_dir(), now)?)
     };
+    if !req.dry_run {
+        // A stale `packed-refs.lock` blocks every ref write, whatever the worker: moved
+        // aside first; its `unlocked` event goes with the run's first append.
+        let packed = crate::locks::settle_worker(
+            &[repo.common_dir().join("packed-refs.lock")],
+            cfg.stale_lock_after_secs,
+        );
+        if let crate::locks::Verdict::Clear(moved) = packed {
+            moved.into_iter().for_each(crate::lock::owe_event);
+        }
+    }
     // SPEC 1.2: before anything else, branches deleted under their worktrees come back.
     // A removal a killed run left half done is finished or restored first (SPEC 1.2).
     let restored = if req.dry_run {
@@ -295,6 +316,7 @@ pub fn run(
         now,
         forge,
         forge_view: forge_view.clone(),
+        worktrees: crate::worktree::list(repo).unwrap_or_default(),
     };
     let census = snapshot::gather_from(
         repo,
@@ -351,6 +373,16 @@ pub fn run(
 }
 
 fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
+    if let Some(why) = unreadable(w) {
+        return unreadable_step(r, w, why);
+    }
+    if matches!(
+        w.action,
+        Action::Delete | Action::WipCommit | Action::Publish
+    ) && let Some(s) = settle_locks(r, w)?
+    {
+        return Ok(s);
+    }
     // A success claim the forge cannot back is ledgered once as `phantom`.
     if w.phantom {
         r.append_if(w, w.head.clone(), |events| {
@@ -367,6 +399,90 @@ fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         Action::Delete => delete::run(r, w),
         Action::WipCommit => wip::run(r, w),
         Action::Publish => publish::run(r, w),
+    }
+}
+
+/// Why the worker's worktree could not be read, when that is what held its action back.
+fn unreadable(w: &Worker) -> Option<String> {
+    match w.reason.last_override() {
+        Some(crate::model::reason::Override::Unreadable { path, why }) => {
+            Some(format!("cannot read the worktree {path}: {why}"))
+        }
+        _ => None,
+    }
+}
+
+/// SPEC 1.2 "The loop settles": a worktree that cannot be read on three consecutive
+/// `recover` runs (for the same head) is `needs-human`: each run ledgers the failure; the
+/// third escalates with it.
+fn unreadable_step(r: &Run, w: &Worker, why: String) -> Result<Step, RecoverError> {
+    r.classified_with(w, Some(why.clone()))?;
+    // Escalate-once, decided inside the compare-and-swap.
+    let mut reason = String::new();
+    let escalated = r.append_if(w, w.head.clone(), |events| {
+        let streak = ledger::failure_streak(events, w.action, w.head.as_deref());
+        reason = format!("{why} (on {streak} consecutive recover runs)");
+        (streak >= ESCALATE_AFTER && ledger::standing_escalation(events).is_none()).then(|| {
+            Body::Escalated {
+                reason: reason.clone(),
+            }
+        })
+    })?;
+    if escalated {
+        return Ok(failed(w, format!("{reason}: escalated"), false));
+    }
+    Ok(failed(w, why, false))
+}
+
+/// SPEC 1.2 "The loop settles": before a mechanical step on a worker (never a running
+/// one: its action would be `wait`), move its stale locks aside and ledger `unlocked` for
+/// each; a lock that is not yet stale makes the step wait (`skipped`, not a failure).
+fn settle_locks(r: &Run, w: &Worker) -> Result<Option<Step>, RecoverError> {
+    let wt = w.worktree.as_deref().and_then(|p| {
+        r.worktrees
+            .iter()
+            .find(|t| t.path == std::path::Path::new(p))
+    });
+    let locks = crate::locks::worker_locks(
+        r.repo.common_dir(),
+        wt.map(|t| t.git_dir.as_path()),
+        wt.is_some_and(|t| t.is_main),
+        &w.branch,
+    );
+    let verdict = crate::locks::settle_worker(&locks, r.cfg.stale_lock_after_secs);
+    if let Some(why) = verdict.wait_reason() {
+        return Ok(Some(step(w, Outcome::Skipped, why)));
+    }
+    if let crate::locks::Verdict::Clear(moved) = verdict {
+        for m in moved {
+            r.unlocked(w, m)?;
+        }
+    }
+    Ok(None)
+}
+
+impl Run<'_> {
+    /// Ledger that a stale lock in `w`'s way was moved aside.
+    fn unlocked(&self, w: &Worker, m: crate::lock::MovedLock) -> Result<(), RecoverError> {
+        self.append(
+            w,
+            w.head.clone(),
+            Body::Unlocked {
+                path: m.path,
+                age: m.age,
+            },
+        )
+    }
+
+    /// Move aside the lock a git of ours left at `path` when it was killed past its
+    /// deadline (it holds nothing anyone waits for), and ledger it.
+    fn move_own_lock(&self, w: &Worker, path: &std::path::Path) -> Result<(), RecoverError> {
+        if path.exists()
+            && let Ok(m) = crate::lock::move_aside(path)
+        {
+            self.unlocked(w, m)?;
+        }
+        Ok(())
     }
 }
 

@@ -42,7 +42,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         return Ok(s);
     }
     let Some(gh) = &r.forge else {
-        return Ok(step(w, Outcome::Held, no_forge(r, w)));
+        return pushed_by_hand(r, w, &now_w);
     };
     failpoint("publish-pr");
     open_pull(r, w, &now_w, gh.as_ref())
@@ -60,8 +60,9 @@ fn check_gate(
     dir: &Path,
 ) -> Result<Option<Step>, RecoverError> {
     let head = now_w.head.clone().unwrap_or_default();
-    let passed = match run_gate(gate, dir, w, &head) {
-        Ok(p) => p,
+    let limit = std::time::Duration::from_secs(r.cfg.gate_timeout_secs);
+    let (passed, why) = match run_gate(gate, dir, w, &head, limit) {
+        Ok(done) => gate_verdict(&done, r.cfg.gate_timeout_secs),
         Err(e) => {
             return r
                 .step_failed(now_w, format!("cannot run recode.gate: {e}"), false)
@@ -80,7 +81,7 @@ fn check_gate(
     Ok((!passed).then(|| {
         failed(
             w,
-            "recode.gate failed: the worker is half-done (resume)",
+            format!("recode.gate failed{why}: the worker is half-done (resume)"),
             false,
         )
     }))
@@ -110,14 +111,40 @@ fn push_branch(
     Ok(None)
 }
 
+/// SPEC 1.2 "The loop settles": pushed where no forge can open the pull request: ledger
+/// the worker as `publishable`/`none` on this head ("pushed <head>; open the pull request
+/// by hand"), so the next tick does not push it again; the step is `held`.
+///
+/// Errors: [`RecoverError`] when the ledger cannot be written.
+fn pushed_by_hand(r: &Run, w: &Worker, now_w: &Worker) -> Result<Step, RecoverError> {
+    let Some(head) = now_w.head.as_deref() else {
+        return Ok(step(
+            w,
+            Outcome::Held,
+            format!(
+                "pushed {}; {}: open the pull request by hand",
+                w.branch,
+                no_forge(r)
+            ),
+        ));
+    };
+    let mut settled = now_w.clone();
+    settled.action = Action::None;
+    settled.reason = crate::model::reason::Reason::row(crate::model::reason::Row::PushedByHand {
+        head: head.chars().take(12).collect(),
+    });
+    r.classified(&settled)?;
+    Ok(step(
+        w,
+        Outcome::Held,
+        format!("{} ({})", settled.reason, no_forge(r)),
+    ))
+}
+
 /// Why a pushed branch gets no pull request from us (no token, `recode.forge` none, no
 /// forge for the remote: [`forge::why_none`]).
-fn no_forge(r: &Run, w: &Worker) -> String {
-    format!(
-        "pushed {}; {}: open the pull request by hand",
-        w.branch,
-        forge::why_none(r.repo, r.cfg)
-    )
+fn no_forge(r: &Run) -> String {
+    forge::why_none(r.repo, r.cfg)
 }
 
 /// Open the worker's pull request (or find the one that exists) and ledger `published`.
@@ -161,10 +188,17 @@ fn open_pull(
 
 /// Run `recode.gate` like a git alias with `!` (through `sh -c`), in the worktree, with
 /// the task in `RECODE_TASK`, `RECODE_BRANCH`, `RECODE_HEAD` and the caller's git
-/// location variables and the forge tokens removed (safety rule 0, SPEC 1.2). `true` when it exits 0.
+/// location variables and the forge tokens removed (safety rule 0, SPEC 1.2), in a process
+/// group of its own killed past `limit` (`recode.gateTimeout`, SPEC "The loop settles").
 ///
 /// Errors: the gate could not be started.
-fn run_gate(gate: &str, dir: &Path, w: &Worker, head: &str) -> std::io::Result<bool> {
+fn run_gate(
+    gate: &str,
+    dir: &Path,
+    w: &Worker,
+    head: &str,
+    limit: std::time::Duration,
+) -> std::io::Result<crate::process::Finished> {
     let mut cmd = Command::new("sh");
     git::scrub_gate(&mut cmd);
     cmd.arg("-c")
@@ -173,8 +207,24 @@ fn run_gate(gate: &str, dir: &Path, w: &Worker, head: &str) -> std::io::Result<b
         .env("RECODE_TASK", &w.task)
         .env("RECODE_BRANCH", &w.branch)
         .env("RECODE_HEAD", head)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    Ok(cmd.status()?.success())
+        .stdin(Stdio::null());
+    crate::process::run_bounded(&mut cmd, limit)
+}
+
+/// Whether the gate passed, and what to add to a failure's reason: the deadline it ran
+/// past, and the last line of its stderr.
+fn gate_verdict(done: &crate::process::Finished, limit_secs: u64) -> (bool, String) {
+    if done.success() {
+        return (true, String::new());
+    }
+    let mut why = String::new();
+    if done.status.is_none() {
+        why.push_str(&format!(
+            " (killed after {limit_secs} s, recode.gateTimeout)"
+        ));
+    }
+    if let Some(line) = done.last_stderr_line() {
+        why.push_str(&format!(": {line}"));
+    }
+    (false, why)
 }

@@ -5,7 +5,8 @@
 //!
 //! SPEC rules kept here: an untracked nested repository is never recorded as a gitlink
 //! (left out, named in `left_out`, the result `held`); a failed `add` or `commit` leaves
-//! the index byte-identical to before (safety rule 0); a stale `index.lock` is named.
+//! the index byte-identical to before (safety rule 0); stale locks are handled before
+//! any step (`super::settle`).
 
 use std::path::{Path, PathBuf};
 
@@ -32,9 +33,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         Ok(p) => p,
         Err(e) => return r.step_failed(&now_w, e.to_string(), false),
     };
-    if let Some(why) = stale_lock(dir, &index) {
-        return Ok(failed(w, why, false));
-    }
+    let lock_before = index.with_file_name("index.lock").exists();
     let found = match LeftOut::find(dir, r.cfg.wip_max_file_size) {
         Ok(v) => v,
         Err(e) => return r.step_failed(&now_w, e.to_string(), false),
@@ -43,21 +42,26 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     r.classified(&now_w)?;
     let saved = Saved::take(&index);
     failpoint("wip-add");
-    let commit = add_and_commit(r, dir, &left_out, now_w.phase.as_deref());
+    let commit = add_and_commit(r, dir, &left_out);
     let (head, files) = match commit {
         Ok(Some(v)) => v,
         Ok(None) => {
             saved.restore();
-            return Ok(only_nested(w, &found));
+            return only_left_out(r, w, &now_w, dir, left_out);
         }
         Err(e) => {
-            // Safety rule 0: a failed WIP commit leaves the index as it was.
+            // Safety rule 0: a failed WIP commit leaves the index as it was; the lock a
+            // git of ours left when it was killed past its deadline goes aside.
             saved.restore();
+            if !lock_before {
+                r.move_own_lock(w, &index.with_file_name("index.lock"))?;
+            }
             return r.step_failed(&now_w, format!("WIP commit failed: {e}"), false);
         }
     };
     failpoint("wip-push");
     let (pushed, held, push_error) = push_wip(r, w, &now_w, dir, &found);
+    let left_out = with_still_dirty(dir, left_out);
     r.append(
         w,
         Some(head.clone()),
@@ -81,16 +85,53 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     })
 }
 
-/// The step when nothing but what is left out was there to commit: `held`.
-fn only_nested(w: &Worker, left_out: &LeftOut) -> Step {
-    step(
+/// The step when nothing but left-out content was there to commit: `held`, and a `wip`
+/// event with no new commit (`files` 0, `head` unchanged) naming what was left out, so
+/// the next tick resumes instead of trying again (SPEC 1.2 "The loop settles").
+///
+/// Errors: [`RecoverError`] when the ledger cannot be written.
+fn only_left_out(
+    r: &Run,
+    w: &Worker,
+    now_w: &Worker,
+    dir: &Path,
+    left_out: Vec<String>,
+) -> Result<Step, RecoverError> {
+    let left_out = with_still_dirty(dir, left_out);
+    let held = format!(
+        "nothing to commit but what a WIP commit leaves out: {}",
+        left_out.join(", ")
+    );
+    r.append(
         w,
-        Outcome::Held,
-        format!(
-            "nothing to commit but what is left out: {}",
-            left_out.describe().unwrap_or_default()
-        ),
-    )
+        now_w.head.clone(),
+        Body::Wip {
+            files: 0,
+            pushed: false,
+            held: Some(held.clone()),
+            left_out,
+        },
+    )?;
+    Ok(step(w, Outcome::Held, held))
+}
+
+/// `left_out` plus every path the worktree still shows as changed after the WIP step
+/// (a dirty submodule, anything git would not stage): what no WIP commit captures.
+fn with_still_dirty(dir: &Path, mut left_out: Vec<String>) -> Vec<String> {
+    let out =
+        git::read(dir, &["status", "--porcelain=v1", "-z", "--no-renames"]).unwrap_or_default();
+    for e in out.split(|b| *b == 0).filter(|e| e.len() > 3) {
+        let p = String::from_utf8_lossy(&e[3..]);
+        let p = p.trim_end_matches('/').to_string();
+        // `?? vendor/` is the directory that holds a nested repository already named.
+        let named = left_out
+            .iter()
+            .any(|l| l == &p || l.starts_with(&format!("{p}/")) || p.starts_with(&format!("{l}/")));
+        if !named {
+            left_out.push(p);
+        }
+    }
+    left_out
 }
 
 /// Push the WIP commit when allowed: whether it was pushed, why it is held (with the
@@ -129,7 +170,6 @@ fn add_and_commit(
     r: &Run,
     dir: &Path,
     left_out: &[String],
-    phase: Option<&str>,
 ) -> Result<Option<(String, u32)>, GitError> {
     // `add -A` replaces a staged version that the worktree changed again (`MM`, `AM`,
     // `MD`): commit the index first, so that version stays reachable too (safety rule 1).
@@ -149,14 +189,13 @@ fn add_and_commit(
     if files == 0 {
         return Ok(None);
     }
-    let mut message = format!(
+    // SPEC 1.2: `Recode-Wip: true` and never a `Recode-Phase` trailer (a copied phase
+    // would be read as a fresh milestone, and a stalled worker turn `running`).
+    let message = format!(
         "wip: recode snapshot ({files} file{})\n\n{}: true\n",
         if files == 1 { "" } else { "s" },
         crate::trailer::WIP_TRAILER
     );
-    if let Some(p) = phase {
-        message.push_str(&format!("{}: {p}\n", crate::trailer::PHASE_TRAILER));
-    }
     failpoint("wip-commit");
     commit(r, dir, &message)?;
     let head = git::read(dir, &["rev-parse", "HEAD"])?;
@@ -166,7 +205,8 @@ fn add_and_commit(
     )))
 }
 
-/// Commit the index as it is (hooks skipped; a fallback identity when none is set).
+/// Commit the index as it is (hooks skipped; signed when the user signs, bounded by
+/// `recode.commandTimeout` like every git run; a fallback identity when none is set).
 fn commit(r: &Run, dir: &Path, message: &str) -> Result<(), GitError> {
     let mut commit = git::Git::new(dir).args([
         "-c",
@@ -223,23 +263,6 @@ fn git_path(dir: &Path, name: &str) -> Result<PathBuf, GitError> {
     Ok(PathBuf::from(String::from_utf8_lossy(&out).trim()))
 }
 
-/// An `index.lock` that has stood for seconds was left by a killed agent: `git add`
-/// would refuse; say which file, rather than relay git's complaint.
-fn stale_lock(dir: &Path, index: &Path) -> Option<String> {
-    let lock = index.with_file_name("index.lock");
-    let age = std::fs::metadata(&lock)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())?;
-    (age.as_secs() >= 3).then(|| {
-        format!(
-            "{} was left by a killed process; if no git runs in {}, remove it (rm '{}') and recover again",
-            lock.display(),
-            dir.display(),
-            lock.display()
-        )
-    })
-}
 
 /// The index's bytes before the WIP step, to put back if it fails.
 struct Saved {

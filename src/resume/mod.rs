@@ -569,14 +569,20 @@ pub fn place(
             .join(" ");
         return Ok(Place::WouldAdd { path, add });
     }
-    crate::git::Git::new(repo.common_dir())
-        .args(&args)
-        .output()
-        .map_err(|source| ResumeError::Add {
-            branch: snap.branch.clone(),
-            path: path.clone(),
-            source,
-        })?;
+    let added = crate::git::Git::new(repo.common_dir()).args(&args).output();
+    // SPEC 1.2: a failing hook of the user's (post-checkout) never makes a completed step
+    // look failed: judged by its result, the worktree on the branch.
+    match added {
+        Err(_) if crate::git::branch_checked_out(Path::new(&path), &snap.branch) => {}
+        Err(source) => {
+            return Err(ResumeError::Add {
+                branch: snap.branch.clone(),
+                path: path.clone(),
+                source,
+            });
+        }
+        Ok(_) => {}
+    }
     Ok(Place::Added(path))
 }
 

@@ -23,7 +23,7 @@
 //! `RECODE_THREADS` (default 2) override the run; a seed reproduces its trial. A violation
 //! prints its seed; the run fails at the end.
 
-mod invariants;
+pub(crate) mod invariants;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -32,26 +32,26 @@ use crate::common::{LATER, TestEnv};
 use crate::fake_github::FakeGitHub;
 
 /// xorshift64*: a tiny seeded PRNG, so a seed reproduces a trial.
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
     /// True with probability `pct` percent.
-    fn chance(&mut self, pct: u64) -> bool {
+    pub(crate) fn chance(&mut self, pct: u64) -> bool {
         self.below(100) < pct
     }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+    pub(crate) fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
         &xs[self.below(xs.len() as u64) as usize]
     }
 }

@@ -168,7 +168,7 @@ fn recover_all_on_the_demo_does_every_action_and_loses_nothing() {
     assert_eq!(env.git(&wt2, &["status", "--porcelain"]), "");
     assert_eq!(
         env.git(&wt2, &["log", "-1", "--format=%B"]),
-        "wip: recode snapshot (2 files)\n\nRecode-Wip: true\nRecode-Phase: scoped"
+        "wip: recode snapshot (2 files)\n\nRecode-Wip: true"
     );
     assert_eq!(env.git(&wt2, &["show", "HEAD:scratch.txt"]), "notes");
     assert!(
@@ -867,8 +867,11 @@ fn two_recovers_at_once_never_both_act() {
     );
 }
 
+/// SPEC 1.2 "The loop settles": an `index.lock` younger than `recode.staleLockAfter`
+/// makes the WIP step wait (skipped, nothing changed, no failure counted); once older, it
+/// is moved aside (never deleted), ledgered `unlocked`, and the step goes on.
 #[test]
-fn a_stale_index_lock_names_the_file_and_changes_nothing() {
+fn a_stale_index_lock_waits_then_is_moved_aside() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     let wt = add_worker(&env, &repo, 20, "issue-20");
@@ -883,30 +886,41 @@ fn a_stale_index_lock_names_the_file_and_changes_nothing() {
         ],
     ));
     std::fs::write(&lock, "").unwrap();
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(&lock)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    let age = |secs: u64| {
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        std::fs::File::options()
+            .write(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    };
+    age(60);
     let before = env.work(&repo);
     let (code, doc, _) = recover(&env, &repo, &["issue-20"]);
     assert_eq!(code, 0);
-    assert_eq!(results(&doc), vec![("issue-20", "wip-commit", "failed")]);
+    assert_eq!(results(&doc), vec![("issue-20", "wip-commit", "skipped")]);
     assert_eq!(
         doc.results[0].reason,
         format!(
-            "{0} was left by a killed process; if no git runs in {1}, remove it (rm '{0}') and recover again",
-            lock.display(),
-            wt.display()
+            "waiting: {} is held (60 s old; taken as left by a killed process once it is 300 s old)",
+            lock.display()
         )
     );
     env.assert_nothing_lost(&repo, &before);
-    std::fs::remove_file(&lock).unwrap();
+    age(600);
     let (_, doc, _) = recover(&env, &repo, &["issue-20"]);
     assert_eq!(results(&doc), vec![("issue-20", "wip-commit", "held")]);
     assert_eq!(env.git(&wt, &["show", "HEAD:work.txt"]), "w");
+    assert!(!lock.exists());
+    let aside: Vec<_> = std::fs::read_dir(lock.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("index.lock.stale-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "moved aside, not deleted");
+    let kinds = log_kinds(&env, &repo, "issue-20");
+    assert_eq!(kinds.iter().filter(|k| *k == "unlocked").count(), 1);
 }
 
 fn index_bytes(env: &TestEnv, wt: &Path) -> Vec<u8> {
@@ -989,7 +1003,8 @@ fn a_nested_repository_is_left_out_of_the_wip_commit_and_keeps_the_worker_dirty(
     assert_eq!(env.git(&dep, &["log", "--format=%s"]), "local patch");
     let w = worker(&status_at(&env, &repo), "issue-12").clone();
     assert_eq!(w["dirty"]["untracked"], 1);
-    assert_eq!(w["action"].as_str(), Some("wip-commit"));
+    // SPEC 1.2 "The loop settles": never `wip-commit` again for the same content.
+    assert_eq!(w["action"].as_str(), Some("resume"));
     env.assert_nothing_lost(&repo, &before);
 }
 

@@ -34,7 +34,12 @@ fn a_missing_worktree_with_a_merged_pull_request_is_not_deleted() {
 #[test]
 fn a_missing_worktree_is_classified_from_its_branch() {
     let w = missing().ahead(2).failed_attempt(7200).run();
-    lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
+    // SPEC 1.2: `resume` refuses a missing directory, so the action escalates.
+    lsa(&w, Liveness::Exited, State::HalfDone, Action::Escalate);
+    assert_eq!(
+        w.reason.last_override(),
+        Some(&Override::MissingNotResumed { path: WT.into() })
+    );
     assert_eq!(w.dirty, None);
     assert_said_missing(&w);
 }
@@ -268,6 +273,9 @@ fn assert_said_missing(w: &Worker) {
             .reason
             .overrides
             .contains(&Override::MissingDirectory { path: WT.into() })
+            || w.reason
+                .overrides
+                .contains(&Override::MissingNotResumed { path: WT.into() })
             || matches!(w.reason.row, Row::Ahead { missing: true, .. })
             || w.reason.overrides.is_empty());
     assert!(typed, "{:?}", w.reason);

@@ -230,6 +230,23 @@ fn a_success_at_the_cap_with_a_passing_gate_on_the_head_is_publishable() {
 }
 
 #[test]
+fn a_passing_gate_does_not_lift_the_cap_of_a_dirty_worktree() {
+    // SPEC safety rule 4: a head that cannot be published (dirt, e.g. left-out content
+    // only) is bounded like any other; found by the loop harness.
+    let w = snap()
+        .wt()
+        .dirty(dirty(0, 0, 1, 0))
+        .ahead(1)
+        .failed_attempt(9000)
+        .failed_attempt(8000)
+        .spawn(7000)
+        .exit(6900, 0, Outcome::Success)
+        .gate(6800, HEAD, true, GateBy::Record)
+        .run();
+    lsa(&w, Liveness::Exited, State::NeedsHuman, Action::Escalate);
+}
+
+#[test]
 fn needs_human_when_the_last_outcome_says_so() {
     let w = snap()
         .wt()

@@ -10,7 +10,7 @@ use std::process::{Output, Stdio};
 use crate::common::TestEnv;
 
 /// What must survive, taken before a run.
-pub(super) struct Before {
+pub(crate) struct Before {
     commits: BTreeSet<String>,
     /// (worktree, path, blob, must stay on disk)
     files: Vec<(PathBuf, String, String, bool)>,
@@ -196,7 +196,7 @@ fn reachable(env: &TestEnv, repo: &Path, origin: &Path, objects: bool) -> BTreeS
 }
 
 /// Take what must survive in `repo` (every worktree's content, commits, bystanders, ledger).
-pub(super) fn before(env: &TestEnv, repo: &Path) -> Before {
+pub(crate) fn before(env: &TestEnv, repo: &Path) -> Before {
     let mut files = Vec::new();
     let mut bystanders = BTreeSet::new();
     for (wt, locked) in worktree_list(env, repo) {
@@ -220,7 +220,7 @@ pub(super) fn before(env: &TestEnv, repo: &Path) -> Before {
 
 /// The invariants after a run of `recover` in `repo` (whose remote is `origin`); one
 /// line per violation, each starting with `when`.
-pub(super) fn check(
+pub(crate) fn check(
     env: &TestEnv,
     repo: &Path,
     origin: &Path,

@@ -1,0 +1,233 @@
+//! Stale locks (SPEC 1.2 "The loop settles"): which lock files a SIGKILLed process may
+//! leave, when one is stale, and what a step does about it.
+//!
+//! Rules:
+//! - a lock on git-recode's own refs (`<notesRef>.lock`, `refs/recode/anchors.lock`) older
+//!   than [`OWN_REF_STALE_SECS`] (30 s) is stale (an append holds it for milliseconds; the
+//!   ledger's append moves it aside itself, `ledger/append.rs`);
+//! - a lock in a worker's worktree (`index.lock`, `HEAD.lock` in its own git dir), its
+//!   branch's ref lock (`refs/heads/<branch>.lock`) or the repository's `packed-refs.lock`
+//!   is stale when older than `recode.staleLockAfter` (default 5 minutes) and the worker
+//!   whose worktree or branch it is, is not running (`packed-refs.lock` belongs to no
+//!   worker: its age alone decides);
+//! - the main worktree's `index.lock` is never stale (the user may be in `git commit`,
+//!   with an editor open);
+//! - a stale lock is moved aside to `<path>.stale-<unix seconds>` (never deleted,
+//!   [`crate::lock::move_aside`]); a lock that is not yet stale makes the step wait.
+//!
+//! Ages are in seconds, by the lock file's mtime and the real clock.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{ANCHORS_REF, Config};
+pub use crate::lock::{MovedLock, OWN_REF_STALE_SECS};
+
+/// A lock file found stale ([`stale_locks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleLock {
+    /// Its absolute path.
+    pub path: PathBuf,
+    /// Its age, in seconds.
+    pub age: u64,
+    /// The age after which it is stale, in seconds (30, or `recode.staleLockAfter`).
+    pub stale_after: u64,
+}
+
+/// What a step on a worker does about the locks in its way ([`settle_worker`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// No lock in the way (stale ones were moved aside: listed, for the `unlocked` events).
+    Clear(Vec<MovedLock>),
+    /// A lock that is not yet stale: the step waits (it does not count as a failure).
+    Wait {
+        /// The lock.
+        path: PathBuf,
+        /// Its age, in seconds.
+        age: u64,
+        /// When it becomes stale, in seconds of age.
+        stale_after: u64,
+    },
+}
+
+impl Verdict {
+    /// The reason of a step that waits on a lock: one sentence naming it.
+    pub fn wait_reason(&self) -> Option<String> {
+        match self {
+            Verdict::Clear(_) => None,
+            Verdict::Wait {
+                path,
+                age,
+                stale_after,
+            } => Some(format!(
+                "waiting: {} is held ({age} s old; taken as left by a killed process once it is {stale_after} s old)",
+                path.display()
+            )),
+        }
+    }
+}
+
+/// The lock files that can block a step on a worker: in its worktree's own git dir
+/// (`index.lock`, `HEAD.lock`; none for the main worktree's `index.lock`), its branch's
+/// ref lock, and `packed-refs.lock`.
+pub fn worker_locks(
+    common_dir: &Path,
+    worktree_git_dir: Option<&Path>,
+    is_main: bool,
+    branch: &str,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(g) = worktree_git_dir {
+        if !is_main {
+            out.push(g.join("index.lock"));
+        }
+        out.push(g.join("HEAD.lock"));
+    }
+    out.push(common_dir.join(format!("refs/heads/{branch}.lock")));
+    out.push(common_dir.join("packed-refs.lock"));
+    out.dedup();
+    out
+}
+
+/// Before a mechanical step on a worker that is not running: move aside each lock of
+/// [`worker_locks`] older than `stale_after_secs`; a younger one makes the step wait.
+/// A lock that vanishes meanwhile is no longer in the way.
+pub fn settle_worker(locks: &[PathBuf], stale_after_secs: u64) -> Verdict {
+    let mut moved = Vec::new();
+    for path in locks {
+        let Some(age) = crate::lock::age_secs(path) else {
+            continue;
+        };
+        if age < stale_after_secs {
+            return Verdict::Wait {
+                path: path.clone(),
+                age,
+                stale_after: stale_after_secs,
+            };
+        }
+        match crate::lock::move_aside(path) {
+            Ok(m) => moved.push(m),
+            Err(_) if !path.exists() => {}
+            Err(_) => {
+                return Verdict::Wait {
+                    path: path.clone(),
+                    age,
+                    stale_after: stale_after_secs,
+                };
+            }
+        }
+    }
+    Verdict::Clear(moved)
+}
+
+/// Every stale lock of `repo` by the rules above, oldest first, without moving anything
+/// (for `doctor`). `running` names the worktree directories whose worker is running
+/// (their locks are never stale); the own-ref locks and `packed-refs.lock` are judged
+/// by age alone.
+///
+/// Errors: none: a worktree registry that cannot be read lists only the repository's
+/// own locks.
+pub fn stale_locks(repo: &gix::Repository, cfg: &Config, running: &[PathBuf]) -> Vec<StaleLock> {
+    let common = repo.common_dir();
+    let mut candidates: Vec<(PathBuf, u64)> = vec![
+        (
+            common.join(format!("{}.lock", cfg.notes_ref)),
+            OWN_REF_STALE_SECS,
+        ),
+        (
+            common.join(format!("{ANCHORS_REF}.lock")),
+            OWN_REF_STALE_SECS,
+        ),
+        (common.join("packed-refs.lock"), cfg.stale_lock_after_secs),
+    ];
+    for w in crate::worktree::list(repo).unwrap_or_default() {
+        if running.iter().any(|p| p == &w.path) {
+            continue;
+        }
+        let mut locks = vec![w.git_dir.join("HEAD.lock")];
+        if !w.is_main {
+            locks.push(w.git_dir.join("index.lock"));
+        }
+        if let Some(b) = &w.branch {
+            locks.push(common.join(format!("refs/heads/{b}.lock")));
+        }
+        candidates.extend(locks.into_iter().map(|p| (p, cfg.stale_lock_after_secs)));
+    }
+    let mut out: Vec<StaleLock> = candidates
+        .into_iter()
+        .filter_map(|(path, stale_after)| {
+            let age = crate::lock::age_secs(&path)?;
+            (age >= stale_after).then_some(StaleLock {
+                path,
+                age,
+                stale_after,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.age.cmp(&a.age).then_with(|| a.path.cmp(&b.path)));
+    out.dedup_by(|a, b| a.path == b.path);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn aged(path: &Path, secs: u64) {
+        std::fs::write(path, b"").unwrap();
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
+    #[test]
+    fn a_young_lock_waits_and_an_old_one_is_moved_aside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let young = tmp.path().join("index.lock");
+        let old = tmp.path().join("HEAD.lock");
+        aged(&old, 600);
+        aged(&young, 10);
+        let v = settle_worker(&[old.clone(), young.clone()], 300);
+        assert_eq!(
+            v,
+            Verdict::Wait {
+                path: young.clone(),
+                age: 10,
+                stale_after: 300
+            }
+        );
+        assert!(!old.exists(), "the old lock went aside first");
+        let aside: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("HEAD.lock.stale-"))
+            .collect();
+        assert_eq!(aside.len(), 1, "moved, not deleted");
+        std::fs::remove_file(&young).unwrap();
+        assert_eq!(settle_worker(&[young], 300), Verdict::Clear(vec![]));
+    }
+
+    #[test]
+    fn the_main_worktrees_index_lock_is_never_a_candidate() {
+        let locks = worker_locks(Path::new("/r/.git"), Some(Path::new("/r/.git")), true, "b");
+        assert!(!locks.contains(&PathBuf::from("/r/.git/index.lock")));
+        let locks = worker_locks(
+            Path::new("/r/.git"),
+            Some(Path::new("/r/.git/worktrees/w")),
+            false,
+            "b",
+        );
+        assert_eq!(
+            locks,
+            vec![
+                PathBuf::from("/r/.git/worktrees/w/index.lock"),
+                PathBuf::from("/r/.git/worktrees/w/HEAD.lock"),
+                PathBuf::from("/r/.git/refs/heads/b.lock"),
+                PathBuf::from("/r/.git/packed-refs.lock"),
+            ]
+        );
+    }
+}

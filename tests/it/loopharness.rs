@@ -1,0 +1,641 @@
+//! The loop-level randomized harness (SPEC 1.2 "The loop settles").
+//!
+//! A trial is one generated repository with 4 to 10 workers in random field states
+//! (empty; dirty; commits ahead; gated; merged by hand with its remote branch left; only
+//! an untracked nested repository; a transient limit that resets later; a registered
+//! worktree whose directory is missing; a stale `index.lock` left by a killed git), on a
+//! remote with no forge or with the fake GitHub, with trial-wide faults (a gate that hangs
+//! past `recode.gateTimeout`; a clean filter that hangs `git add` past
+//! `recode.commandTimeout`). Then the README's loop runs tick after tick, an hour apart:
+//! `status --json`, then for each worker its action: `resume` (then a stand-in agent that
+//! commits and exits, commits and passes its gate, fails, dies, hangs until the loop's
+//! timeout, or hits a rate limit; `record exit` after it), `delete`/`publish`/`wip-commit`/
+//! `escalate` → `recover <branch>`. Any `recover` or `record` may be SIGKILLed at a random
+//! moment; between ticks, lock files age (the next tick is an hour later).
+//!
+//! After each trial:
+//! - every worker reached a settled outcome (action `wait`, `none`, state `needs-human`,
+//!   or gone: deleted) within `recode.maxAttempts` + 2 ticks, plus one tick per SIGKILL
+//!   that landed on it and one per transient exit (which does not count towards the cap);
+//! - the ledger does not grow on a tick where nothing changed (two last ticks with the
+//!   clock held, every worker settled);
+//! - nothing was lost (the never-lose invariants of `neverlose/invariants.rs`, after every
+//!   tick);
+//! - no git-recode run exceeded its deadline ([`RUN_LIMIT`]).
+//!
+//! Prints `loop trials N, violations V, ticks-to-settle median M max X, kills K`.
+//! `RECODE_LOOP_TRIALS` (default 2), `RECODE_LOOP_SEED` (default 1) and
+//! `RECODE_THREADS` (default 2) override the run; `benches/loopharness.sh` runs it long.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::TestEnv;
+use crate::fake_github::FakeGitHub;
+use crate::neverlose::Rng;
+use crate::neverlose::invariants;
+
+/// The longest any one git-recode run may take in a trial: the trial's deadlines are 1 s
+/// (gate) and 2 s (other children), so a run past this has hung somewhere.
+const RUN_LIMIT: Duration = Duration::from_secs(25);
+/// `recode.maxAttempts` in every trial.
+const MAX_ATTEMPTS: usize = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Empty,
+    Dirty,
+    Ahead,
+    Gated,
+    Merged,
+    Nested,
+    Transient,
+    Missing,
+    StaleLock,
+}
+
+const KINDS: [Kind; 9] = [
+    Kind::Empty,
+    Kind::Dirty,
+    Kind::Ahead,
+    Kind::Gated,
+    Kind::Merged,
+    Kind::Nested,
+    Kind::Transient,
+    Kind::Missing,
+    Kind::StaleLock,
+];
+
+struct Trial {
+    seed: u64,
+    rng: Rng,
+    env: TestEnv,
+    repo: PathBuf,
+    origin: PathBuf,
+    forge: Option<FakeGitHub>,
+    slug: String,
+    workers: Vec<(String, Kind)>,
+    /// The clock of the current tick (epoch seconds).
+    now: i64,
+    kills: usize,
+    /// SIGKILLs that landed on each worker's runs.
+    killed: std::collections::BTreeMap<String, usize>,
+    violations: Vec<String>,
+    kill_pct: u64,
+    /// The trial's gate hangs past `recode.gateTimeout`.
+    hung_gate: bool,
+    /// Transient exits per worker (they do not count towards the cap: SPEC "attempt").
+    transients: std::collections::BTreeMap<String, usize>,
+}
+
+/// The clock of tick 0: after every real mtime a trial makes.
+const T0: i64 = 1_893_456_000; // 2030-01-01T00:00:00Z
+
+fn iso(epoch: i64) -> String {
+    jiff::Timestamp::from_second(epoch).unwrap().to_string()
+}
+
+impl Trial {
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        self.env.git(dir, args)
+    }
+
+    fn recode(&self, dir: &Path) -> Command {
+        let mut c = self.env.cmd(dir);
+        c.env("RECODE_NOW", iso(self.now))
+            .env("RECODE_FORGE_MAX_WAIT", "0");
+        if let Some(gh) = &self.forge {
+            c.env("RECODE_GITHUB_API", &gh.url)
+                .env("GH_TOKEN", "test-token");
+        }
+        c
+    }
+
+    /// Run git-recode; with `killable`, maybe SIGKILL it at a random moment (counted for
+    /// `branch`). `None` when killed. A run past [`RUN_LIMIT`] is a violation.
+    fn run(&mut self, dir: &Path, args: &[&str], branch: &str, killable: bool) -> Option<Output> {
+        let kill_after = (killable && self.rng.chance(self.kill_pct))
+            .then(|| Duration::from_millis(self.rng.below(400)));
+        let mut cmd = self.recode(dir);
+        cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let started = Instant::now();
+        let mut child = cmd.spawn().unwrap();
+        if let Some(d) = kill_after {
+            loop {
+                if child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                if started.elapsed() >= d {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    self.kills += 1;
+                    *self.killed.entry(branch.to_string()).or_default() += 1;
+                    self.age_locks();
+                    return None;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        let took = started.elapsed();
+        if took > RUN_LIMIT {
+            self.violations.push(format!(
+                "seed {}: git-recode {args:?} took {took:?} (deadline)",
+                self.seed
+            ));
+        }
+        Some(out)
+    }
+
+    /// An hour passes before the next tick: every lock file in the repository is an hour
+    /// older (a SIGKILLed run's lock is then as old as it would be).
+    fn age_locks(&self) {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "lock")
+                    && !p.ends_with("recode-recover.lock")
+                    && !p.to_string_lossy().contains(".stale-")
+                {
+                    out.push(p);
+                }
+            }
+        }
+        let mut locks = Vec::new();
+        walk(&self.repo.join(".git"), &mut locks);
+        for l in locks {
+            if let Ok(f) = std::fs::File::options().write(true).open(&l) {
+                let _ = f.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600));
+            }
+        }
+    }
+
+    fn record_setup(&self, args: &[&str]) {
+        let mut c = self.recode(&self.repo);
+        c.env("RECODE_NOW", iso(T0 - 7200)).arg("record").args(args);
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "seed {}: record {args:?}: {out:?}",
+            self.seed
+        );
+    }
+
+    fn commit_file(&self, dir: &Path, name: &str, text: &str) {
+        std::fs::write(dir.join(name), text).unwrap();
+        self.git(dir, &["add", "--", name]);
+        self.git(dir, &["commit", "-q", "-m", &format!("add {name}")]);
+    }
+
+    fn new(seed: u64) -> Trial {
+        let mut rng = Rng::new(seed ^ 0x5e77_1e00);
+        let env = TestEnv::new();
+        let root = env.root();
+        let repo = root.join("r");
+        let origin = root.join("origin.git");
+        std::fs::create_dir_all(&repo).unwrap();
+        let forge = rng.chance(40).then(FakeGitHub::start);
+        let kill_pct = 15;
+        let mut t = Trial {
+            seed,
+            rng,
+            env,
+            repo: repo.clone(),
+            origin: origin.clone(),
+            forge,
+            slug: format!("l{seed}"),
+            workers: Vec::new(),
+            now: T0,
+            kills: 0,
+            killed: Default::default(),
+            violations: Vec::new(),
+            kill_pct,
+            hung_gate: false,
+            transients: Default::default(),
+        };
+        t.git(&repo, &["init", "-q", "-b", "main"]);
+        t.commit_file(&repo, "README.md", "hello\n");
+        t.git(
+            &root,
+            &[
+                "init",
+                "-q",
+                "--bare",
+                "-b",
+                "main",
+                origin.to_str().unwrap(),
+            ],
+        );
+        if t.forge.is_some() {
+            let url = format!("https://github.com/acme/{}.git", t.slug);
+            t.git(&repo, &["remote", "add", "origin", &url]);
+            let key = format!("url.{}.insteadOf", origin.display());
+            t.git(&repo, &["config", &key, &url]);
+        } else {
+            t.git(
+                &repo,
+                &["remote", "add", "origin", origin.to_str().unwrap()],
+            );
+        }
+        t.git(&repo, &["push", "-q", "-u", "origin", "main"]);
+        t.git(
+            &repo,
+            &["config", "recode.maxAttempts", &MAX_ATTEMPTS.to_string()],
+        );
+        t.git(&repo, &["config", "recode.commandTimeout", "2s"]);
+        t.git(&repo, &["config", "recode.gateTimeout", "1s"]);
+        if t.rng.chance(20) {
+            t.hung_gate = true;
+            // A gate that waits on a socket that never answers.
+            t.git(
+                &repo,
+                &[
+                    "config",
+                    "recode.gate",
+                    "echo 'waiting for the database' >&2; sleep 30",
+                ],
+            );
+        }
+        if t.rng.chance(15) {
+            // A clean filter that never returns (git-lfs waiting on a server).
+            t.git(&repo, &["config", "filter.slow.clean", "sleep 30"]);
+            std::fs::write(repo.join(".gitattributes"), "*.dat filter=slow\n").unwrap();
+            t.git(&repo, &["add", ".gitattributes"]);
+            t.git(&repo, &["commit", "-q", "-m", "attributes"]);
+            t.git(&repo, &["push", "-q", "origin", "main"]);
+        }
+        let n = 4 + t.rng.below(7);
+        for i in 1..=n {
+            let kind = *t.rng.pick(&KINDS);
+            t.add_worker(i, kind);
+        }
+        t
+    }
+
+    fn add_worker(&mut self, i: u64, kind: Kind) {
+        let branch = format!("issue-{i}-{}", format!("{kind:?}").to_ascii_lowercase());
+        let wt = self.env.root().join(format!("wt/{i}"));
+        let wt_s = wt.to_str().unwrap().to_string();
+        self.git(
+            &self.repo,
+            &["worktree", "add", "-q", "-b", &branch, &wt_s, "main"],
+        );
+        if matches!(
+            kind,
+            Kind::Ahead | Kind::Gated | Kind::Merged | Kind::Transient | Kind::Missing
+        ) {
+            for k in 0..1 + self.rng.below(2) {
+                self.commit_file(&wt, &format!("w{i}-{k}.txt"), &format!("{branch} {k}\n"));
+            }
+        }
+        self.record_setup(&["spawn", &branch, "--cwd", &wt_s]);
+        let msg = self.env.root().join(format!("msg{i}"));
+        if kind == Kind::Transient {
+            *self.transients.entry(branch.clone()).or_default() += 1;
+            std::fs::write(&msg, "Error: rate limit reached; resets in 2 hours\n").unwrap();
+        } else {
+            std::fs::write(&msg, "stopped\n").unwrap();
+        }
+        let rc = if kind == Kind::Gated { "0" } else { "1" };
+        let msg_s = msg.to_str().unwrap().to_string();
+        self.record_setup(&["exit", &branch, "--rc", rc, "--message-file", &msg_s]);
+        match kind {
+            Kind::Gated => self.record_setup(&["gate", &branch, "--passed"]),
+            Kind::Merged => {
+                self.git(&wt, &["push", "-q", "-u", "origin", &branch]);
+                self.git(&self.repo, &["merge", "-q", "--no-edit", &branch]);
+                self.git(&self.repo, &["push", "-q", "origin", "main"]);
+                if let Some(gh) = &self.forge {
+                    let tip = self.git(&wt, &["rev-parse", "HEAD"]);
+                    let n = gh.add_pr("acme", &self.slug, &branch, "merged");
+                    gh.set_head(n, &tip);
+                }
+            }
+            Kind::Dirty | Kind::StaleLock => {
+                std::fs::write(wt.join(format!("u{i}.txt")), "unsaved\n").unwrap();
+                std::fs::write(wt.join(format!("s{i}.txt")), "staged\n").unwrap();
+                self.git(&wt, &["add", &format!("s{i}.txt")]);
+                if self.rng.chance(50) {
+                    std::fs::write(wt.join(format!("d{i}.dat")), "data\n").unwrap();
+                }
+                if kind == Kind::StaleLock {
+                    let lock = PathBuf::from(self.git(
+                        &wt,
+                        &[
+                            "rev-parse",
+                            "--path-format=absolute",
+                            "--git-path",
+                            "index.lock",
+                        ],
+                    ));
+                    std::fs::write(&lock, "").unwrap();
+                    // Left by a git killed ten minutes ago: stale.
+                    std::fs::File::options()
+                        .write(true)
+                        .open(&lock)
+                        .unwrap()
+                        .set_modified(std::time::SystemTime::now() - Duration::from_secs(600))
+                        .unwrap();
+                }
+            }
+            Kind::Nested => {
+                let dep = wt.join("vendor/dep");
+                std::fs::create_dir_all(&dep).unwrap();
+                self.git(&dep, &["init", "-q", "-b", "main"]);
+                self.commit_file(&dep, "lib.c", "patched\n");
+            }
+            Kind::Missing => {
+                std::fs::rename(&wt, self.env.root().join(format!("away{i}"))).unwrap();
+            }
+            Kind::Empty | Kind::Ahead | Kind::Transient => {}
+        }
+        self.workers.push((branch, kind));
+    }
+
+    /// The workers `status --json --all` lists: branch → (state, action, worktree).
+    fn status(&mut self) -> Vec<(String, String, String, Option<String>)> {
+        let repo = self.repo.clone();
+        let out = self
+            .run(&repo, &["status", "--json", "--all"], "", false)
+            .unwrap();
+        if !out.status.success() {
+            self.violations
+                .push(format!("seed {}: status failed: {out:?}", self.seed));
+            return Vec::new();
+        }
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                let s = |k: &str| w[k].as_str().unwrap_or_default().to_string();
+                (
+                    s("branch"),
+                    s("state"),
+                    s("action"),
+                    w["worktree"].as_str().map(str::to_string),
+                )
+            })
+            .collect()
+    }
+
+    /// The stand-in agent after `resume`: commits and exits, commits and passes its gate,
+    /// fails, dies (no exit), hangs until the loop's timeout (rc 124), or hits a limit.
+    fn agent(&mut self, branch: &str) {
+        let wt = self
+            .git(&self.repo, &["worktree", "list", "--porcelain"])
+            .split("\n\n")
+            .find(|b| {
+                b.contains(&format!("branch refs/heads/{branch}\n"))
+                    || b.ends_with(&format!("branch refs/heads/{branch}"))
+            })
+            .and_then(|b| b.lines().next())
+            .and_then(|l| l.strip_prefix("worktree "))
+            .map(PathBuf::from);
+        let roll = self.rng.below(100);
+        if std::env::var_os("RECODE_LOOP_TRACE").is_some() {
+            eprintln!("  agent {branch}: roll {roll}");
+        }
+        let repo = self.repo.clone();
+        let msg = self.env.root().join("agent-msg");
+        let (rc, text, commit, gate) = match roll {
+            0..30 => ("0", "Done: implemented the change.", true, false),
+            30..50 => ("0", "Done: all tests pass.", true, true),
+            50..70 => ("1", "Error: the build failed.", false, false),
+            70..85 => return, // died: no exit recorded
+            85..90 => ("124", "", false, false),
+            _ => (
+                "1",
+                "API Error: 429 rate limit exceeded; retry after 3 hours",
+                false,
+                false,
+            ),
+        };
+        if commit && let Some(wt) = wt.as_ref().filter(|w| w.is_dir()) {
+            let name = format!("agent-{}.txt", self.rng.below(1_000_000));
+            std::fs::write(wt.join(&name), "agent work\n").unwrap();
+            let _ = self.env.git_cmd(wt).args(["add", "--", &name]).output();
+            let _ = self
+                .env
+                .git_cmd(wt)
+                .args(["commit", "-q", "-m", "agent work"])
+                .output();
+            // The agent runs the project's gate itself: a gate that hangs never passes.
+            if gate && !self.hung_gate {
+                self.run(&repo, &["record", "gate", branch, "--passed"], branch, true);
+            }
+        }
+        std::fs::write(&msg, text).unwrap();
+        let m = msg.to_str().unwrap().to_string();
+        self.run(
+            &repo,
+            &["record", "exit", branch, "--rc", rc, "--message-file", &m],
+            branch,
+            true,
+        );
+    }
+
+    /// One README tick: status, then each worker's action.
+    fn tick(&mut self) {
+        let repo = self.repo.clone();
+        for (branch, _state, action, _wt) in self.status() {
+            match action.as_str() {
+                "resume" => {
+                    let prompt = self.env.root().join("prompt.md");
+                    let p = prompt.to_str().unwrap().to_string();
+                    let out = self.run(&repo, &["resume", &branch, "--output", &p], &branch, true);
+                    if std::env::var_os("RECODE_LOOP_TRACE").is_some() {
+                        eprintln!(
+                            "  resume {branch}: {:?} {}",
+                            out.as_ref().map(|o| o.status.code()),
+                            out.as_ref()
+                                .map(|o| String::from_utf8_lossy(&o.stderr).trim().to_string())
+                                .unwrap_or_default()
+                        );
+                    }
+                    if out.is_some_and(|o| o.status.success()) {
+                        self.agent(&branch);
+                    }
+                }
+                "delete" | "publish" | "wip-commit" | "escalate" => {
+                    let out = self.run(&repo, &["recover", &branch], &branch, true);
+                    if std::env::var_os("RECODE_LOOP_TRACE").is_some() {
+                        match out {
+                            Some(o) => eprintln!(
+                                "  recover {branch}: {}{}",
+                                String::from_utf8_lossy(&o.stdout).trim(),
+                                String::from_utf8_lossy(&o.stderr).trim()
+                            ),
+                            None => eprintln!("  recover {branch}: killed"),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn ledger(&self) -> Vec<String> {
+        let out = self
+            .recode(&self.repo)
+            .args(["log", "--json"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Run the loop until every worker settled (or the bound passed); returns the tick at
+    /// which all had settled.
+    fn run_loop(&mut self) -> usize {
+        let before = invariants::before(&self.env, &self.repo);
+        let settled =
+            |state: &str, action: &str| matches!(action, "wait" | "none") || state == "needs-human";
+        let mut reached: std::collections::BTreeMap<String, usize> = Default::default();
+        let names: Vec<String> = self.workers.iter().map(|w| w.0.clone()).collect();
+        let limit = MAX_ATTEMPTS + 2;
+        let mut all_at = 0;
+        for tick in 1..=(limit + 8) {
+            self.now = T0 + tick as i64 * 3600;
+            let st = self.status();
+            if std::env::var_os("RECODE_LOOP_TRACE").is_some() {
+                for w in &st {
+                    eprintln!("seed {} tick {tick}: {} {} {}", self.seed, w.0, w.1, w.2);
+                }
+            }
+            for b in &names {
+                let s = st.iter().find(|w| &w.0 == b);
+                let ok = s.is_none_or(|w| settled(&w.1, &w.2));
+                if ok {
+                    reached.entry(b.clone()).or_insert(tick);
+                }
+            }
+            let now_settled = st.iter().all(|w| settled(&w.1, &w.2));
+            if names.iter().all(|b| reached.contains_key(b)) && all_at == 0 {
+                all_at = tick;
+            }
+            if all_at > 0 && now_settled {
+                break;
+            }
+            self.tick();
+            self.age_locks();
+            for v in invariants::check(
+                &self.env,
+                &self.repo,
+                &self.origin,
+                &before,
+                &format!("seed {} tick {tick}", self.seed),
+            ) {
+                self.violations.push(v);
+            }
+        }
+        for (b, kind) in self.workers.clone() {
+            let bound = limit
+                + self.killed.get(&b).copied().unwrap_or(0)
+                + self.transients.get(&b).copied().unwrap_or(0);
+            match reached.get(&b) {
+                Some(t) if *t <= bound => {}
+                Some(t) => self.violations.push(format!(
+                    "seed {}: {b} ({kind:?}) settled at tick {t}, past {bound}",
+                    self.seed
+                )),
+                None => self
+                    .violations
+                    .push(format!("seed {}: {b} ({kind:?}) never settled", self.seed)),
+            }
+        }
+        // Ticks where nothing changes (the clock held, every worker settled): the ledger
+        // does not grow.
+        // Tick A carries out what settling left (an escalation ledgered once, a phantom
+        // once per exit); ticks B and C, the clock held, change nothing. No kills there: a
+        // kill is a change.
+        self.kill_pct = 0;
+        self.tick();
+        let n = self.ledger();
+        for quiet in 0..2 {
+            self.tick();
+            let m = self.ledger();
+            if m != n {
+                let new: Vec<&String> = m.iter().filter(|l| !n.contains(l)).collect();
+                self.violations.push(format!(
+                    "seed {}: the ledger grew from {} to {} lines on quiet tick {quiet}: {new:?}",
+                    self.seed,
+                    n.len(),
+                    m.len()
+                ));
+                break;
+            }
+        }
+        for v in invariants::check(
+            &self.env,
+            &self.repo,
+            &self.origin,
+            &before,
+            &format!("seed {} end", self.seed),
+        ) {
+            self.violations.push(v);
+        }
+        all_at
+    }
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn the_loop_settles_in_randomized_trials() {
+    let trials = env_u64("RECODE_LOOP_TRIALS", 2);
+    let first = env_u64("RECODE_LOOP_SEED", 1);
+    let threads = env_u64("RECODE_THREADS", 2).max(1);
+    let next = std::sync::atomic::AtomicU64::new(first);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if seed >= first + trials {
+                        break;
+                    }
+                    let mut t = Trial::new(seed);
+                    let at = t.run_loop();
+                    for v in &t.violations {
+                        eprintln!("loop violation: {v}");
+                    }
+                    println!(
+                        "loop trial seed {seed}: workers {}, settled at tick {at}, kills {}, violations {}",
+                        t.workers.len(),
+                        t.kills,
+                        t.violations.len()
+                    );
+                    results
+                        .lock()
+                        .unwrap()
+                        .push((seed, at, t.kills, t.violations.len()));
+                }
+            });
+        }
+    });
+    let r = results.into_inner().unwrap();
+    let mut ticks: Vec<usize> = r.iter().map(|x| x.1).filter(|t| *t > 0).collect();
+    ticks.sort();
+    let violations: usize = r.iter().map(|x| x.3).sum();
+    let kills: usize = r.iter().map(|x| x.2).sum();
+    println!(
+        "loop trials {}, violations {violations}, ticks-to-settle median {} max {}, kills {kills}",
+        r.len(),
+        ticks.get(ticks.len() / 2).copied().unwrap_or(0),
+        ticks.last().copied().unwrap_or(0),
+    );
+    assert_eq!(violations, 0, "see the loop violations above");
+}
