@@ -441,7 +441,21 @@ impl Config {
     ///
     /// Errors: [`ConfigError::Invalid`] naming the key and the value.
     pub fn check_base(&self, repo: &gix::Repository) -> Result<(), ConfigError> {
-        let Some(base) = &self.base else {
+        check_base_of(repo, self.base.as_deref(), &self.remote)
+    }
+}
+
+/// [`Config::check_base`] for the raw values (`doctor` asks it when another key keeps the
+/// whole configuration from loading).
+///
+/// Errors: [`ConfigError::Invalid`] naming [`BASE`].
+pub fn check_base_of(
+    repo: &gix::Repository,
+    base: Option<&str>,
+    remote: &str,
+) -> Result<(), ConfigError> {
+    {
+        let Some(base) = base else {
             return Ok(());
         };
         let exists = |name: String| matches!(repo.try_find_reference(name.as_str()), Ok(Some(_)));
@@ -452,20 +466,21 @@ impl Config {
             .unwrap_or(false);
         if !any_branch
             || exists(format!("refs/heads/{base}"))
-            || exists(format!("refs/remotes/{}/{base}", self.remote))
+            || exists(format!("refs/remotes/{remote}/{base}"))
         {
             return Ok(());
         }
         Err(ConfigError::Invalid {
             key: BASE,
-            value: base.clone(),
+            value: base.to_string(),
             why: format!(
-                "no branch '{base}' here nor on '{}' (set it to the branch work merges into, or unset it)",
-                self.remote
+                "no branch '{base}' here nor on '{remote}' (set it to the branch work merges into, or unset it)"
             ),
         })
     }
+}
 
+impl Config {
     /// Refuse an invalid `recode.secrets` value (SPEC 1.2: an error, exit 1, on every
     /// command that could delete or push: `recover`, `sync`).
     ///

@@ -66,19 +66,26 @@ fn ok(name: &'static str, message: String) -> Check {
 /// Run every check on `repo`. `now` is the clock (`RECODE_NOW`), for lock ages.
 pub fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
     let mut out = vec![git_version(repo)];
-    let cfg = match Config::load(repo) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            out.push(check(
-                "config",
-                Level::Fail,
-                e.to_string(),
-                Some("fix the value with `git config <key> <value>`".into()),
-            ));
-            None
-        }
+    let (cfg, load_error) = match Config::load(repo) {
+        Ok(c) => (Some(c), None),
+        Err(e) => (None, Some(e)),
     };
-    out.extend(config_values(repo, cfg.as_ref()));
+    let values = config_values(repo, cfg.as_ref());
+    // A key that keeps the configuration from loading is named by its own check; the
+    // load's error is shown only when no key check names it.
+    if let Some(e) = load_error
+        && !values
+            .iter()
+            .any(|c| c.level == Level::Fail && c.message.contains(" = '"))
+    {
+        out.push(check(
+            "config",
+            Level::Fail,
+            e.to_string(),
+            Some("fix the value with `git config <key> <value>`".into()),
+        ));
+    }
+    out.extend(values);
     out.extend(hook(repo));
     let remote = cfg
         .as_ref()
@@ -140,9 +147,15 @@ fn config_values(repo: &gix::Repository, cfg: Option<&Config>) -> Vec<Check> {
             ));
         }
     }
-    if let Some(cfg) = cfg
-        && let Err(e) = cfg.check_base(repo)
-    {
+    let base = match cfg {
+        Some(c) => c.check_base(repo),
+        None => config::check_base_of(
+            repo,
+            config::string(repo, config::BASE).as_deref(),
+            &config::string(repo, config::REMOTE).unwrap_or_else(|| config::DEFAULT_REMOTE.into()),
+        ),
+    };
+    if let Err(e) = base {
         out.push(check(
             "config",
             Level::Fail,

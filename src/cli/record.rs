@@ -91,10 +91,12 @@ pub enum RecordCommand {
 /// Errors: [`Error::Io`].
 fn read_message(ui: &Ui, path: &Path) -> Result<String, Error> {
     // 3 more bytes: a character cut at the start is skipped, and 4 KiB remain.
-    let t = crate::tail::read_tail(path, record::MESSAGE_KEEP_BYTES + 3).map_err(|source| Error::Io {
-        what: "read the message file",
-        path: path.display().to_string(),
-        source,
+    let t = crate::tail::read_tail(path, record::MESSAGE_KEEP_BYTES + 3).map_err(|source| {
+        Error::Io {
+            what: "read the message file",
+            path: path.display().to_string(),
+            source,
+        }
     })?;
     if t.stopped {
         ui.warn(&[format!(
@@ -109,7 +111,6 @@ fn read_message(ui: &Ui, path: &Path) -> Result<String, Error> {
         record::MESSAGE_KEEP_BYTES,
     ))
 }
-
 
 /// Run `record …`.
 ///
@@ -221,7 +222,6 @@ fn read_result(ui: &Ui, path: &Path) -> Result<agent::AgentResult, Error> {
             source,
         })?;
         agent::parse_reader(f)
-
     };
     if skipped > 0 {
         ui.warn(&[format!(

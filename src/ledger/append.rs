@@ -8,8 +8,8 @@ use jiff::Timestamp;
 use std::collections::BTreeSet;
 
 use super::{
-    Event, LedgerError, anchor_content, anchor_id, git_err, note_bytes, note_text, parse_note, ref_tip,
-    sort_entries, tree_of,
+    Event, LedgerError, anchor_content, anchor_id, git_err, note_bytes, note_text, parse_note,
+    ref_tip, sort_entries, tree_of,
 };
 use crate::config::ANCHORS_REF;
 
@@ -416,7 +416,9 @@ pub fn append_with_deadline(
     let stored = append_paced(repo, notes_ref, task, now, decide, |sig| {
         Pace::Hurried(sig, deadline)
     })?;
-    ledger_owed(repo, notes_ref, task, now, |sig| Pace::Hurried(sig, deadline));
+    ledger_owed(repo, notes_ref, task, now, |sig| {
+        Pace::Hurried(sig, deadline)
+    });
     Ok(stored)
 }
 

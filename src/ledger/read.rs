@@ -267,8 +267,10 @@ pub(super) fn note_text(
     anchor: ObjectId,
     notes_ref: &str,
 ) -> Result<Option<String>, LedgerError> {
-    Ok(note_bytes(repo, tree, anchor, notes_ref)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned()))
+    Ok(
+        note_bytes(repo, tree, anchor, notes_ref)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()),
+    )
 }
 
 /// The note on `anchor` in the notes tree `tree`, as stored: a line that is not UTF-8 is

@@ -217,7 +217,6 @@ impl Run<'_> {
         Ok(())
     }
 
-
     /// A mechanical step failed: ledger the error; the third failure in a row of the same
     /// step on the same head escalates the worker with it (SPEC safety rule 0).
     fn step_failed(&self, w: &Worker, error: String, is_error: bool) -> Result<Step, RecoverError> {

@@ -263,7 +263,6 @@ fn git_path(dir: &Path, name: &str) -> Result<PathBuf, GitError> {
     Ok(PathBuf::from(String::from_utf8_lossy(&out).trim()))
 }
 
-
 /// The index's bytes before the WIP step, to put back if it fails.
 struct Saved {
     path: PathBuf,

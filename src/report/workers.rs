@@ -338,14 +338,20 @@ mod tests {
                 "2",
                 "issue-2",
                 "2026-11-20T10:00:00Z",
-                classified(crate::model::State::NeedsHuman, "a merge is in progress in /w/2"),
+                classified(
+                    crate::model::State::NeedsHuman,
+                    "a merge is in progress in /w/2",
+                ),
             ),
             // Task 3: classified needs-human, then a new attempt: no longer stands.
             (
                 "3",
                 "issue-3",
                 "2026-11-20T09:00:00Z",
-                classified(crate::model::State::NeedsHuman, "a merge is in progress in /w/3"),
+                classified(
+                    crate::model::State::NeedsHuman,
+                    "a merge is in progress in /w/3",
+                ),
             ),
             ("3", "issue-3", "2026-11-20T09:10:00Z", spawn()),
             ("3", "issue-3", "2026-11-20T09:20:00Z", exit(f)),

@@ -6,18 +6,19 @@
 //! through `mod x;` declarations; whole files are parsed with `syn`, and items under
 //! `#[cfg(test)]` (test modules, test-only files) are left out by their attribute.
 //!
-//! The layering, bottom up ([`LAYERS`]; a module imports only modules of lower layers):
-//! 0. leaves: `clock`, `git`, `outcome`, `process`, `progress`, `trailer`;
-//! 1. `config`, `lock`;
-//! 2. `repo` (refs and history); vocabulary: `model` (worker types and the ledger's event
-//!    types: no ledger), `agent`;
-//! 3. storage and edges: `ledger` (notes, CAS appends, replayed facts), `worktree`,
-//!    `forge`, `render`;
-//! 4. `hook` (its files, the commit it ledgers, the trailer pickup), `classify` (pure);
-//! 5. `snapshot` (the gather);
-//! 6. acting: `record`, `recover`, `resume`, `sync`;
-//! 7. output: `wire`, `error`;
-//! 8. `cli` (nothing else imports it).
+//! The layering, bottom up ([`LAYERS`]; a module imports only modules of lower layers;
+//! each module's layer is the longest import path below it):
+//! 0. leaves: `clock`, `fence`, `outcome`, `process`, `progress`, `redact`, `tail`, `trailer`;
+//! 1. `git` (every git run), `lock`, vocabulary: `model` (worker and event types: no
+//!    ledger), `agent` (agents' output);
+//! 2. `config`, `render`;
+//! 3. storage: `ledger` (notes, CAS appends, replayed facts), `repo` (refs and history);
+//! 4. edges: `worktree`, `forge`, `sync`; `classify` (pure);
+//! 5. `hook`, `locks` (stale-lock rules), `record`;
+//! 6. `snapshot` (the gather), `resume`;
+//! 7. `recover`;
+//! 8. `error`; 9. `doctor`; 10. `wire` (output types); 11. `report`;
+//! 12. `cli` (nothing else imports it).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -32,12 +33,19 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "agent", "classify", "clock", "config", "error", "forge", "hook", "ledger", "model",
-            "outcome", "record", "recover", "render", "repo", "resume", "snapshot", "sync", "wire",
+            "agent", "classify", "clock", "config", "doctor", "error", "fence", "forge", "hook",
+            "ledger", "lock", "model", "record", "recover", "redact", "render", "repo", "report",
+            "resume", "snapshot", "sync", "tail", "wire", "worktree",
         ],
     ),
     ("clock", &[]),
-    ("config", &["clock"]),
+    ("config", &["clock", "git", "lock"]),
+    (
+        "doctor",
+        &[
+            "agent", "clock", "config", "error", "forge", "git", "hook", "render", "worktree",
+        ],
+    ),
     (
         "error",
         &[
@@ -45,16 +53,23 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "sync",
         ],
     ),
-    ("forge", &["clock", "model"]),
-    ("git", &[]),
+    ("fence", &[]),
+    (
+        "forge",
+        &[
+            "clock", "config", "fence", "ledger", "model", "outcome", "redact",
+        ],
+    ),
+    ("git", &["process", "redact"]),
     (
         "hook",
         &[
             "clock", "config", "ledger", "render", "repo", "trailer", "worktree",
         ],
     ),
-    ("ledger", &["clock", "config", "model", "outcome"]),
+    ("ledger", &["clock", "config", "lock", "model", "outcome"]),
     ("lock", &["clock", "process"]),
+    ("locks", &["config", "lock", "worktree"]),
     ("model", &["clock", "outcome"]),
     ("outcome", &[]),
     ("process", &[]),
@@ -68,15 +83,24 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "recover",
         &[
-            "classify", "clock", "config", "forge", "git", "ledger", "lock", "model", "progress",
-            "render", "repo", "snapshot", "trailer",
+            "classify", "clock", "config", "forge", "git", "ledger", "lock", "locks", "model",
+            "process", "progress", "render", "repo", "snapshot", "trailer", "worktree",
         ],
     ),
+    ("redact", &[]),
     ("render", &["clock", "model"]),
     ("repo", &["clock", "config", "trailer"]),
     (
+        "report",
+        &[
+            "clock", "config", "ledger", "model", "outcome", "render", "snapshot", "wire",
+        ],
+    ),
+    (
         "resume",
-        &["clock", "config", "git", "hook", "ledger", "model", "repo"],
+        &[
+            "agent", "clock", "config", "fence", "git", "hook", "ledger", "model", "redact", "repo",
+        ],
     ),
     (
         "snapshot",
@@ -86,38 +110,48 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("sync", &["config", "git", "ledger", "repo"]),
+    ("tail", &[]),
     ("trailer", &[]),
-    ("wire", &["clock", "hook", "model", "recover", "resume"]),
+    (
+        "wire",
+        &["clock", "doctor", "hook", "model", "recover", "resume"],
+    ),
     ("worktree", &["model", "repo"]),
 ];
 
 /// Each top-level module's layer (see the module comment).
 const LAYERS: &[(&str, u8)] = &[
     ("clock", 0),
-    ("git", 0),
+    ("fence", 0),
     ("outcome", 0),
     ("process", 0),
     ("progress", 0),
+    ("redact", 0),
+    ("tail", 0),
     ("trailer", 0),
-    ("config", 1),
+    ("agent", 1),
+    ("git", 1),
     ("lock", 1),
-    ("repo", 2),
-    ("model", 2),
-    ("agent", 2),
+    ("model", 1),
+    ("config", 2),
+    ("render", 2),
     ("ledger", 3),
-    ("worktree", 3),
-    ("forge", 3),
-    ("render", 3),
-    ("hook", 4),
+    ("repo", 3),
     ("classify", 4),
-    ("snapshot", 5),
-    ("record", 6),
-    ("recover", 6),
+    ("forge", 4),
+    ("sync", 4),
+    ("worktree", 4),
+    ("hook", 5),
+    ("locks", 5),
+    ("record", 5),
     ("resume", 6),
-    ("sync", 6),
-    ("wire", 7),
-    ("error", 7),
-    ("cli", 8),
+    ("snapshot", 6),
+    ("recover", 7),
+    ("error", 8),
+    ("doctor", 9),
+    ("wire", 10),
+    ("report", 11),
+    ("cli", 12),
 ];
 
 /// Collects `crate::X` first segments.

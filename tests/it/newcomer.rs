@@ -429,11 +429,23 @@ fn the_man_page_is_complete_and_git_help_finds_it_after_install() {
             .output()
             .unwrap()
     };
-    let out = std::process::Command::new(&exe)
-        .args(["man", "--install"])
-        .env("HOME", &env.home)
-        .output()
-        .unwrap();
+    // A binary just copied may still be open for writing in a child another test thread
+    // forked meanwhile (ETXTBSY): try again for a moment.
+    let out = (0..50)
+        .find_map(|_| {
+            match std::process::Command::new(&exe)
+                .args(["man", "--install"])
+                .env("HOME", &env.home)
+                .output()
+            {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    None
+                }
+                r => Some(r.unwrap()),
+            }
+        })
+        .expect("the copied binary stayed busy");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         format!(

@@ -671,7 +671,11 @@ fn secrets_are_found_in_every_place_the_walk_can_meet_them() {
     env.git(&repo, &["add", ".gitignore"]);
     env.git(&repo, &["commit", "-q", "-m", "ignore"]);
     let common = PathBuf::from(env.git(&repo, &["rev-parse", "--git-common-dir"]));
-    let common = if common.is_absolute() { common } else { repo.join(common) };
+    let common = if common.is_absolute() {
+        common
+    } else {
+        repo.join(common)
+    };
     std::fs::create_dir_all(common.join("info")).unwrap();
     std::fs::write(common.join("info/exclude"), "*.key\n").unwrap();
     let untracked_dir = add_worker(&env, &repo, 21, "issue-21");
@@ -718,7 +722,10 @@ fn secrets_are_found_in_every_place_the_walk_can_meet_them() {
     ] {
         assert_eq!(std::fs::read_to_string(wt.join(file)).unwrap(), text);
     }
-    assert!(!nothing.exists(), "the worktree with no ignored file is deleted");
+    assert!(
+        !nothing.exists(),
+        "the worktree with no ignored file is deleted"
+    );
 }
 
 #[test]

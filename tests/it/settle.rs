@@ -318,7 +318,7 @@ fn without_a_forge_a_head_is_pushed_once_then_the_worker_settles() {
             "publish".to_string(),
             "held".to_string(),
             format!(
-                "pushed {}; open the pull request by hand (no GH_TOKEN/GITHUB_TOKEN)",
+                "pushed {}; open the pull request by hand (the remote 'origin' is on no known forge and no GH_TOKEN/GITHUB_TOKEN, GITLAB_TOKEN or GITEA_TOKEN/FORGEJO_TOKEN is set (see recode.forge))",
                 &head[..12]
             )
         )
@@ -555,23 +555,18 @@ fn an_unreadable_worktree_on_three_runs_is_needs_human() {
     let wt = dead_worker(&env, &repo, "wt13", "issue-13");
     std::fs::write(wt.join("d.txt"), "dirt\n").unwrap();
     std::fs::write(git_path(&env, &wt, "index"), "junk\n").unwrap();
+    // Unreadable is never clean (SPEC 1.2 "Never lose work"): the worker needs a human
+    // from the first run (within the three runs of "The loop settles"), escalated once,
+    // and nothing in the worktree is touched.
     for run in 1..=3 {
         let (code, doc, _) = recover(&env, &repo, &["issue-13"]);
         assert_eq!(code, 0);
         let r = &results(&doc)[0];
-        assert_eq!(
-            (r.1.as_str(), r.2.as_str()),
-            ("none", "failed"),
-            "run {run}"
-        );
+        assert_eq!(r.1.as_str(), "escalate", "run {run}");
         assert!(
-            r.3.starts_with(&format!("cannot read the worktree {}: ", wt.display())),
+            r.3.contains(&format!("the worktree {} cannot be read", wt.display())),
             "{}",
             r.3
-        );
-        assert_eq!(
-            r.3.ends_with("(on 3 consecutive recover runs): escalated"),
-            run == 3
         );
     }
     let w = status_of(&env, &repo, "issue-13");

@@ -403,7 +403,7 @@ fn a_ledger_line_that_is_not_utf8_survives_a_sync_merge_both_ways() {
         ],
     );
     // b writes its own line for the task: the two notes diverge and sync merges them.
-    env.ok(&b, &["record", "unblock", "issue-9"]);
+    env.ok(&b, &["record", "spawn", "issue-9", "--cwd", "."]);
     env.ok(&a, &["sync"]);
     env.ok(&b, &["sync"]);
     env.ok(&b, &["record", "clear", "issue-9"]);

@@ -48,8 +48,17 @@ fn samples() -> Vec<String> {
         .filter_map(|l| l.split('\t').nth(5))
         .map(|m| m.replace("\\n", "\n"))
         .collect();
-    for e in std::fs::read_dir(data.join("agents")).unwrap() {
-        out.push(std::fs::read_to_string(e.unwrap().path()).unwrap());
+    // Each agent's samples, one directory per agent (any depth).
+    let mut dirs = vec![data.join("agents")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                out.push(String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned());
+            }
+        }
     }
     assert!(out.len() > 20, "the samples are missing");
     out
