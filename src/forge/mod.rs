@@ -248,7 +248,7 @@ pub fn etag_path(repo: &gix::Repository) -> std::path::PathBuf {
 }
 
 /// The forge of the repository's remote `cfg.remote` as `cfg.forge` says
-/// ([`select::target`]), with its ETags under the common git dir: `Ok(None)` when there
+/// (`select::client`), with its ETags under the common git dir: `Ok(None)` when there
 /// is no such remote, the forge is `none`, or its token is not set (unknown).
 ///
 /// Errors: [`ForgeError::NotOnForge`] when the remote URL names no repository there.

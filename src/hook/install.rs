@@ -1,5 +1,5 @@
 //! `hook install` and `hook uninstall` as a state machine over what the hooks directory
-//! holds ([`Installed`](super::Installed)): what to write, keep, restore or splice, and
+//! holds ([`super::Installed`]): what to write, keep, restore or splice, and
 //! when to refuse (SPEC `hook`: never a tracked file, never inside a working tree; a
 //! hook git-recode did not write is kept with `--chain`, else refused). Returns what was
 //! done as a value; the command line renders it.

@@ -35,7 +35,7 @@ impl From<LedgerError> for PickupError {
     }
 }
 
-/// Ledger the milestones not in the ledger yet: the journal's ([`fold`]), then those
+/// Ledger the milestones not in the ledger yet: the journal's (`fold`), then those
 /// `branches` carry in trailers that their ledgers lack (with `branches` empty, every
 /// worker branch). Returns how many were appended. Each task's milestones are one append,
 /// and whether each is still unledgered ([`ledger::milestone_ledgered`]) is decided again
@@ -43,7 +43,7 @@ impl From<LedgerError> for PickupError {
 /// When the fold fails, no trailer is ledgered (the journal's line, with its exact time
 /// and session id, is preferred at the next pickup).
 ///
-/// Errors: [`PickupError`] when the journal, the ledger or the branches cannot be read,
+/// Errors: `PickupError` when the journal, the ledger or the branches cannot be read,
 /// or an append fails.
 pub fn persist(
     repo: &gix::Repository,
