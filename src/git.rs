@@ -103,7 +103,16 @@ pub struct Git {
     args: Vec<OsString>,
     envs: Vec<(OsString, OsString)>,
     timeout: Option<Duration>,
+    /// The config key a timeout is named by in the error.
+    timeout_key: &'static str,
 }
+
+/// The longest a commit of an index already built may take, in seconds: writing the
+/// tree and the commit takes milliseconds, so past this it is waiting on its signer
+/// (`commit.gpgSign` with a key that wants a touch, a pinentry nobody sees). The WIP
+/// commit's deadline is the smaller of this and `recode.commandTimeout` (SPEC 1.2 "The
+/// loop settles": nothing hangs; the index is restored when it is killed).
+pub const COMMIT_DEADLINE_SECS: u64 = 20;
 
 impl Git {
     /// A run in `dir` (the worktree or git dir it acts on).
@@ -113,7 +122,17 @@ impl Git {
             args: Vec::new(),
             envs: Vec::new(),
             timeout: None,
+            timeout_key: "recode.commandTimeout",
         }
+    }
+
+    /// Mark this run as a commit of an index already built: killed after
+    /// [`COMMIT_DEADLINE_SECS`] or `recode.commandTimeout`, whichever is shorter.
+    pub fn commit_step(mut self) -> Git {
+        let limit = command_timeout().min(Duration::from_secs(COMMIT_DEADLINE_SECS));
+        self.timeout = Some(limit);
+        self.timeout_key = "recode.commandTimeout; a commit waiting on its signer";
+        self
     }
 
     /// A read-only run in `dir`: `--no-optional-locks`, so it never takes `index.lock`
@@ -150,6 +169,7 @@ impl Git {
     /// (`recode.networkTimeout`).
     pub fn network(mut self, timeout_secs: u64) -> Git {
         self.timeout = Some(Duration::from_secs(timeout_secs.max(1)));
+        self.timeout_key = "recode.networkTimeout";
         self
     }
 
@@ -201,7 +221,7 @@ impl Git {
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null());
         let (limit, key) = match self.timeout {
-            Some(t) => (t, "recode.networkTimeout"),
+            Some(t) => (t, self.timeout_key),
             None => (command_timeout(), "recode.commandTimeout"),
         };
         tracing::debug!(dir = %self.dir.display(), %args, "git");

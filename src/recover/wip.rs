@@ -208,7 +208,7 @@ fn add_and_commit(
 /// Commit the index as it is (hooks skipped; signed when the user signs, bounded by
 /// `recode.commandTimeout` like every git run; a fallback identity when none is set).
 fn commit(r: &Run, dir: &Path, message: &str) -> Result<(), GitError> {
-    let mut commit = git::Git::new(dir).args([
+    let mut commit = git::Git::new(dir).commit_step().args([
         "-c",
         "core.hooksPath=/dev/null",
         "commit",
