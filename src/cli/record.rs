@@ -232,22 +232,9 @@ fn read_result(ui: &Ui, path: &Path) -> Result<agent::AgentResult, Error> {
     Ok(r)
 }
 
-/// Whether `branch` exists somewhere (a worktree, a local or `recode.remote` branch) or
-/// has ledger events of its own (or branch-less ones of its task).
-///
-/// Errors: [`Error::UnknownBranch`] naming the closest worker branches.
+/// [`record::known`], or [`Error::UnknownBranch`] naming the closest worker branches.
 fn known(ctx: &Ctx, branch: &str) -> Result<(), Error> {
-    let (wt, head) = record::locate(&ctx.repo, branch)?;
-    let remote = format!("refs/remotes/{}/{branch}", ctx.cfg.remote);
-    if wt.is_some() || head.is_some() || crate::repo::tip(&ctx.repo, &remote).is_some() {
-        return Ok(());
-    }
-    let refs = crate::ledger::notes_refs(&ctx.repo, &ctx.cfg.notes_ref);
-    let (ledger, _) = crate::ledger::read_task(&ctx.repo, &refs, &ctx.cfg.key_of(branch))?;
-    if ledger
-        .events()
-        .any(|e| e.branch.as_deref().is_none_or(|b| b == branch))
-    {
+    if record::known(&ctx.repo, &ctx.cfg, branch)? {
         Ok(())
     } else {
         Err(ctx.unknown_branch(branch))

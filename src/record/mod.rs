@@ -254,3 +254,21 @@ pub fn exit(
     })?;
     Ok(outcome)
 }
+
+/// Whether `branch` exists somewhere (a worktree, a local or `recode.remote` branch) or
+/// has ledger events of its own (or branch-less ones of its task): every `record` but
+/// `spawn` needs one of them (SPEC 1.2 "Errors a newcomer meets").
+///
+/// Errors: [`RecordError`] when the worktrees or the ledger cannot be read.
+pub fn known(repo: &gix::Repository, cfg: &Config, branch: &str) -> Result<bool, RecordError> {
+    let (wt, head) = locate(repo, branch)?;
+    let remote = format!("refs/remotes/{}/{branch}", cfg.remote);
+    if wt.is_some() || head.is_some() || crate::repo::tip(repo, &remote).is_some() {
+        return Ok(true);
+    }
+    let refs = ledger::notes_refs(repo, &cfg.notes_ref);
+    let (known, _) = ledger::read_task(repo, &refs, &cfg.key_of(branch))?;
+    Ok(known
+        .events()
+        .any(|e| e.branch.as_deref().is_none_or(|b| b == branch)))
+}

@@ -83,11 +83,7 @@ fn installed_on_path_git_finds_the_subcommand() {
     let env = TestEnv::new();
     let prefix = env.root().join("prefix");
     std::fs::create_dir_all(prefix.join("bin")).unwrap();
-    std::fs::copy(
-        assert_cmd::cargo::cargo_bin("git-recode"),
-        prefix.join("bin/git-recode"),
-    )
-    .unwrap();
+    crate::common::install_binary(&prefix.join("bin/git-recode"));
     let path = format!(
         "{}:{}",
         prefix.join("bin").display(),
@@ -524,11 +520,7 @@ fn git_dash_c_reaches_the_subcommand() {
     let repo = env.demo();
     let prefix = env.root().join("bin");
     std::fs::create_dir_all(&prefix).unwrap();
-    std::fs::copy(
-        assert_cmd::cargo::cargo_bin("git-recode"),
-        prefix.join("git-recode"),
-    )
-    .unwrap();
+    crate::common::install_binary(&prefix.join("git-recode"));
     let path = format!("{}:{}", prefix.display(), std::env::var("PATH").unwrap());
     let git = |args: &[&str]| {
         let out = Command::new("git")

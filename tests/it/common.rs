@@ -255,3 +255,13 @@ impl TestEnv {
         }
     }
 }
+
+/// Put the `git-recode` binary at `dest` (a stand-in for `cargo install`): a hard link, so
+/// no file is ever open for writing while other test threads fork and exec (a copy can
+/// make the exec fail with ETXTBSY); a copy only across filesystems.
+pub fn install_binary(dest: &Path) {
+    let bin = assert_cmd::cargo::cargo_bin("git-recode");
+    if std::fs::hard_link(&bin, dest).is_err() {
+        std::fs::copy(&bin, dest).unwrap();
+    }
+}

@@ -414,7 +414,7 @@ fn the_man_page_is_complete_and_git_help_finds_it_after_install() {
     let prefix = env.root().join("prefix");
     std::fs::create_dir_all(prefix.join("bin")).unwrap();
     let exe = prefix.join("bin/git-recode");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("git-recode"), &exe).unwrap();
+    crate::common::install_binary(&exe);
     let path = std::env::join_paths(std::iter::once(prefix.join("bin")).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))
