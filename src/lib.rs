@@ -10,6 +10,7 @@
 //! - [`wire`]: the JSON wire format (the stable contract of `--json`).
 //! - [`cli`]: one file per command.
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod agent;
 pub mod classify;

@@ -96,7 +96,7 @@ fn cache_key(url: &str, query: &[(&str, &str)]) -> String {
 impl Client {
     /// A client for forge `name`'s `api`, sending `auth` (header name, value) and `extra`
     /// on every request, within `limits`.
-    pub fn new(
+    pub(super) fn new(
         name: &'static str,
         api: &str,
         auth: (&'static str, String),
@@ -121,12 +121,12 @@ impl Client {
     }
 
     /// Keep ETags and bodies in `path` between runs (read now, written by [`Client::save_cache`]).
-    pub fn set_cache(&mut self, path: std::path::PathBuf) {
+    pub(super) fn set_cache(&mut self, path: std::path::PathBuf) {
         self.cache = Mutex::new(Cache::at(path));
     }
 
     /// Write the ETag cache if it changed; a warning when it cannot be written.
-    pub fn save_cache(&self) -> Option<String> {
+    pub(super) fn save_cache(&self) -> Option<String> {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         cache.save(now_secs())
     }
@@ -146,7 +146,7 @@ impl Client {
     ///
     /// Errors: [`ForgeError::Transport`] when no answer came after the retries,
     /// [`ForgeError::Status`] for an answer of 300 or more (the body's message only).
-    pub fn call(
+    pub(super) fn call(
         &self,
         method: &str,
         url: &str,
@@ -258,7 +258,7 @@ impl Client {
     /// `text` parsed as `T`.
     ///
     /// Errors: [`ForgeError::Transport`] naming `what` when it does not parse.
-    pub fn parse<T: serde::de::DeserializeOwned>(
+    pub(super) fn parse<T: serde::de::DeserializeOwned>(
         &self,
         text: &str,
         what: &str,
@@ -273,7 +273,7 @@ impl Client {
     /// A GET parsed as `T`.
     ///
     /// Errors: as [`Client::call`] and [`Client::parse`].
-    pub fn get<T: serde::de::DeserializeOwned>(
+    pub(super) fn get<T: serde::de::DeserializeOwned>(
         &self,
         url: &str,
         query: &[(&str, &str)],
@@ -287,7 +287,7 @@ impl Client {
     /// `more(page)` says whether to go on after it.
     ///
     /// Errors: as [`Client::call`] and [`Client::parse`].
-    pub fn pages<T: serde::de::DeserializeOwned>(
+    pub(super) fn pages<T: serde::de::DeserializeOwned>(
         &self,
         url: &str,
         query: &[(&str, &str)],
@@ -311,7 +311,7 @@ impl Client {
     /// Every item of every page of a paginated GET answering a JSON array.
     ///
     /// Errors: as [`Client::pages`].
-    pub fn all<T: serde::de::DeserializeOwned>(
+    pub(super) fn all<T: serde::de::DeserializeOwned>(
         &self,
         url: &str,
         query: &[(&str, &str)],

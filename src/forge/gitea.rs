@@ -164,7 +164,7 @@ impl std::fmt::Debug for Gitea {
 }
 
 /// The API base URL of a Gitea/Forgejo host: `https://HOST/api/v1`.
-pub fn api_base(host: &str) -> String {
+pub(super) fn api_base(host: &str) -> String {
     format!("https://{host}/api/v1")
 }
 

@@ -52,7 +52,7 @@ impl std::fmt::Debug for GitHub {
 
 /// The API base URL for `host`: `https://api.github.com` for github.com, else
 /// `https://HOST/api/v3` (Enterprise); no trailing slash.
-pub fn api_base(host: &str) -> String {
+pub(super) fn api_base(host: &str) -> String {
     if host == "github.com" {
         "https://api.github.com".into()
     } else {

@@ -193,7 +193,7 @@ impl std::fmt::Debug for GitLab {
 }
 
 /// The API base URL of a GitLab host: `https://HOST/api/v4`.
-pub fn api_base(host: &str) -> String {
+pub(super) fn api_base(host: &str) -> String {
     format!("https://{host}/api/v4")
 }
 

@@ -34,7 +34,7 @@ pub(super) struct Heads {
 
 impl Heads {
     /// Read them from `headers` (absent or not text: `None`).
-    pub fn of(headers: &ureq::http::HeaderMap) -> Heads {
+    pub(super) fn of(headers: &ureq::http::HeaderMap) -> Heads {
         let header = |k: &str| {
             headers
                 .get(k)

@@ -211,7 +211,7 @@ fn previous_attempt(p: &mut String, f: &Facts) {
 
 /// The one-shot contract every resume prompt keeps (SPEC 1.2 "Outcomes": foreground
 /// only, commit at each milestone, do not end before the work is committed and pushed).
-pub const CONTRACT: &str = "This run is one shot, in the foreground: work in the foreground and never leave \
+pub(super) const CONTRACT: &str = "This run is one shot, in the foreground: work in the foreground and never leave \
 background work (servers, watchers, background shells or tasks) running when you exit; commit at each \
 milestone; do not end before the work is committed and pushed (`git push`).";
 

@@ -92,7 +92,7 @@ pub fn persist(
 ///
 /// Errors: [`PickupError::Journal`] when a file cannot be renamed, read or deleted;
 /// [`PickupError::Gather`] when an append fails (the files are then kept).
-pub fn fold(repo: &gix::Repository, cfg: &Config) -> Result<usize, PickupError> {
+pub(super) fn fold(repo: &gix::Repository, cfg: &Config) -> Result<usize, PickupError> {
     let dir = journal::dir(repo);
     let io = |what, path: &std::path::Path| {
         let path = path.to_path_buf();
