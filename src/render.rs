@@ -6,7 +6,8 @@ use crate::clock;
 use crate::model::{Action, State, Worker};
 
 /// How human output looks: colour on or off. Decided once per run by the command layer
-/// (`cli::Ui`) and passed to each renderer; machine output never has any.
+/// (`cli::Ui`, through [`decide_color`]) and passed to each renderer; machine output never
+/// has any.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Style {
     /// Wrap cells in ANSI SGR codes.
@@ -14,50 +15,78 @@ pub struct Style {
 }
 
 impl Style {
-    /// Wrap `text` in the ANSI SGR `code` when colour is on.
-    pub fn paint(&self, text: &str, code: &str) -> String {
+    /// `text` between `look`'s ANSI SGR codes and their reset when colour is on; `text`
+    /// as it is otherwise.
+    pub fn paint(&self, text: &str, look: Look) -> String {
         if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
+            format!("{}{text}{}", look.render(), look.render_reset())
         } else {
             text.to_string()
         }
     }
 }
 
-fn state_code(s: State) -> &'static str {
+/// One look of a painted cell ([`anstyle::Style`]): the palette below.
+pub type Look = anstyle::Style;
+
+const fn fg(c: anstyle::AnsiColor) -> Look {
+    anstyle::Style::new().fg_color(Some(anstyle::Color::Ansi(c)))
+}
+
+/// Headers and names: bold.
+pub const BOLD: Look = anstyle::Style::new().bold();
+/// Needs a human, failed: bold red.
+pub const ALARM: Look = fg(anstyle::AnsiColor::Red).bold();
+/// Published, succeeded: green.
+pub const GOOD: Look = fg(anstyle::AnsiColor::Green);
+/// Half done, transient, blocked: yellow.
+pub const PENDING: Look = fg(anstyle::AnsiColor::Yellow);
+/// Empty: cyan.
+pub const QUIET: Look = fg(anstyle::AnsiColor::Cyan);
+/// Orphaned, WIP and milestone marks: magenta.
+pub const STRAY: Look = fg(anstyle::AnsiColor::Magenta);
+/// Reasons, waiting: dim.
+pub const DIM: Look = anstyle::Style::new().dimmed();
+
+fn state_look(s: State) -> Look {
     match s {
-        State::NeedsHuman => "1;31",
-        State::Published | State::Publishable => "32",
-        State::HalfDone => "33",
-        State::Empty => "36",
-        State::Orphaned => "35",
+        State::NeedsHuman => ALARM,
+        State::Published | State::Publishable => GOOD,
+        State::HalfDone => PENDING,
+        State::Empty => QUIET,
+        State::Orphaned => STRAY,
     }
 }
 
-fn action_code(a: Action) -> &'static str {
+fn action_look(a: Action) -> Look {
     match a {
-        Action::Escalate => "1;31",
-        Action::Wait | Action::None => "2",
-        _ => "1",
+        Action::Escalate => ALARM,
+        Action::Wait | Action::None => DIM,
+        _ => BOLD,
     }
 }
 
-/// Decide colour as git does: `--color`, then `NO_COLOR`, then git's `color.ui`, then
-/// whether stdout is a terminal.
-pub fn decide_color(choice: &str, color_ui: Option<&str>) -> bool {
-    use std::io::IsTerminal;
+/// Decide colour for stdout, as git does with the environment's conventions first:
+/// `--color always|never`; then `NO_COLOR` (no colour) and `CLICOLOR_FORCE` (colour), read
+/// by `anstyle-query`; then git's `color.ui` (`false`/`never`/`no`/`off`/`0`: none,
+/// `always`: colour); then [`anstream`]'s terminal rule (a terminal, `CLICOLOR` not `0`,
+/// `TERM` not `dumb`).
+pub fn decide_color(choice: clap::ColorChoice, color_ui: Option<&str>) -> bool {
     match choice {
-        "always" => return true,
-        "never" => return false,
-        _ => {}
+        clap::ColorChoice::Always => return true,
+        clap::ColorChoice::Never => return false,
+        clap::ColorChoice::Auto => {}
     }
-    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+    if anstyle_query::no_color() {
         return false;
+    }
+    if anstyle_query::clicolor_force() {
+        return true;
     }
     match color_ui.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
         Some("false" | "never" | "no" | "off" | "0") => false,
         Some("always") => true,
-        _ => std::io::stdout().is_terminal(),
+        _ => anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never,
     }
 }
 
@@ -143,7 +172,7 @@ pub fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Resu
         }
         s.trim_end().to_string()
     };
-    writeln!(out, "{}", style.paint(&line(&header), "1"))?;
+    writeln!(out, "{}", style.paint(&line(&header), BOLD))?;
     for (r, w) in rows.iter().zip(workers) {
         // Pad first, then paint, so escape codes never skew the columns.
         let mut cells: Vec<String> = r
@@ -157,8 +186,8 @@ pub fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Resu
                 }
             })
             .collect();
-        cells[3] = style.paint(&cells[3], state_code(w.state));
-        cells[4] = style.paint(&cells[4], action_code(w.action));
+        cells[3] = style.paint(&cells[3], state_look(w.state));
+        cells[4] = style.paint(&cells[4], action_look(w.action));
         writeln!(out, "{}", cells.join("  ").trim_end())?;
         let idle = w
             .idle_seconds
@@ -167,7 +196,7 @@ pub fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Resu
         writeln!(
             out,
             "    {}",
-            style.paint(&format!("{}{idle}", w.reason), "2")
+            style.paint(&format!("{}{idle}", w.reason), DIM)
         )?;
     }
     Ok(())
@@ -183,12 +212,12 @@ pub fn classify_text(out: &mut impl Write, w: &Worker, style: Style) -> io::Resu
     writeln!(
         out,
         "state     {}",
-        style.paint(w.state.as_str(), state_code(w.state))
+        style.paint(w.state.as_str(), state_look(w.state))
     )?;
     writeln!(
         out,
         "action    {}",
-        style.paint(w.action.as_str(), action_code(w.action))
+        style.paint(w.action.as_str(), action_look(w.action))
     )?;
     writeln!(out, "reason    {}", w.reason)?;
     writeln!(out, "attempts  {}/{}", w.attempts, w.max_attempts)?;

@@ -58,9 +58,9 @@ pub struct Cli {
     /// Run as if started in <path> (like git's -C; may be repeated)
     #[arg(short = 'C', global = true, value_name = "path")]
     pub dirs: Vec<PathBuf>,
-    /// When to colour human output: auto (a terminal, unless NO_COLOR or color.ui=false), always, never
-    #[arg(long, global = true, value_name = "when", default_value = "auto", value_parser = ["auto", "always", "never"])]
-    pub color: String,
+    /// When to colour human output: auto (a terminal, unless NO_COLOR or color.ui=false; CLICOLOR_FORCE forces it), always, never
+    #[arg(long, global = true, value_name = "when", value_enum, default_value_t = clap::ColorChoice::Auto)]
+    pub color: clap::ColorChoice,
     /// Log more to stderr (-v debug, -vv trace; RUST_LOG also works)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -180,7 +180,7 @@ pub fn main() -> i32 {
         }
     }
     // The terminal: colour from --color now, refined by git's color.ui in `Ctx::open`.
-    let ui = Ui::new(&cli.color);
+    let ui = Ui::new(cli.color);
     let span = tracing::info_span!("command", name = cli.command.name());
     let _entered = span.enter();
     let result = match cli.command {

@@ -10,18 +10,18 @@ use crate::render::Style;
 /// The terminal of one run.
 #[derive(Clone, Debug)]
 pub struct Ui {
-    /// `--color` as given: `auto`, `always` or `never`.
-    choice: String,
+    /// `--color` as given (`auto` when not given).
+    choice: clap::ColorChoice,
     /// What human renderings look like.
     style: Style,
 }
 
 impl Ui {
-    /// From `--color` alone (no repository yet): `always`/`never`, else `NO_COLOR`, else
-    /// whether stdout is a terminal.
-    pub fn new(choice: &str) -> Ui {
+    /// From `--color` alone (no repository yet): `always`/`never`, else `NO_COLOR`,
+    /// `CLICOLOR_FORCE`, else whether stdout is a terminal ([`crate::render::decide_color`]).
+    pub fn new(choice: clap::ColorChoice) -> Ui {
         Ui {
-            choice: choice.to_string(),
+            choice,
             style: Style {
                 color: crate::render::decide_color(choice, None),
             },
@@ -29,13 +29,13 @@ impl Ui {
     }
 
     /// The same choice, with git's `color.ui` of `repo` taken into account (as git does:
-    /// `--color`, then `NO_COLOR`, then `color.ui`, then the terminal).
+    /// `--color`, then `NO_COLOR`/`CLICOLOR_FORCE`, then `color.ui`, then the terminal).
     pub fn for_repo(&self, repo: &gix::Repository) -> Ui {
         let color_ui = crate::config::string(repo, "color.ui");
         Ui {
-            choice: self.choice.clone(),
+            choice: self.choice,
             style: Style {
-                color: crate::render::decide_color(&self.choice, color_ui.as_deref()),
+                color: crate::render::decide_color(self.choice, color_ui.as_deref()),
             },
         }
     }
@@ -63,6 +63,6 @@ impl Ui {
 impl Default for Ui {
     /// `auto` (as when `--color` is not given).
     fn default() -> Ui {
-        Ui::new("auto")
+        Ui::new(clap::ColorChoice::Auto)
     }
 }

@@ -5,7 +5,7 @@ use jiff::Timestamp;
 
 use super::secs;
 use crate::clock;
-use crate::render::Style;
+use crate::render::{ALARM, BOLD, DIM, GOOD, Look, PENDING, QUIET, STRAY, Style};
 use crate::wire::{AttemptJson, ReportDoc, TaskHistoryJson};
 
 /// The width every line fits in.
@@ -96,14 +96,14 @@ pub fn outcome_letter(outcome: Option<&str>) -> char {
     }
 }
 
-fn letter_code(c: char) -> &'static str {
+fn letter_look(c: char) -> Look {
     match c {
-        'S' | 'P' => "32",
-        'F' | 'H' | 'E' => "1;31",
-        'T' | 'B' => "33",
-        'D' => "36",
-        'w' | 'm' => "35",
-        _ => "2",
+        'S' | 'P' => GOOD,
+        'F' | 'H' | 'E' => ALARM,
+        'T' | 'B' => PENDING,
+        'D' => QUIET,
+        'w' | 'm' => STRAY,
+        _ => DIM,
     }
 }
 
@@ -197,7 +197,7 @@ pub fn summary(doc: &ReportDoc) -> String {
 
 /// Render the whole report.
 pub fn render(doc: &ReportDoc, style: Style) -> String {
-    let head = |s: &str| style.paint(s, "1");
+    let head = |s: &str| style.paint(s, BOLD);
     let mut o = String::new();
     let window = match &doc.since {
         Some(s) => format!("since {}", when(s)),
@@ -213,7 +213,7 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
     o.push('\n');
     o.push_str(&format!(
         "{}\n",
-        style.paint(&format!("NEEDS A HUMAN ({})", doc.queue.len()), "1;31")
+        style.paint(&format!("NEEDS A HUMAN ({})", doc.queue.len()), ALARM)
     ));
     if doc.queue.is_empty() {
         o.push_str("  none\n");
@@ -226,7 +226,7 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
             .unwrap_or_default();
         wrap(
             &mut o,
-            &format!("  {} {}", style.paint(&q.branch, "1"), q.cause),
+            &format!("  {} {}", style.paint(&q.branch, BOLD), q.cause),
             4,
             &format!("{}{on}", ago(&q.since, &doc.now)),
         );
@@ -282,7 +282,7 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
                 if c == ' ' || c == '=' {
                     c.to_string()
                 } else {
-                    style.paint(&c.to_string(), letter_code(c))
+                    style.paint(&c.to_string(), letter_look(c))
                 }
             })
             .collect();
@@ -334,7 +334,7 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
                 clock::human_secs(g.seconds)
             ),
         };
-        o.push_str(&format!("{}\n", style.paint(&line, "33")));
+        o.push_str(&format!("{}\n", style.paint(&line, PENDING)));
     }
 
     o.push('\n');

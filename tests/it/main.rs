@@ -17,6 +17,7 @@ mod hookenv;
 
 mod agents;
 mod arch;
+mod arch_color;
 mod cli;
 mod doctor;
 mod errors;

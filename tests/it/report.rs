@@ -191,7 +191,10 @@ fn a_clone_with_only_the_synced_ledger_shows_both_hosts_the_queue_first_and_the_
     );
     let out = env.run(&c, &["report", "--color", "always"]);
     // --color always on a pipe: colour is on; the plain text below is the same without it.
-    assert!(out.contains("\x1b[1;31mNEEDS A HUMAN (1)\x1b[0m"), "{out}");
+    assert!(
+        out.contains("\x1b[1m\x1b[31mNEEDS A HUMAN (1)\x1b[0m"),
+        "{out}"
+    );
     let out = env.run(&c, &["report"]);
     assert_eq!(
         out,
