@@ -677,6 +677,22 @@ pub fn command_line_settings() -> Vec<(String, String)> {
     out
 }
 
+/// A path-valued setting as git interpolates it (gix's `config::Path::interpolate`): a
+/// leading `~/` is `$HOME`, `~user/` that user's home; a value that cannot be
+/// interpolated (no `HOME`, an unknown user) is taken as it is. Relative values stay
+/// relative: the caller knows what they are relative to.
+pub fn interpolate_path(value: &str) -> std::path::PathBuf {
+    let home = gix::path::env::home_dir();
+    let raw = gix::config::Path::from(std::borrow::Cow::Owned(gix::bstr::BString::from(value)));
+    let ctx = gix::config::path::interpolate::Context {
+        home_dir: home.as_deref(),
+        home_for_user: Some(gix::config::path::interpolate::home_for_user),
+        ..Default::default()
+    };
+    raw.interpolate(ctx)
+        .unwrap_or_else(|_| std::path::PathBuf::from(value))
+}
+
 /// The value of `key` (like `recode.base`), `git -c` first, then git's config files.
 pub fn string(repo: &gix::Repository, key: &str) -> Option<String> {
     let lower = key.to_ascii_lowercase();

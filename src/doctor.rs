@@ -346,14 +346,6 @@ fn values(repo: &gix::Repository, key: &str) -> Vec<String> {
     out
 }
 
-/// `~/x` with `HOME`.
-fn expand_home(v: &str) -> PathBuf {
-    match (v.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => PathBuf::from(v),
-    }
-}
-
 /// The directories of `recode.agentConfigDirs` are distinct accounts: two directories
 /// logged into one account share one quota (SPEC 1.2 `doctor`).
 fn accounts(repo: &gix::Repository) -> Vec<Check> {
@@ -367,7 +359,7 @@ fn accounts(repo: &gix::Repository) -> Vec<Check> {
     let mut out = Vec::new();
     let mut seen: Vec<(String, String)> = Vec::new(); // (account, directory)
     for d in &dirs {
-        let path = expand_home(d);
+        let path = config::interpolate_path(d);
         match claude_account(&path) {
             Ok(account) => {
                 if let Some((_, first)) = seen.iter().find(|(a, _)| *a == account) {

@@ -106,20 +106,23 @@ fn find_reftable(start: &Path) -> Option<RepoError> {
                     format: "reftable".into(),
                 });
             }
-            let config = std::fs::read_to_string(git_dir.join("config")).unwrap_or_default();
-            for line in config.lines() {
-                let line = line.trim().to_ascii_lowercase();
-                if let Some(v) = line
-                    .strip_prefix("objectformat")
-                    .map(|v| v.trim_start_matches([' ', '=']).trim())
-                    && !v.is_empty()
-                    && v != "sha1"
-                {
-                    return Some(RepoError::ObjectFormat {
-                        path: git_dir,
-                        format: v.to_string(),
-                    });
-                }
+            // `extensions.objectFormat`, read by gix's config parser (no includes: only
+            // the repository's own file says what format it has).
+            let format = gix::config::File::from_path_no_includes(
+                git_dir.join("config"),
+                gix::config::Source::Local,
+            )
+            .ok()
+            .and_then(|f| f.string("extensions.objectFormat").map(|v| v.to_string()))
+            .map(|v| v.trim().to_ascii_lowercase());
+            if let Some(v) = format
+                && !v.is_empty()
+                && v != "sha1"
+            {
+                return Some(RepoError::ObjectFormat {
+                    path: git_dir,
+                    format: v,
+                });
             }
         }
     }

@@ -63,7 +63,8 @@ pub fn list(repo: &gix::Repository) -> Result<Vec<Worktree>, RepoError> {
     // The main worktree: the common dir's parent, unless the repository is bare.
     let main = repo.main_repo().map_err(git)?;
     if let Some(wt) = main.workdir() {
-        out.push(read_one(repo, absolute(wt), main_git_dir, true, None));
+        let path = absolute(wt);
+        out.push(read_one(repo, Some(&main), path, main_git_dir, true, None));
     }
     for proxy in repo.worktrees().map_err(git)? {
         let git_dir = proxy.git_dir().to_path_buf();
@@ -75,59 +76,66 @@ pub fn list(repo: &gix::Repository) -> Result<Vec<Worktree>, RepoError> {
             .base()
             .map(|p| absolute(&p))
             .unwrap_or_else(|_| git_dir.clone());
-        out.push(read_one(repo, path, git_dir, false, locked));
+        // Its own repository (HEAD, state, reflog are per worktree); one that cannot be
+        // opened (HEAD unreadable) reads as no HEAD and no operation.
+        let own = proxy.into_repo_with_possibly_inaccessible_worktree().ok();
+        out.push(read_one(repo, own.as_ref(), path, git_dir, false, locked));
     }
     Ok(out)
 }
 
-/// `p` made absolute (against the current directory) and canonicalized when it exists.
+/// `p` made absolute (against the current directory, [`std::path::absolute`]) and
+/// canonicalized when it exists.
 pub fn absolute(p: &Path) -> PathBuf {
-    let p = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|c| c.join(p))
-            .unwrap_or_else(|_| p.to_path_buf())
-    };
+    let p = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     p.canonicalize().unwrap_or(p)
 }
 
+/// One worktree's facts, read through its own repository `own` (gix: `head()`, `state()`,
+/// the HEAD reflog); refs are resolved in `repo`.
 fn read_one(
     repo: &gix::Repository,
+    own: Option<&gix::Repository>,
     path: PathBuf,
     git_dir: PathBuf,
     is_main: bool,
     locked: Option<String>,
 ) -> Worktree {
     let missing = !path.is_dir();
-    let head_text = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
-    let head_text = head_text.trim();
-    let operation = operation(&git_dir);
+    let operation = own.and_then(operation);
     let (mut branch, mut head, mut detached, mut unborn) = (None, None, false, false);
-    if let Some(target) = head_text.strip_prefix("ref:") {
-        let target = target.trim();
-        branch = target.strip_prefix("refs/heads/").map(str::to_string);
-        head = crate::repo::tip(repo, target);
-        if head.is_none() && branch.is_some() && !missing {
-            unborn = true;
-            head = reflog_head(repo, &git_dir);
+    match own.and_then(|r| r.head().ok()).map(|h| h.kind) {
+        Some(gix::head::Kind::Symbolic(r)) => {
+            let target = r.name.as_bstr().to_string();
+            branch = target.strip_prefix("refs/heads/").map(str::to_string);
+            head = crate::repo::tip(repo, &target);
         }
-    } else if let Ok(id) = ObjectId::from_hex(head_text.as_bytes()) {
-        head = Some(id);
-        detached = true;
-    }
-    if detached && operation == Some(Operation::Rebase) {
-        // During a rebase HEAD is detached: the branch is the one the rebase started from.
-        for d in ["rebase-merge", "rebase-apply"] {
-            if let Ok(name) = std::fs::read_to_string(git_dir.join(d).join("head-name"))
-                && let Some(b) = name.trim().strip_prefix("refs/heads/")
-            {
-                branch = Some(b.to_string());
-                detached = false;
-                // The work is the branch as the rebase found it; HEAD is a scratch state.
-                head = crate::repo::tip(repo, name.trim()).or(head);
+        Some(gix::head::Kind::Unborn(name)) => {
+            branch = name
+                .as_bstr()
+                .to_string()
+                .strip_prefix("refs/heads/")
+                .map(str::to_string);
+            if branch.is_some() && !missing {
+                unborn = true;
+                head = reflog_head(repo, &git_dir);
             }
         }
+        Some(gix::head::Kind::Detached { target, .. }) => {
+            head = Some(target);
+            detached = true;
+        }
+        None => {}
+    }
+    if detached
+        && operation == Some(Operation::Rebase)
+        && let Some(name) = rebase_head_name(&git_dir)
+    {
+        // During a rebase HEAD is detached: the branch is the one the rebase started from.
+        branch = name.strip_prefix("refs/heads/").map(str::to_string);
+        detached = false;
+        // The work is the branch as the rebase found it; HEAD is a scratch state.
+        head = crate::repo::tip(repo, &name).or(head);
     }
     Worktree {
         path,
@@ -143,37 +151,53 @@ fn read_one(
     }
 }
 
+/// The branch a rebase in the worktree whose own git dir is `git_dir` started from: the
+/// `head-name` git keeps in `rebase-merge/` or `rebase-apply/`, when it names a branch
+/// (`refs/heads/…`; a rebase of a detached HEAD has none). gix reads this file only
+/// privately, hence by hand here.
+pub fn rebase_head_name(git_dir: &Path) -> Option<String> {
+    ["rebase-merge", "rebase-apply"].iter().find_map(|d| {
+        let name = std::fs::read_to_string(git_dir.join(d).join("head-name")).ok()?;
+        let name = name.trim();
+        name.starts_with("refs/heads/").then(|| name.to_string())
+    })
+}
+
+/// The HEAD reflog of the worktree whose own git dir is `git_dir`, newest first, parsed by
+/// gix (`logs/HEAD`); lines gix cannot parse are skipped. Empty without a reflog.
+fn head_reflog(git_dir: &Path) -> Vec<gix::refs::log::Line> {
+    let Ok(file) = std::fs::File::open(git_dir.join("logs").join("HEAD")) else {
+        return Vec::new();
+    };
+    let mut buf = [0u8; 4096];
+    match gix::refs::file::log::iter::reverse(file, &mut buf) {
+        Ok(lines) => lines.filter_map(Result::ok).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// The newest commit of the HEAD reflog in `git_dir` (a worktree's own git dir) that is
 /// still in the object store; `None` without a reflog or with no such commit.
 pub fn reflog_head(repo: &gix::Repository, git_dir: &Path) -> Option<ObjectId> {
-    let text = std::fs::read(git_dir.join("logs").join("HEAD")).ok()?;
-    let text = String::from_utf8_lossy(&text);
-    text.lines().rev().find_map(|line| {
-        let new = line.split(' ').nth(1)?;
-        let id = ObjectId::from_hex(new.as_bytes()).ok()?;
+    head_reflog(git_dir).into_iter().find_map(|line| {
+        let id = line.new_oid;
         (!id.is_null() && repo.find_commit(id).is_ok()).then_some(id)
     })
 }
 
-/// The operation in progress in a worktree's own git dir, as git's `wt_status_get_state`.
-pub fn operation(git_dir: &Path) -> Option<Operation> {
-    let has = |p: &str| git_dir.join(p).exists();
-    if has("rebase-apply/applying") {
-        // `git am` uses rebase-apply and marks it with `applying` (git's wt-status.c).
-        Some(Operation::Am)
-    } else if has("rebase-merge") || has("rebase-apply") {
-        Some(Operation::Rebase)
-    } else if has("MERGE_HEAD") {
-        Some(Operation::Merge)
-    } else if has("CHERRY_PICK_HEAD") {
-        Some(Operation::CherryPick)
-    } else if has("REVERT_HEAD") {
-        Some(Operation::Revert)
-    } else if has("BISECT_LOG") {
-        Some(Operation::Bisect)
-    } else {
-        None
-    }
+/// The operation in progress in a worktree (its own repository `own`), from gix's
+/// `Repository::state()` (modelled on git's `wt_status_get_state`).
+pub fn operation(own: &gix::Repository) -> Option<Operation> {
+    use gix::state::InProgress as P;
+    Some(match own.state()? {
+        // `git am` uses rebase-apply and marks it with `applying`.
+        P::ApplyMailbox => Operation::Am,
+        P::ApplyMailboxRebase | P::Rebase | P::RebaseInteractive => Operation::Rebase,
+        P::Merge => Operation::Merge,
+        P::CherryPick | P::CherryPickSequence => Operation::CherryPick,
+        P::Revert | P::RevertSequence => Operation::Revert,
+        P::Bisect => Operation::Bisect,
+    })
 }
 
 /// Dirty counts of the worktree at `path` (staged, unstaged, untracked, conflicted files),
@@ -320,12 +344,8 @@ pub fn left_branch(
     git_dir: &Path,
     tips: &std::collections::BTreeMap<String, ObjectId>,
 ) -> Option<String> {
-    let text = std::fs::read(git_dir.join("logs").join("HEAD")).ok()?;
-    let text = String::from_utf8_lossy(&text);
-    for line in text.lines().rev() {
-        let Some((ids, message)) = line.split_once('\t') else {
-            continue;
-        };
+    for line in head_reflog(git_dir) {
+        let message = line.message.to_str_lossy();
         if let Some(rest) = message.strip_prefix("checkout: moving from ") {
             if let Some((from, _)) = rest.split_once(" to ")
                 && tips.contains_key(from)
@@ -333,10 +353,7 @@ pub fn left_branch(
                 return Some(from.to_string());
             }
         } else if message.starts_with("rebase") && message.contains("(start)") {
-            let old = ids
-                .split(' ')
-                .next()
-                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())?;
+            let old = line.previous_oid;
             if let Some((b, _)) = tips.iter().find(|(_, t)| **t == old) {
                 return Some(b.clone());
             }

@@ -48,12 +48,8 @@ fn branch_of(repo: &gix::Repository) -> Option<String> {
     if let Ok(Some(name)) = repo.head_name() {
         return Some(name.shorten().to_string());
     }
-    let git_dir = repo.git_dir();
-    ["rebase-merge", "rebase-apply"].iter().find_map(|d| {
-        std::fs::read_to_string(git_dir.join(d).join("head-name"))
-            .ok()
-            .and_then(|n| n.trim().strip_prefix("refs/heads/").map(str::to_string))
-    })
+    crate::worktree::rebase_head_name(repo.git_dir())
+        .and_then(|n| n.strip_prefix("refs/heads/").map(str::to_string))
 }
 
 /// Journal HEAD's milestone, stamped `now` (milliseconds), with the session id from

@@ -44,13 +44,7 @@ pub struct WorktreeReach {
 
 /// `p` made absolute and free of `.`/`..`, symlinks resolved as far as the path exists.
 pub fn normalize(p: &Path) -> PathBuf {
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|c| c.join(p))
-            .unwrap_or_else(|_| p.to_path_buf())
-    };
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let mut existing = abs.as_path();
     let mut rest = Vec::new();
     loop {
@@ -106,15 +100,7 @@ pub fn hooks_dir(repo: &gix::Repository, wt: &Path, wt_git_dir: &Path) -> HooksD
     let configured = configured_hooks_path(repo, wt_git_dir).filter(|v| !v.is_empty());
     let path = match &configured {
         None => normalize(&repo.common_dir().join("hooks")),
-        Some(v) => {
-            let expanded = match v.strip_prefix("~/") {
-                Some(rest) => std::env::var_os("HOME")
-                    .map(|h| PathBuf::from(h).join(rest))
-                    .unwrap_or_else(|| PathBuf::from(v)),
-                None => PathBuf::from(v),
-            };
-            normalize(&wt.join(expanded))
-        }
+        Some(v) => normalize(&wt.join(crate::config::interpolate_path(v))),
     };
     HooksDir { path, configured }
 }
