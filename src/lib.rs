@@ -37,6 +37,7 @@ pub mod render;
 pub mod repo;
 pub mod report;
 pub mod resume;
+pub mod retry;
 pub mod snapshot;
 pub mod sync;
 pub mod tail;

@@ -16,19 +16,14 @@ use crate::git;
 /// Lost races retried before giving up.
 const TRIES: u32 = 20;
 
-/// Sleep before retry `attempt`: growing, capped, and jittered by pid and clock so that
-/// racing syncs fall out of step.
-fn backoff(attempt: u32) {
-    let jitter = (u64::from(std::process::id()) * 31
-        + u64::from(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_micros()),
-        ))
-        % 50;
-    let ms = (20 * u64::from(attempt)).min(200) + jitter;
-    std::thread::sleep(std::time::Duration::from_millis(ms));
-}
+/// The pause before a retry: 20 ms more each time, at most 200 ms, plus up to 49 ms of
+/// jitter so that racing syncs fall out of step.
+const PAUSE: crate::retry::Pause = crate::retry::Pause {
+    first: std::time::Duration::from_millis(20),
+    growth: crate::retry::Growth::Linear,
+    cap: std::time::Duration::from_millis(200),
+    jitter: std::time::Duration::from_millis(50),
+};
 
 /// Where a remote's notes are fetched to: `refs/recode/remotes/<remote>/notes`.
 pub fn tracking_notes(remote: &str) -> String {
@@ -436,25 +431,43 @@ pub fn sync(
         (cfg.notes_ref.clone(), tracking_notes(remote), true),
         (ANCHORS_REF.to_string(), tracking_anchors(remote), false),
     ];
-    for attempt in 1..=TRIES {
-        let names: Vec<&str> = pairs.iter().map(|(l, _, _)| l.as_str()).collect();
-        let remote_values = ls_remote(&dir, remote, &names, cfg.network_timeout_secs)?;
-        if !fetch_tracking(&dir, cfg, remote, &pairs, &remote_values, attempt)? {
-            backoff(attempt);
-            continue;
-        }
-        let Some(Merged { lines, pushes }) = merge_all(repo, &pairs, &remote_values, now)? else {
-            continue; // a local writer won: start over
-        };
-        if pushes.is_empty() || push(repo, &dir, cfg, remote, &pushes, attempt)? {
-            return Ok(Report { lines });
-        }
-        tracing::debug!(attempt, "sync push lost a race; retrying");
-        backoff(attempt);
-    }
-    Err(SyncError::LostRaces {
+    use crate::retry::{Limit, Policy, Try};
+    let lost = || SyncError::LostRaces {
         tries: TRIES,
         remote: remote.to_string(),
+    };
+    let policy = Policy {
+        pause: PAUSE,
+        limit: Limit::Tries(TRIES),
+    };
+    crate::retry::retry(policy, |attempt| {
+        let names: Vec<&str> = pairs.iter().map(|(l, _, _)| l.as_str()).collect();
+        let remote_values = match ls_remote(&dir, remote, &names, cfg.network_timeout_secs) {
+            Ok(v) => v,
+            Err(e) => return Try::Fail(e),
+        };
+        match fetch_tracking(&dir, cfg, remote, &pairs, &remote_values, attempt) {
+            Ok(true) => {}
+            Ok(false) => return Try::Lost(lost()),
+            Err(e) => return Try::Fail(e),
+        }
+        let Merged { lines, pushes } = match merge_all(repo, &pairs, &remote_values, now) {
+            Ok(Some(m)) => m,
+            // A local writer won: start over at once.
+            Ok(None) => return Try::LostWait(std::time::Duration::ZERO, lost()),
+            Err(e) => return Try::Fail(e),
+        };
+        if pushes.is_empty() {
+            return Try::Done(Report { lines });
+        }
+        match push(repo, &dir, cfg, remote, &pushes, attempt) {
+            Ok(true) => Try::Done(Report { lines }),
+            Ok(false) => {
+                tracing::debug!(attempt, "sync push lost a race; retrying");
+                Try::Lost(lost())
+            }
+            Err(e) => Try::Fail(e),
+        }
     })
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::ForgeError;
 use super::etag::{Cache, Entry};
-use super::http::{self, Heads, RETRIES, backoff};
+use super::http::{self, Heads, RETRIES};
 
 /// Most pages followed in one paginated read (a guard against a looping `link`).
 const MAX_PAGES: usize = 1000;
@@ -156,18 +156,17 @@ impl Client {
     ) -> Result<Answer, ForgeError> {
         let key = cache_key(url, query);
         let kept = (method == "GET").then(|| self.cached(&key)).flatten();
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
+        let policy = crate::retry::Policy {
+            pause: http::TRANSPORT_PAUSE,
+            limit: crate::retry::Limit::Tries(RETRIES + 1),
+        };
+        crate::retry::retry(policy, |attempt| {
+            use crate::retry::Try;
             tracing::debug!(method, url, attempt, "forge request");
             let mut res = match self.send(method, url, query, body, kept.as_ref()) {
                 Ok(r) => r,
                 Err(e) => {
-                    if attempt <= RETRIES {
-                        std::thread::sleep(backoff(attempt));
-                        continue;
-                    }
-                    return Err(ForgeError::Transport {
+                    return Try::Lost(ForgeError::Transport {
                         forge: self.name,
                         api: self.api.clone(),
                         why: e.to_string(),
@@ -179,23 +178,23 @@ impl Client {
             if status == 304
                 && let Some(e) = &kept
             {
-                return Ok(Answer {
+                return Try::Done(Answer {
                     link: heads.link.or_else(|| e.link.clone()),
                     text: e.body.clone(),
                 });
             }
             let text = res.body_mut().read_to_string().unwrap_or_default();
+            let failed = || ForgeError::Status {
+                forge: self.name,
+                status,
+                what: what.to_string(),
+                message: http::error_message(&text),
+            };
             if let Some(wait) = http::retry_wait(status, &heads, &text, attempt, now_secs()) {
-                http::sleep(wait, self.max_wait);
-                continue;
+                return Try::LostWait(wait.min(self.max_wait), failed());
             }
             if status >= 300 {
-                return Err(ForgeError::Status {
-                    forge: self.name,
-                    status,
-                    what: what.to_string(),
-                    message: http::error_message(&text),
-                });
+                return Try::Fail(failed());
             }
             if method == "GET"
                 && let Some(etag) = heads.etag
@@ -208,11 +207,11 @@ impl Client {
                 };
                 self.remember(&key, entry);
             }
-            return Ok(Answer {
+            Try::Done(Answer {
                 link: heads.link,
                 text,
-            });
-        }
+            })
+        })
     }
 
     /// Send one try of a request: a POST with its JSON body, else a GET (conditional on

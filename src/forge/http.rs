@@ -7,16 +7,15 @@ use std::time::Duration;
 /// Retries after the first try.
 pub(super) const RETRIES: u32 = 3;
 
-/// The wait before retry `attempt` when the answer names none: 0.5 s doubling, capped at 4 s.
-pub(super) fn backoff(attempt: u32) -> Duration {
-    Duration::from_millis(250 * (1 << attempt.min(4)))
-}
-
-/// Sleep `wait`, capped at `max` (`RECODE_FORGE_MAX_WAIT`, read once into
-/// [`crate::config::ForgeOptions::max_wait_secs`]).
-pub(super) fn sleep(wait: Duration, max: Duration) {
-    std::thread::sleep(wait.min(max));
-}
+/// The wait before retry `attempt` after a transport error, or an answer that names none:
+/// 0.5 s doubling, capped at 4 s, no jitter. (A wait an answer names is capped at
+/// `RECODE_FORGE_MAX_WAIT` by the request loop.)
+pub(super) const TRANSPORT_PAUSE: crate::retry::Pause = crate::retry::Pause {
+    first: Duration::from_millis(500),
+    growth: crate::retry::Growth::Doubling,
+    cap: Duration::from_secs(4),
+    jitter: Duration::ZERO,
+};
 
 /// The response headers a request reads.
 pub(super) struct Heads {
@@ -81,7 +80,7 @@ pub(super) fn retry_wait(
     } else if rate_limited {
         Duration::from_secs(60)
     } else {
-        backoff(attempt)
+        TRANSPORT_PAUSE.base(attempt)
     })
 }
 

@@ -236,42 +236,52 @@ fn lock_was_held(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// A patient writer's pause between lost races: 4 ms doubling to 64 ms, plus up to 6 ms
+/// of jitter; a hurried one (the hook) pauses 1–3 ms.
+const PATIENT: crate::retry::Pause = crate::retry::Pause {
+    first: std::time::Duration::from_millis(4),
+    growth: crate::retry::Growth::Doubling,
+    cap: std::time::Duration::from_millis(64),
+    jitter: std::time::Duration::from_millis(7),
+};
+const HURRIED: crate::retry::Pause = crate::retry::Pause {
+    first: std::time::Duration::from_millis(1),
+    growth: crate::retry::Growth::Constant,
+    cap: std::time::Duration::from_millis(1),
+    jitter: std::time::Duration::from_millis(3),
+};
+
 /// Retry `attempt` until it wins its compare-and-swap, or the pace's budget runs out
-/// ([`LedgerError::Contended`]); any other error returns at once.
+/// ([`LedgerError::Contended`]); any other error returns at once. The loop is
+/// [`crate::retry::retry`]: never a pause past the deadline.
 fn with_retry<T>(
     task: &str,
     notes_ref: &str,
     pace: Pace,
     mut attempt: impl FnMut() -> Result<Option<T>, LedgerError>,
 ) -> Result<T, LedgerError> {
-    let start = std::time::Instant::now();
-    let deadline = match pace {
-        Pace::Patient => start + std::time::Duration::from_millis(RETRY_BUDGET_MS),
-        Pace::Hurried(_, deadline) => deadline,
+    use crate::retry::{Limit, Policy, Try};
+    let policy = match pace {
+        Pace::Patient => Policy {
+            pause: PATIENT,
+            limit: Limit::Until(
+                std::time::Instant::now() + std::time::Duration::from_millis(RETRY_BUDGET_MS),
+            ),
+        },
+        Pace::Hurried(_, deadline) => Policy {
+            pause: HURRIED,
+            limit: Limit::Until(deadline),
+        },
     };
-    let mut tries = 0u32;
-    loop {
-        tries += 1;
-        if let Some(v) = attempt()? {
-            return Ok(v);
-        }
-        // Jittered backoff, de-synchronised by pid and attempt: growing when patient, a
-        // few ms when hurried; never past the deadline.
-        let jitter = (std::process::id() as u64 * 7919 + tries as u64 * 104_729) % 7;
-        let ms = match pace {
-            Pace::Patient => (2u64 << tries.min(5)) + jitter,
-            Pace::Hurried(..) => 1 + jitter % 3,
-        };
-        let pause = std::time::Duration::from_millis(ms);
-        if std::time::Instant::now() + pause >= deadline {
-            return Err(LedgerError::Contended {
-                task: task.to_string(),
-                notes_ref: notes_ref.to_string(),
-                tries,
-            });
-        }
-        std::thread::sleep(pause);
-    }
+    crate::retry::retry(policy, |tries| match attempt() {
+        Ok(Some(v)) => Try::Done(v),
+        Ok(None) => Try::Lost(LedgerError::Contended {
+            task: task.to_string(),
+            notes_ref: notes_ref.to_string(),
+            tries,
+        }),
+        Err(e) => Try::Fail(e),
+    })
 }
 
 /// Make sure task `key`'s anchor blob exists and is reachable from `refs/recode/anchors`.

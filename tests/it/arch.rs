@@ -8,7 +8,7 @@
 //!
 //! The layering, bottom up ([`LAYERS`]; a module imports only modules of lower layers;
 //! each module's layer is the longest import path below it):
-//! 0. leaves: `clock`, `fence`, `outcome`, `process`, `progress`, `redact`, `tail`, `trailer`;
+//! 0. leaves: `clock`, `fence`, `outcome`, `process`, `progress`, `redact`, `retry`, `tail`, `trailer`;
 //! 1. `git` (every git run), `lock`, vocabulary: `model` (worker and event types: no
 //!    ledger), `agent` (agents' output);
 //! 2. `config`, `render`;
@@ -57,7 +57,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "forge",
         &[
-            "clock", "config", "fence", "ledger", "model", "outcome", "redact",
+            "clock", "config", "fence", "ledger", "model", "outcome", "redact", "retry",
         ],
     ),
     ("git", &["process", "redact"]),
@@ -67,7 +67,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "clock", "config", "ledger", "render", "repo", "trailer", "worktree",
         ],
     ),
-    ("ledger", &["clock", "config", "lock", "model", "outcome"]),
+    (
+        "ledger",
+        &["clock", "config", "lock", "model", "outcome", "retry"],
+    ),
     ("lock", &["clock", "process"]),
     ("locks", &["config", "lock", "worktree"]),
     ("model", &["clock", "outcome"]),
@@ -88,6 +91,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("redact", &[]),
+    ("retry", &[]),
     ("render", &["clock", "model"]),
     ("repo", &["clock", "config", "trailer"]),
     (
@@ -109,7 +113,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "repo", "worktree",
         ],
     ),
-    ("sync", &["config", "git", "ledger", "repo"]),
+    ("sync", &["config", "git", "ledger", "repo", "retry"]),
     ("tail", &[]),
     ("trailer", &[]),
     (
@@ -127,6 +131,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("process", 0),
     ("progress", 0),
     ("redact", 0),
+    ("retry", 0),
     ("tail", 0),
     ("trailer", 0),
     ("agent", 1),
