@@ -71,48 +71,59 @@ type JobResult = Result<
     RepoError,
 >;
 
-/// Run the worktree jobs on every core, each thread taking the next job as it frees up
-/// (worktrees differ in cost); results come back in job order.
+/// One worktree's job: its status, and its ignored paths when asked and clean.
+fn read_job((_, path, scan_ignored): &Job) -> JobResult {
+    worktree::status(path).map(|st| {
+        // No ignored entry in the walk: nothing for `ls-files` to list.
+        let ignored = (*scan_ignored && st.dirty.is_clean()).then(|| {
+            if st.any_ignored {
+                ignored_paths(path)
+            } else {
+                Ok(Vec::new())
+            }
+        });
+        (st, ignored)
+    })
+}
+
+/// Run the worktree jobs on up to 8 std scoped threads (one per core), each taking the
+/// next job as it frees up (worktrees differ in cost) and handing back what it read when
+/// it joins; results come back in job order. The jobs of a thread that panicked read as
+/// unreadable (never as clean).
 fn run_status_jobs(jobs: &[Job], progress: &crate::progress::Progress) -> Vec<JobResult> {
-    use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(1, 8)
         .min(jobs.len().max(1));
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<JobResult>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let mut results: Vec<Option<JobResult>> = jobs.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((_, path, scan_ignored)) = jobs.get(i) else {
-                        break;
-                    };
-                    let r = worktree::status(path).map(|st| {
-                        // No ignored entry in the walk: nothing for `ls-files` to list.
-                        let ignored = (*scan_ignored && st.dirty.is_clean()).then(|| {
-                            if st.any_ignored {
-                                ignored_paths(path)
-                            } else {
-                                Ok(Vec::new())
-                            }
-                        });
-                        (st, ignored)
-                    });
-                    progress.inc();
-                    if let Ok(mut slot) = results[i].lock() {
-                        *slot = Some(r);
+        let readers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut read = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(job) = jobs.get(i) else {
+                            return read;
+                        };
+                        read.push((i, read_job(job)));
+                        progress.inc();
                     }
-                }
-            });
+                })
+            })
+            .collect();
+        for reader in readers {
+            for (i, r) in reader.join().unwrap_or_default() {
+                results[i] = Some(r);
+            }
         }
     });
     results
         .into_iter()
-        .map(|m| {
-            m.into_inner().ok().flatten().unwrap_or_else(|| {
+        .map(|r| {
+            r.unwrap_or_else(|| {
                 Err(RepoError::Git(
                     "reading the worktree status failed (a thread panicked)".into(),
                 ))
