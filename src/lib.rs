@@ -43,4 +43,5 @@ pub mod sync;
 pub mod tail;
 pub mod trailer;
 pub mod wire;
+pub mod workers;
 pub mod worktree;

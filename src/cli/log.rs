@@ -90,7 +90,7 @@ fn unledgered(mut found: Vec<Event>) -> Vec<(jiff::Timestamp, Event)> {
 /// such branch's task note is read (the workers still at work, not the whole history).
 fn pending_everywhere(ctx: &Ctx, refs: &[String]) -> Result<Vec<(jiff::Timestamp, Event)>, Error> {
     let mut found = Vec::new();
-    let none = std::collections::BTreeMap::new();
+    let none = ledger::Ledgers::default();
     for (branch, task) in pickup::local_worker_branches(&ctx.repo, &ctx.cfg, &none)? {
         let (l, _) = ledger::read_task(&ctx.repo, refs, &task)?;
         let events: Vec<Event> = l.events().cloned().collect();

@@ -165,26 +165,30 @@ pub fn pending_with(
     unledgered_with(repo, journal, task, branch, &ahead, events)
 }
 
-/// Local branches that are workers, with their task: matching `recode.branchPattern`, or
-/// named (`branch` → task) by a ledger.
+/// Local branches that are workers, with their task ([`crate::workers::worker_branches`]
+/// among the local branches: matching `recode.branchPattern`, or named by one of
+/// `ledgers`; never the base branch).
 ///
 /// Errors: [`RepoError`] when the refs cannot be read.
 pub fn local_worker_branches(
     repo: &gix::Repository,
     cfg: &Config,
-    named: &std::collections::BTreeMap<String, &str>,
+    ledgers: &Ledgers,
 ) -> Result<Vec<(String, String)>, RepoError> {
     let platform = repo.references().map_err(repo::git)?;
-    let mut out = Vec::new();
-    for r in platform.local_branches().map_err(repo::git)?.flatten() {
-        let branch = r.name().shorten().to_string();
-        match (cfg.task_of(&branch), named.get(&branch)) {
-            (Some(t), _) => out.push((branch, t)),
-            (None, Some(t)) => out.push((branch, t.to_string())),
-            (None, None) => {}
-        }
-    }
-    Ok(out)
+    let local: std::collections::BTreeSet<String> = platform
+        .local_branches()
+        .map_err(repo::git)?
+        .flatten()
+        .map(|r| r.name().shorten().to_string())
+        .collect();
+    let base = repo::base_name(repo, cfg);
+    let workers =
+        crate::workers::worker_branches(local.iter().map(String::as_str), cfg, ledgers, &base);
+    Ok(workers
+        .into_iter()
+        .filter(|(b, _)| local.contains(b))
+        .collect())
 }
 
 /// Pending milestones of every local worker branch (matching `recode.branchPattern`, or
@@ -196,19 +200,9 @@ pub fn pending_all(
     cfg: &Config,
     ledgers: &Ledgers,
 ) -> Result<Vec<Event>, RepoError> {
-    let named: std::collections::BTreeMap<String, &str> = ledgers
-        .by_task
-        .iter()
-        .filter_map(|(t, l)| {
-            l.events()
-                .rev()
-                .find_map(|e| e.branch.clone())
-                .map(|b| (b, t.as_str()))
-        })
-        .collect();
     let journal = super::journal::read(repo);
     let mut out = Vec::new();
-    for (branch, task) in local_worker_branches(repo, cfg, &named)? {
+    for (branch, task) in local_worker_branches(repo, cfg, ledgers)? {
         let events: Vec<Event> = ledgers
             .by_task
             .get(&task)

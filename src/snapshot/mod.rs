@@ -72,11 +72,6 @@ pub fn notes_refs(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
 
 pub use crate::ledger::task_order;
 
-/// The newest branch named in a ledger.
-fn ledger_branch(l: &Ledger) -> Option<String> {
-    l.events().rev().find_map(|e| e.branch.clone())
-}
-
 /// The `cwd` of the newest attempt that recorded one.
 fn ledger_cwd(l: &Ledger) -> Option<String> {
     l.events().rev().find_map(|e| match &e.body {
@@ -108,18 +103,8 @@ pub(crate) fn worker_branches(
             local.insert(name, id.detach());
         }
     }
-    let mut workers: BTreeMap<String, String> = BTreeMap::new();
-    for b in local.keys() {
-        if let Some(t) = cfg.task_of(b) {
-            workers.insert(b.clone(), t);
-        }
-    }
-    for (task, l) in &ledgers.by_task {
-        let b = ledger_branch(l).unwrap_or_else(|| task.clone());
-        workers.entry(b).or_insert_with(|| task.clone());
-    }
-    // The base branch is where work merges: never a worker, whatever the pattern or ledger.
-    workers.remove(base);
+    let workers =
+        crate::workers::worker_branches(local.keys().map(String::as_str), cfg, ledgers, base);
     Ok((local, workers))
 }
 

@@ -13,7 +13,7 @@
 //!    ledger), `agent` (agents' output);
 //! 2. `config`, `render`;
 //! 3. storage: `ledger` (notes, CAS appends, replayed facts), `repo` (refs and history);
-//! 4. edges: `worktree`, `forge`, `sync`; `classify` (pure);
+//! 4. edges: `worktree`, `forge`, `sync`; `classify` (pure); `workers` (which branches are);
 //! 5. `hook`, `locks` (stale-lock rules), `record`;
 //! 6. `snapshot` (the gather), `resume`;
 //! 7. `recover`;
@@ -64,7 +64,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "hook",
         &[
-            "clock", "config", "ledger", "render", "repo", "trailer", "worktree",
+            "clock", "config", "ledger", "render", "repo", "trailer", "workers", "worktree",
         ],
     ),
     (
@@ -110,7 +110,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "snapshot",
         &[
             "agent", "config", "forge", "git", "hook", "ledger", "model", "process", "progress",
-            "repo", "worktree",
+            "repo", "workers", "worktree",
         ],
     ),
     ("sync", &["config", "git", "ledger", "repo", "retry"]),
@@ -120,6 +120,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "wire",
         &["clock", "doctor", "hook", "model", "recover", "resume"],
     ),
+    ("workers", &["config", "ledger"]),
     ("worktree", &["model", "repo"]),
 ];
 
@@ -145,6 +146,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("classify", 4),
     ("forge", 4),
     ("sync", 4),
+    ("workers", 4),
     ("worktree", 4),
     ("hook", 5),
     ("locks", 5),
