@@ -269,6 +269,15 @@ impl Client {
         })
     }
 
+    /// Whether the issue at `url` (`…/issues/{number}`) is closed: GitHub, GitLab and
+    /// Gitea/Forgejo all answer `"state": "closed"` (a blocker issue, SPEC `blocked`).
+    ///
+    /// Errors: [`ForgeError`] (a missing issue is a 404 error).
+    pub(super) fn issue_closed(&self, url: &str) -> Result<bool, ForgeError> {
+        let v: serde_json::Value = self.get(url, &[], "the blocker issue lookup")?;
+        Ok(v["state"].as_str() == Some("closed"))
+    }
+
     /// A GET parsed as `T`.
     ///
     /// Errors: as [`Client::call`] and [`Client::parse`].

@@ -209,15 +209,8 @@ impl GitHub {
     ///
     /// Errors: [`ForgeError`] (a missing issue is a 404 error).
     pub fn issue_closed(&self, number: u64) -> Result<bool, ForgeError> {
-        let answer = self.http.call(
-            "GET",
-            &self.repo_url(&format!("issues/{number}")),
-            &[],
-            None,
-            "the blocker issue lookup",
-        )?;
-        let v: serde_json::Value = self.http.parse(&answer.text, "the blocker issue lookup")?;
-        Ok(v["state"].as_str() == Some("closed"))
+        self.http
+            .issue_closed(&self.repo_url(&format!("issues/{number}")))
     }
 
     /// The pull request per branch from one listing: open first, else the newest.

@@ -423,12 +423,8 @@ impl Forge for GitLab {
     }
 
     fn issue_closed(&self, number: u64) -> Result<bool, ForgeError> {
-        let v: serde_json::Value = self.http.get(
-            &self.url(&format!("issues/{number}")),
-            &[],
-            "the blocker issue lookup",
-        )?;
-        Ok(v["state"].as_str() == Some("closed"))
+        self.http
+            .issue_closed(&self.url(&format!("issues/{number}")))
     }
 
     fn feedback(

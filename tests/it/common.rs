@@ -256,6 +256,80 @@ impl TestEnv {
     }
 }
 
+/// The clock of the records a test makes before it acts at [`LATER`].
+pub const BEFORE_LATER: &str = "2029-12-31T00:00:00Z";
+
+/// The scenario steps shared by the acting suites (`recover`, `settle`, `neverlose3`).
+impl TestEnv {
+    /// [`TestEnv::repo`] `<root>/r` with a bare origin `<root>/origin.git`, `main` pushed
+    /// and fetched; returns the repository and the origin.
+    pub fn repo_with_origin(&self) -> (PathBuf, PathBuf) {
+        let repo = self.repo("r");
+        let origin = self.root().join("origin.git");
+        self.git(
+            &self.root(),
+            &["init", "-q", "--bare", origin.to_str().unwrap()],
+        );
+        self.git(
+            &repo,
+            &["remote", "add", "origin", origin.to_str().unwrap()],
+        );
+        self.git(&repo, &["push", "-q", "origin", "main"]);
+        self.git(&repo, &["fetch", "-q", "origin"]);
+        (repo, origin)
+    }
+
+    /// `git worktree add -q -b <branch> <root>/<name>` from `repo`'s HEAD; returns its path.
+    pub fn add_worktree(&self, repo: &Path, branch: &str, name: &str) -> PathBuf {
+        let wt = self.root().join(name);
+        self.git(
+            repo,
+            &["worktree", "add", "-q", "-b", branch, wt.to_str().unwrap()],
+        );
+        wt
+    }
+
+    /// `git recode record <args>` in `dir` at [`BEFORE_LATER`]; panics unless it succeeds.
+    pub fn record(&self, dir: &Path, args: &[&str]) {
+        let out = self
+            .cmd(dir)
+            .env("RECODE_NOW", BEFORE_LATER)
+            .arg("record")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "record {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// `git recode <args> --json` in `dir` at [`LATER`]: the exit code, the parsed
+    /// document and stderr; panics when stdout is not JSON.
+    pub fn json_later(&self, dir: &Path, args: &[&str]) -> (i32, serde_json::Value, String) {
+        let out = self
+            .cmd(dir)
+            .env("RECODE_NOW", LATER)
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{args:?}: {e}: {}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (
+            out.status.code().unwrap_or(-1),
+            doc,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
 /// Put the `git-recode` binary at `dest` (a stand-in for `cargo install`): a hard link, so
 /// no file is ever open for writing while other test threads fork and exec (a copy can
 /// make the exec fail with ETXTBSY); a copy only across filesystems.

@@ -7,63 +7,10 @@ use std::process::{Child, Command};
 
 use crate::common::{LATER, TestEnv};
 
-/// A repository with an origin (bare, under `<root>/origin.git`) and `main` pushed.
-fn repo_with_origin(env: &TestEnv) -> PathBuf {
-    let repo = env.repo("r");
-    let origin = env.root().join("origin.git");
-    env.git(&env.root(), &["init", "-q", "--bare", "origin.git"]);
-    env.git(
-        &repo,
-        &["remote", "add", "origin", origin.to_str().unwrap()],
-    );
-    env.git(&repo, &["push", "-q", "origin", "main"]);
-    env.git(&repo, &["fetch", "-q", "origin"]);
-    repo
-}
-
-/// `git worktree add -b branch <root>/name`.
-fn add_worktree(env: &TestEnv, repo: &Path, branch: &str, name: &str) -> PathBuf {
-    let wt = env.root().join(name);
-    env.git(
-        repo,
-        &["worktree", "add", "-q", "-b", branch, wt.to_str().unwrap()],
-    );
-    wt
-}
-
-/// `git recode record <args>` at a clock before [`LATER`].
-fn record(env: &TestEnv, dir: &Path, args: &[&str]) {
-    let out = env
-        .cmd(dir)
-        .env("RECODE_NOW", "2029-12-31T00:00:00Z")
-        .arg("record")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "record {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// `git recode <args> --json` at [`LATER`]: exit code and the parsed document.
 fn json(env: &TestEnv, dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
-    let out = env
-        .cmd(dir)
-        .env("RECODE_NOW", LATER)
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{args:?}: {e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), doc)
+    let (code, doc, _) = env.json_later(dir, args);
+    (code, doc)
 }
 
 /// The `status --json --all` item of `branch`.
@@ -129,12 +76,11 @@ fn branch_exists(env: &TestEnv, repo: &Path, branch: &str) -> bool {
 #[test]
 fn a_dead_siblings_exit_never_ends_a_live_branch_of_the_same_task() {
     let env = TestEnv::new();
-    let repo = repo_with_origin(&env);
-    let a = add_worktree(&env, &repo, "feat/issue-7-retry-parser", "wtA");
-    let b = add_worktree(&env, &repo, "fix/issue-7-parser", "wtB");
+    let repo = env.repo_with_origin().0;
+    let a = env.add_worktree(&repo, "feat/issue-7-retry-parser", "wtA");
+    let b = env.add_worktree(&repo, "fix/issue-7-parser", "wtB");
     let agent = Agent::start();
-    record(
-        &env,
+    env.record(
         &a,
         &[
             "spawn",
@@ -145,13 +91,9 @@ fn a_dead_siblings_exit_never_ends_a_live_branch_of_the_same_task() {
             &agent.pid(),
         ],
     );
-    record(
-        &env,
-        &b,
-        &["spawn", "fix/issue-7-parser", "--agent", "codex"],
-    );
+    env.record(&b, &["spawn", "fix/issue-7-parser", "--agent", "codex"]);
     std::fs::write(b.join("b.txt"), "B's work\n").unwrap();
-    record(&env, &repo, &["exit", "fix/issue-7-parser", "--rc", "1"]);
+    env.record(&repo, &["exit", "fix/issue-7-parser", "--rc", "1"]);
 
     let sa = status_of(&env, &repo, "feat/issue-7-retry-parser");
     assert_eq!(
@@ -188,13 +130,12 @@ fn a_dead_siblings_exit_never_ends_a_live_branch_of_the_same_task() {
 #[test]
 fn three_branches_of_one_task_each_have_their_own_attempt() {
     let env = TestEnv::new();
-    let repo = repo_with_origin(&env);
-    let a = add_worktree(&env, &repo, "issue-8-a", "wtA");
-    let b = add_worktree(&env, &repo, "issue-8-b", "wtB");
-    let _c = add_worktree(&env, &repo, "issue-8-c", "wtC");
+    let repo = env.repo_with_origin().0;
+    let a = env.add_worktree(&repo, "issue-8-a", "wtA");
+    let b = env.add_worktree(&repo, "issue-8-b", "wtB");
+    let _c = env.add_worktree(&repo, "issue-8-c", "wtC");
     let agent = Agent::start();
-    record(
-        &env,
+    env.record(
         &a,
         &[
             "spawn",
@@ -205,8 +146,8 @@ fn three_branches_of_one_task_each_have_their_own_attempt() {
             "sess-a",
         ],
     );
-    record(&env, &b, &["spawn", "issue-8-b", "--session-id", "sess-b"]);
-    record(&env, &repo, &["exit", "issue-8-b", "--rc", "1"]);
+    env.record(&b, &["spawn", "issue-8-b", "--session-id", "sess-b"]);
+    env.record(&repo, &["exit", "issue-8-b", "--rc", "1"]);
 
     let sa = status_of(&env, &repo, "issue-8-a");
     let sb = status_of(&env, &repo, "issue-8-b");
@@ -228,12 +169,12 @@ fn three_branches_of_one_task_each_have_their_own_attempt() {
 #[test]
 fn an_exit_naming_no_branch_never_ends_a_branch_whose_pid_is_alive() {
     let env = TestEnv::new();
-    let repo = repo_with_origin(&env);
-    let a = add_worktree(&env, &repo, "issue-9-a", "wtA");
-    let b = add_worktree(&env, &repo, "issue-9-b", "wtB");
+    let repo = env.repo_with_origin().0;
+    let a = env.add_worktree(&repo, "issue-9-a", "wtA");
+    let b = env.add_worktree(&repo, "issue-9-b", "wtB");
     let agent = Agent::start();
-    record(&env, &a, &["spawn", "issue-9-a", "--pid", &agent.pid()]);
-    record(&env, &b, &["spawn", "issue-9-b"]);
+    env.record(&a, &["spawn", "issue-9-a", "--pid", &agent.pid()]);
+    env.record(&b, &["spawn", "issue-9-b"]);
     append_raw(
         &env,
         &repo,
@@ -272,20 +213,20 @@ fn append_raw(env: &TestEnv, repo: &Path, key: &str, line: &str) {
 /// set to `values`: the `recover` exit code and its result, and whether the worktree stands.
 fn recover_with_secrets(values: &[&str], files: &[&str]) -> (i32, serde_json::Value, bool) {
     let env = TestEnv::new();
-    let repo = repo_with_origin(&env);
+    let repo = env.repo_with_origin().0;
     std::fs::write(repo.join(".gitignore"), ".env*\n*.tfvars\n").unwrap();
     env.git(&repo, &["add", ".gitignore"]);
     env.git(&repo, &["commit", "-q", "-m", "ignore"]);
     env.git(&repo, &["push", "-q", "origin", "main"]);
-    let wt = add_worktree(&env, &repo, "issue-5", "wt5");
+    let wt = env.add_worktree(&repo, "issue-5", "wt5");
     for f in files {
         std::fs::write(wt.join(f), "SECRET=1\n").unwrap();
     }
     for v in values {
         env.git(&repo, &["config", "--add", "recode.secrets", v]);
     }
-    record(&env, &wt, &["spawn", "issue-5"]);
-    record(&env, &repo, &["exit", "issue-5", "--rc", "1"]);
+    env.record(&wt, &["spawn", "issue-5"]);
+    env.record(&repo, &["exit", "issue-5", "--rc", "1"]);
     let out = env
         .cmd(&repo)
         .env("RECODE_NOW", LATER)
@@ -354,13 +295,13 @@ fn a_worktree_with_a_corrupt_index_is_never_empty_nor_touched() {
         ("garbage", false),
     ] {
         let env = TestEnv::new();
-        let repo = repo_with_origin(&env);
-        let wt = add_worktree(&env, &repo, "issue-3", "wt3");
+        let repo = env.repo_with_origin().0;
+        let wt = env.add_worktree(&repo, "issue-3", "wt3");
         if untracked {
             std::fs::write(wt.join("notes.txt"), "work\n").unwrap();
         }
-        record(&env, &wt, &["spawn", "issue-3"]);
-        record(&env, &repo, &["exit", "issue-3", "--rc", "1"]);
+        env.record(&wt, &["spawn", "issue-3"]);
+        env.record(&repo, &["exit", "issue-3", "--rc", "1"]);
         let index = repo.join(".git/worktrees/wt3/index");
         let bytes = std::fs::read(&index).unwrap();
         let broken = match variant {
@@ -410,15 +351,15 @@ fn a_worktree_with_a_corrupt_index_is_never_empty_nor_touched() {
 #[test]
 fn a_branch_deleted_under_its_worktree_is_restored_from_the_reflog_first() {
     let env = TestEnv::new();
-    let repo = repo_with_origin(&env);
-    let wt = add_worktree(&env, &repo, "issue-9", "wt9");
-    record(&env, &wt, &["spawn", "issue-9"]);
+    let repo = env.repo_with_origin().0;
+    let wt = env.add_worktree(&repo, "issue-9", "wt9");
+    env.record(&wt, &["spawn", "issue-9"]);
     std::fs::write(wt.join("a.txt"), "a\n").unwrap();
     env.git(&wt, &["add", "a.txt"]);
     env.git(&wt, &["commit", "-q", "-m", "feat: a"]);
     std::fs::write(wt.join("b.txt"), "b\n").unwrap();
     let agents = env.git(&repo, &["rev-parse", "issue-9"]);
-    record(&env, &repo, &["exit", "issue-9", "--rc", "143"]);
+    env.record(&repo, &["exit", "issue-9", "--rc", "143"]);
     env.git(&repo, &["update-ref", "-d", "refs/heads/issue-9"]);
 
     // Read-only: status shows the worker from its reflog commit, and writes nothing.
@@ -453,11 +394,11 @@ fn a_branch_deleted_under_its_worktree_is_restored_from_the_reflog_first() {
 #[test]
 fn an_unborn_head_without_a_reflog_needs_a_human() {
     let env = TestEnv::new();
-    let repo = repo_with_origin(&env);
-    let wt = add_worktree(&env, &repo, "issue-9", "wt9");
-    record(&env, &wt, &["spawn", "issue-9"]);
+    let repo = env.repo_with_origin().0;
+    let wt = env.add_worktree(&repo, "issue-9", "wt9");
+    env.record(&wt, &["spawn", "issue-9"]);
     std::fs::write(wt.join("b.txt"), "b\n").unwrap();
-    record(&env, &repo, &["exit", "issue-9", "--rc", "143"]);
+    env.record(&repo, &["exit", "issue-9", "--rc", "143"]);
     env.git(&repo, &["update-ref", "-d", "refs/heads/issue-9"]);
     std::fs::remove_file(repo.join(".git/worktrees/wt9/logs/HEAD")).unwrap();
 
@@ -511,7 +452,7 @@ fn with_submodules(env: &TestEnv, repo: &Path, paths: &[&str]) -> PathBuf {
     env.git(repo, &["commit", "-q", "-m", "add submodules"]);
     env.git(repo, &["push", "-q", "origin", "main"]);
     env.git(repo, &["fetch", "-q", "origin"]);
-    let wt = add_worktree(env, repo, "issue-42", "wt42");
+    let wt = env.add_worktree(repo, "issue-42", "wt42");
     env.git(
         &wt,
         &[
@@ -544,9 +485,9 @@ fn a_submodule_holding_work_is_left_out_and_never_pushed_as_a_dangling_gitlink()
     ];
     for (variant, paths, committed) in variants {
         let env = TestEnv::new();
-        let repo = repo_with_origin(&env);
+        let repo = env.repo_with_origin().0;
         let wt = with_submodules(&env, &repo, paths);
-        record(&env, &wt, &["spawn", "issue-42"]);
+        env.record(&wt, &["spawn", "issue-42"]);
         let base_link = env.git(&repo, &["rev-parse", &format!("main:{}", paths[0])]);
         for p in paths {
             let sub = wt.join(p);
@@ -556,7 +497,7 @@ fn a_submodule_holding_work_is_left_out_and_never_pushed_as_a_dangling_gitlink()
             }
         }
         std::fs::write(wt.join("app.txt"), "use the fixed lib\n").unwrap();
-        record(&env, &repo, &["exit", "issue-42", "--rc", "143"]);
+        env.record(&repo, &["exit", "issue-42", "--rc", "143"]);
         let before = env.work(&repo);
 
         let (code, doc) = json(&env, &repo, &["recover", "issue-42"]);
@@ -595,16 +536,16 @@ fn a_submodule_holding_work_is_left_out_and_never_pushed_as_a_dangling_gitlink()
 #[test]
 fn a_committed_gitlink_to_a_local_only_submodule_commit_is_never_pushed() {
     let env = TestEnv::new();
-    let repo = repo_with_origin(&env);
+    let repo = env.repo_with_origin().0;
     let wt = with_submodules(&env, &repo, &["vendor/lib"]);
-    record(&env, &wt, &["spawn", "issue-42"]);
+    env.record(&wt, &["spawn", "issue-42"]);
     let sub = wt.join("vendor/lib");
     std::fs::write(sub.join("lib.c"), "patched\n").unwrap();
     env.git(&sub, &["commit", "-q", "-am", "fix lib"]);
     env.git(&wt, &["add", "vendor/lib"]);
     env.git(&wt, &["commit", "-q", "-m", "bump lib"]);
     std::fs::write(wt.join("app.txt"), "more\n").unwrap();
-    record(&env, &repo, &["exit", "issue-42", "--rc", "143"]);
+    env.record(&repo, &["exit", "issue-42", "--rc", "143"]);
     let (_, doc) = json(&env, &repo, &["recover", "issue-42"]);
     let r = result_of(&doc, "issue-42");
     assert_eq!(r["result"], "held", "{doc:#}");
@@ -631,14 +572,14 @@ fn an_oversize_untracked_file_is_left_out_of_the_wip_commit_and_kept() {
         ("1M", 2_000_000, true),
     ] {
         let env = TestEnv::new();
-        let repo = repo_with_origin(&env);
+        let repo = env.repo_with_origin().0;
         env.git(&repo, &["config", "recode.wipMaxFileSize", limit]);
-        let wt = add_worktree(&env, &repo, "issue-61", "wt61");
-        record(&env, &wt, &["spawn", "issue-61"]);
+        let wt = env.add_worktree(&repo, "issue-61", "wt61");
+        env.record(&wt, &["spawn", "issue-61"]);
         std::fs::write(wt.join("fix.go"), "fix\n").unwrap();
         std::fs::create_dir_all(wt.join("bin")).unwrap();
         std::fs::write(wt.join("bin/manager"), vec![7u8; size]).unwrap();
-        record(&env, &repo, &["exit", "issue-61", "--rc", "143"]);
+        env.record(&repo, &["exit", "issue-61", "--rc", "143"]);
         let (code, doc) = json(&env, &repo, &["recover", "issue-61"]);
         assert_eq!(code, 0, "{doc:#}");
         let r = result_of(&doc, "issue-61");
@@ -680,7 +621,7 @@ fn an_oversize_untracked_file_is_left_out_of_the_wip_commit_and_kept() {
 #[test]
 fn a_bad_wip_max_file_size_is_a_config_error() {
     let env = TestEnv::new();
-    let repo = repo_with_origin(&env);
+    let repo = env.repo_with_origin().0;
     env.git(&repo, &["config", "recode.wipMaxFileSize", "lots"]);
     let out = env.output(&repo, &["recover", "--all"]);
     assert_eq!(out.status.code(), Some(1));
@@ -711,14 +652,7 @@ fn a_hundred_writes_racing_deletes_lose_nothing() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(10);
     let wts: Vec<PathBuf> = (0..n)
-        .map(|i| {
-            add_worktree(
-                &env,
-                &repo,
-                &format!("issue-{}", 100 + i),
-                &format!("wt{i}"),
-            )
-        })
+        .map(|i| env.add_worktree(&repo, &format!("issue-{}", 100 + i), &format!("wt{i}")))
         .collect();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let writer = {
@@ -864,7 +798,7 @@ fn removable_worker() -> (TestEnv, PathBuf, PathBuf) {
     }
     env.git(&repo, &["add", "."]);
     env.git(&repo, &["commit", "-q", "-m", "files"]);
-    let wt = add_worktree(&env, &repo, "issue-3", "wt3");
+    let wt = env.add_worktree(&repo, "issue-3", "wt3");
     (env, repo, wt)
 }
 

@@ -367,50 +367,17 @@ fn killed_at_every_step_then_rerun() {
     }
 }
 
-fn repo_with_origin(env: &TestEnv) -> (PathBuf, PathBuf) {
-    let repo = env.repo("r");
-    let origin = env.root().join("origin.git");
-    env.git(
-        &env.root(),
-        &["init", "-q", "--bare", origin.to_str().unwrap()],
-    );
-    env.git(
-        &repo,
-        &["remote", "add", "origin", origin.to_str().unwrap()],
-    );
-    env.git(&repo, &["push", "-q", "origin", "main"]);
-    env.git(&repo, &["fetch", "-q", "origin"]);
-    (repo, origin)
-}
-
+/// A linked worktree `<root>/wt<n>` on a new `branch`, with a `spawn` recorded.
 fn add_worker(env: &TestEnv, repo: &Path, n: u32, branch: &str) -> PathBuf {
-    let wt = env.root().join(format!("wt{n}"));
-    env.git(
-        repo,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            branch,
-            wt.to_str().unwrap(),
-            "main",
-        ],
-    );
-    let out = env
-        .cmd(&wt)
-        .env("RECODE_NOW", "2029-12-31T00:00:00Z")
-        .args(["record", "spawn", branch])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let wt = env.add_worktree(repo, branch, &format!("wt{n}"));
+    env.record(&wt, &["spawn", branch]);
     wt
 }
 
 #[test]
 fn remote_ahead_with_local_reset_to_base_is_never_deleted() {
     let env = TestEnv::new();
-    let (repo, origin) = repo_with_origin(&env);
+    let (repo, origin) = env.repo_with_origin();
     let wt = add_worker(&env, &repo, 11, "issue-11-pushed");
     for i in 0..8 {
         std::fs::write(wt.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();

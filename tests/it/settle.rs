@@ -9,26 +9,7 @@ use crate::common::{LATER, TestEnv};
 
 /// `recover <args> --json` at [`LATER`]: exit code, the results, stderr.
 pub fn recover(env: &TestEnv, dir: &Path, args: &[&str]) -> (i32, serde_json::Value, String) {
-    let out = env
-        .cmd(dir)
-        .env("RECODE_NOW", LATER)
-        .arg("recover")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (
-        out.status.code().unwrap_or(-1),
-        doc,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    env.json_later(dir, &[&["recover"], args].concat())
 }
 
 /// `(branch, action, result, reason)` of each result.
@@ -83,23 +64,9 @@ fn kinds(env: &TestEnv, dir: &Path, branch: &str) -> Vec<String> {
 /// A linked worktree on a new `branch` from main, with a spawn and an exit (rc 1) so the
 /// worker is exited and acted on.
 pub fn dead_worker(env: &TestEnv, repo: &Path, name: &str, branch: &str) -> PathBuf {
-    let wt = env.root().join(name);
-    env.git(
-        repo,
-        &["worktree", "add", "-q", "-b", branch, wt.to_str().unwrap()],
-    );
-    for args in [
-        vec!["record", "spawn", branch],
-        vec!["record", "exit", branch, "--rc", "1"],
-    ] {
-        let out = env
-            .cmd(&wt)
-            .env("RECODE_NOW", "2029-12-31T00:00:00Z")
-            .args(&args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-    }
+    let wt = env.add_worktree(repo, branch, name);
+    env.record(&wt, &["spawn", branch]);
+    env.record(&wt, &["exit", branch, "--rc", "1"]);
     wt
 }
 
@@ -280,29 +247,13 @@ fn a_young_notes_lock_is_waited_for() {
     assert_eq!(kinds(&env, &repo, "issue-6"), ["spawn", "unlocked"]);
 }
 
-fn with_origin(env: &TestEnv) -> PathBuf {
-    let repo = env.repo("r");
-    let origin = env.root().join("origin.git");
-    env.git(
-        &env.root(),
-        &["init", "-q", "--bare", origin.to_str().unwrap()],
-    );
-    env.git(
-        &repo,
-        &["remote", "add", "origin", origin.to_str().unwrap()],
-    );
-    env.git(&repo, &["push", "-q", "origin", "main"]);
-    env.git(&repo, &["fetch", "-q", "origin"]);
-    repo
-}
-
 /// No forge can open a pull request (a plain bare remote, no token): the publishable
 /// worker is pushed once per head, then `publishable`/`none` "pushed <head>; open the pull
 /// request by hand"; the ledger stops growing; a new head is pushed once again.
 #[test]
 fn without_a_forge_a_head_is_pushed_once_then_the_worker_settles() {
     let env = TestEnv::new();
-    let repo = with_origin(&env);
+    let repo = env.repo_with_origin().0;
     let wt = dead_worker(&env, &repo, "wt7", "issue-7");
     std::fs::write(wt.join("f.txt"), "done\n").unwrap();
     env.git(&wt, &["add", "f.txt"]);
@@ -360,7 +311,7 @@ fn without_a_forge_a_head_is_pushed_once_then_the_worker_settles() {
 #[test]
 fn a_merged_branch_whose_remote_branch_remains_is_deleted_once() {
     let env = TestEnv::new();
-    let repo = with_origin(&env);
+    let repo = env.repo_with_origin().0;
     let wt = dead_worker(&env, &repo, "wt8", "issue-8");
     std::fs::write(wt.join("m.txt"), "merged\n").unwrap();
     env.git(&wt, &["add", "m.txt"]);
