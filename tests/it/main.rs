@@ -18,6 +18,7 @@ mod hookenv;
 mod agents;
 mod arch;
 mod arch_color;
+mod arch_gix;
 mod cli;
 mod doctor;
 mod errors;
