@@ -120,3 +120,14 @@ fn a_rebase_keeps_its_branch_and_a_detached_worktree_is_named_by_its_reflog() {
         "the detached HEAD is kept"
     );
 }
+
+#[test]
+fn a_core_hooks_path_under_home_is_interpolated_as_git_does() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    env.git(&repo, &["config", "core.hooksPath", "~/hooks"]);
+    assert_eq!(
+        env.run(&repo, &["hook", "status"]),
+        "not installed: core.hooksPath ~/hooks does not exist in this worktree (<root>/home/hooks): git runs no hooks here, so milestones are lost\n--- stderr ---\n[exit status: 0]\n"
+    );
+}
