@@ -8,7 +8,7 @@ use std::process::{Child, Command};
 use crate::common::{LATER, TestEnv};
 
 /// A repository with an origin (bare, under `<root>/origin.git`) and `main` pushed.
-fn repo_with_origin(env: &TestEnv) -> PathBuf {
+pub(crate) fn repo_with_origin(env: &TestEnv) -> PathBuf {
     let repo = env.repo("r");
     let origin = env.root().join("origin.git");
     env.git(&env.root(), &["init", "-q", "--bare", "origin.git"]);
@@ -22,7 +22,7 @@ fn repo_with_origin(env: &TestEnv) -> PathBuf {
 }
 
 /// `git worktree add -b branch <root>/name`.
-fn add_worktree(env: &TestEnv, repo: &Path, branch: &str, name: &str) -> PathBuf {
+pub(crate) fn add_worktree(env: &TestEnv, repo: &Path, branch: &str, name: &str) -> PathBuf {
     let wt = env.root().join(name);
     env.git(
         repo,
@@ -32,7 +32,7 @@ fn add_worktree(env: &TestEnv, repo: &Path, branch: &str, name: &str) -> PathBuf
 }
 
 /// `git recode record <args>` at a clock before [`LATER`].
-fn record(env: &TestEnv, dir: &Path, args: &[&str]) {
+pub(crate) fn record(env: &TestEnv, dir: &Path, args: &[&str]) {
     let out = env
         .cmd(dir)
         .env("RECODE_NOW", "2029-12-31T00:00:00Z")
@@ -48,7 +48,7 @@ fn record(env: &TestEnv, dir: &Path, args: &[&str]) {
 }
 
 /// `git recode <args> --json` at [`LATER`]: exit code and the parsed document.
-fn json(env: &TestEnv, dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
+pub(crate) fn json(env: &TestEnv, dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
     let out = env
         .cmd(dir)
         .env("RECODE_NOW", LATER)
@@ -67,7 +67,7 @@ fn json(env: &TestEnv, dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
 }
 
 /// The `status --json --all` item of `branch`.
-fn status_of(env: &TestEnv, repo: &Path, branch: &str) -> serde_json::Value {
+pub(crate) fn status_of(env: &TestEnv, repo: &Path, branch: &str) -> serde_json::Value {
     let (code, st) = json(env, repo, &["status", "--offline", "--all"]);
     assert_eq!(code, 0, "{st:#}");
     st["workers"]
@@ -80,7 +80,7 @@ fn status_of(env: &TestEnv, repo: &Path, branch: &str) -> serde_json::Value {
 }
 
 /// The `recover --json` result of `branch`.
-fn result_of<'a>(doc: &'a serde_json::Value, branch: &str) -> &'a serde_json::Value {
+pub(crate) fn result_of<'a>(doc: &'a serde_json::Value, branch: &str) -> &'a serde_json::Value {
     doc["results"]
         .as_array()
         .unwrap()
@@ -108,7 +108,7 @@ impl Drop for Agent {
     }
 }
 
-fn branch_exists(env: &TestEnv, repo: &Path, branch: &str) -> bool {
+pub(crate) fn branch_exists(env: &TestEnv, repo: &Path, branch: &str) -> bool {
     env.git_cmd(repo)
         .args([
             "rev-parse",
