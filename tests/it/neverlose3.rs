@@ -484,7 +484,7 @@ fn an_unborn_head_without_a_reflog_needs_a_human() {
 
 /// A bare `lib.git` with one commit, added to `repo` as a submodule at each of `paths`,
 /// pushed; then worktree `wt42` on `issue-42` with its submodules initialized.
-fn with_submodules(env: &TestEnv, repo: &Path, paths: &[&str]) -> PathBuf {
+pub(crate) fn with_submodules(env: &TestEnv, repo: &Path, paths: &[&str]) -> PathBuf {
     let root = env.root();
     env.git(&root, &["init", "-q", "--bare", "-b", "main", "lib.git"]);
     env.git(&root, &["clone", "-q", "lib.git", "libsrc"]);
