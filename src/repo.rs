@@ -186,6 +186,21 @@ pub fn remote_tracking(repo: &gix::Repository, cfg: &Config, branch: &str) -> St
     format!("refs/remotes/{}/{branch}", cfg.remote)
 }
 
+/// Whether a walk's commits (`ahead`, from [`commits_between`]) reached the shallow
+/// boundary: in a shallow repository, a walk from a branch's head that meets a commit
+/// whose parents are not here did not find the base, so there is no merge base in the
+/// available history and the counts are only a lower bound (SPEC 1.2 "Never lose work:
+/// more states"). `false` in a complete repository; `true` when the shallow file cannot
+/// be read.
+pub fn shallow_cut(repo: &gix::Repository, ahead: &[(ObjectId, i64)]) -> bool {
+    match repo.shallow_commits() {
+        Ok(Some(boundary)) => ahead.iter().any(|(id, _)| boundary.contains(id)),
+        Ok(None) => false,
+        // The shallow file cannot be read: the history may be cut anywhere.
+        Err(_) => true,
+    }
+}
+
 /// Commits reachable from `tip` but from none of `hidden`, newest first, with committer times.
 ///
 /// Errors: [`RepoError::Git`] when the walk cannot read a commit.

@@ -60,10 +60,10 @@ pub struct Facts {
     pub branch_exists: bool,
     /// The remote-tracking branch, when it exists.
     pub remote_branch: Option<String>,
-    /// Commits ahead of the base.
-    pub ahead: u32,
-    /// Commits behind the base.
-    pub behind: u32,
+    /// Commits ahead of the base; null when unknown (a shallow history without a merge base).
+    pub ahead: Option<u32>,
+    /// Commits behind the base; null when unknown.
+    pub behind: Option<u32>,
     /// Commits since the base, oldest first.
     pub commits: Vec<CommitFact>,
     /// `git diff --stat <base>...<head>`.

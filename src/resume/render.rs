@@ -84,20 +84,34 @@ fn standing(p: &mut String, f: &Facts) {
 /// Where the branch is: here (ahead/behind the base), only on the remote, or not yet.
 fn branch_here(p: &mut String, f: &Facts) {
     if f.branch_exists {
-        let _ = writeln!(
-            p,
-            "- Branch `{}` exists; it is {} ahead of `{}` and {} behind.",
-            f.branch,
-            crate::model::reason::plural(u64::from(f.ahead), "commit"),
-            f.base,
-            f.behind
-        );
+        match (f.ahead, f.behind) {
+            (Some(ahead), Some(behind)) => {
+                let _ = writeln!(
+                    p,
+                    "- Branch `{}` exists; it is {} ahead of `{}` and {behind} behind.",
+                    f.branch,
+                    crate::model::reason::plural(u64::from(ahead), "commit"),
+                    f.base,
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    p,
+                    "- Branch `{}` exists; how far it is ahead of `{}` is unknown: the history is shallow \
+                     and has no merge base of the two (`git fetch --unshallow` fetches the rest).",
+                    f.branch, f.base,
+                );
+            }
+        }
     } else if let Some(r) = &f.remote_branch {
         let _ = writeln!(
             p,
             "- Branch `{}` does not exist locally; `{r}` has the work ({} ahead of `{}`). Check it out with `git switch {}`.",
             f.branch,
-            crate::model::reason::plural(u64::from(f.ahead), "commit"),
+            f.ahead.map_or_else(
+                || "commits unknown, the history is shallow,".to_string(),
+                |n| crate::model::reason::plural(u64::from(n), "commit")
+            ),
             f.base,
             f.branch
         );

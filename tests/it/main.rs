@@ -37,6 +37,7 @@ mod neverlose;
 mod neverlose3;
 mod neverlose_prompt;
 mod neverlose_refused;
+mod neverlose_shallow;
 mod newcomer;
 mod newcomer_complete;
 mod outcome;
