@@ -144,6 +144,7 @@ impl Trial {
     }
 
     fn record(&self, args: &[&str]) {
+        let t0 = std::time::Instant::now();
         let out = self
             .recode(&self.repo)
             .env("RECODE_NOW", "2029-12-31T00:00:00Z")
@@ -157,6 +158,9 @@ impl Trial {
             self.seed,
             String::from_utf8_lossy(&out.stderr)
         );
+        if std::env::var_os("RECODE_PROFILE").is_some() {
+            eprintln!("  record {:?}", t0.elapsed());
+        }
     }
 
     fn new(seed: u64) -> Trial {
@@ -427,10 +431,19 @@ impl Trial {
 impl Trial {
     /// Run the trial: two recovers, invariants after each; returns the violations.
     fn run(&self) -> Vec<String> {
+        let t0 = std::time::Instant::now();
         let before = invariants::before(&self.env, &self.repo);
         let mut v = Vec::new();
+        let prof = std::env::var_os("RECODE_PROFILE").is_some();
+        if prof {
+            eprintln!("  before {:?}", t0.elapsed());
+        }
         for (n, fp) in [(1, self.faults.failpoint), (2, None)] {
+            let t1 = std::time::Instant::now();
             let (code, stderr) = self.recover(fp);
+            if prof {
+                eprintln!("  recover {n} {:?}", t1.elapsed());
+            }
             let when = format!("after run {n} (exit {code:?})");
             if stderr.contains("panicked") || !matches!(code, None | Some(0 | 1 | 3)) {
                 v.push(format!("{when}: crashed: {stderr}"));
@@ -475,8 +488,13 @@ fn randomized_trials_never_lose_work() {
                     if seed >= first + trials {
                         break;
                     }
+                    let t0 = std::time::Instant::now();
                     let t = Trial::new(seed);
+                    let t1 = t0.elapsed();
                     let v = t.run();
+                    if std::env::var_os("RECODE_PROFILE").is_some() {
+                        eprintln!("seed {seed}: build {:?}, run {:?}", t1, t0.elapsed() - t1);
+                    }
                     if !v.is_empty() {
                         eprintln!(
                             "never-lose violation, seed {seed} (RECODE_SEED={seed} RECODE_TRIALS=1), workers {:?}, faults {:?}:\n  {}",

@@ -220,3 +220,25 @@ fn a_sparse_checkout_keeps_status_recover_and_the_wip_commit_working() {
     assert_eq!(env.git(&wt, &["status", "--porcelain"]), "");
     assert!(!wt.join("d2").exists());
 }
+
+/// The base's history is the shallow one: `main` is cut at its tip while `issue-1` was
+/// fetched whole (down to the root). No commit of the branch's walk is a shallow boundary,
+/// yet the base reaches none of them: still no merge base, still null.
+#[test]
+fn a_base_cut_shallower_than_its_branch_still_has_no_merge_base() {
+    let env = TestEnv::new();
+    let origin = origin_with_history(&env);
+    let repo = clone(&env, &origin, "sh", &["--depth", "1"]);
+    env.git(
+        &repo,
+        &["fetch", "-q", "--depth", "10", "origin", "issue-1:issue-1"],
+    );
+    dead_worker(&env, &repo, "issue-1", "wt1");
+    let w = status_of(&env, &repo, "issue-1");
+    assert_eq!(
+        (w["ahead"].as_u64(), w["behind"].as_u64()),
+        (None, None),
+        "{w:#}"
+    );
+    assert_eq!(w["state"], "needs-human", "{w:#}");
+}
