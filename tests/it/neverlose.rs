@@ -24,6 +24,7 @@
 //! prints its seed; the run fails at the end.
 
 pub(crate) mod invariants;
+mod states;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -56,9 +57,13 @@ impl Rng {
     }
 }
 
-const FAILPOINTS: [&str; 7] = [
+const FAILPOINTS: [&str; 11] = [
     "delete-worktree",
+    "delete-moved",
+    "delete-inside",
+    "delete-gitfile",
     "delete-branch",
+    "wip-refused",
     "wip-add",
     "wip-commit",
     "wip-push",
@@ -78,9 +83,17 @@ enum Kind {
     Detached,
     DetachedRebased,
     Bystander,
+    /// Submodules holding work (dirty, local-only commits, nested, two): `states.rs`.
+    Submodule,
+    /// Three branches of one task, one live: `states.rs`.
+    ThreeBranches,
+    /// The branch deleted under its worktree, with or without its reflog: `states.rs`.
+    Unborn,
+    /// An oversize untracked artifact: `states.rs`.
+    Oversize,
 }
 
-const KINDS: [Kind; 10] = [
+const KINDS: [Kind; 14] = [
     Kind::Empty,
     Kind::Ahead,
     Kind::Gated,
@@ -91,6 +104,10 @@ const KINDS: [Kind; 10] = [
     Kind::Detached,
     Kind::DetachedRebased,
     Kind::Bystander,
+    Kind::Submodule,
+    Kind::ThreeBranches,
+    Kind::Unborn,
+    Kind::Oversize,
 ];
 
 /// What a trial injects, for the failure message.
@@ -101,6 +118,10 @@ struct Faults {
     rejecting: bool,
     caller_env: bool,
     forge_500: bool,
+    /// The origin refuses files over 20k for size (GitHub's words).
+    size_refusing: bool,
+    /// The repository is shallow: no worker meets the base in the available history.
+    shallow: bool,
 }
 
 /// One generated repository.
@@ -113,6 +134,106 @@ struct Trial {
     gh: FakeGitHub,
     faults: Faults,
     workers: Vec<String>,
+    /// The round-3 states' own invariants (live workers, unborn HEADs).
+    extra: states::Extra,
+}
+
+/// The repository every trial starts from, built once per process and copied (a trial's
+/// cost was mostly git runs; these ten or so are the same in every trial): `r/` (`main`
+/// with `.gitignore`, `README.md` tagged `base0`, then `main2.txt`; pushed with `-u`;
+/// `recode.wipMaxFileSize` 64k) and its bare `origin.git/`, reached through
+/// `https://github.com/acme/<slug>.git` and `url.<path>.insteadOf`.
+struct Template {
+    _env: TestEnv,
+    root: PathBuf,
+}
+
+/// The slug and origin path in the template's config, replaced by each trial's own.
+const TEMPLATE_SLUG: &str = "template-slug";
+
+fn template() -> &'static Template {
+    static T: OnceLock<Template> = OnceLock::new();
+    T.get_or_init(|| {
+        let env = TestEnv::new();
+        let root = env.root();
+        build_base(&env, &root, TEMPLATE_SLUG);
+        Template { _env: env, root }
+    })
+}
+
+/// Build the base repository (see [`Template`]) under `root` with git's own commands.
+/// `RECODE_NO_TEMPLATE=1` makes every trial do this itself: the baseline of the bench.
+fn build_base(env: &TestEnv, root: &Path, slug: &str) {
+    let (repo, origin) = (root.join("r"), root.join("origin.git"));
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |dir: &Path, args: &[&str]| env.git(dir, args);
+    let commit = |name: &str, text: &str| {
+        std::fs::write(repo.join(name), text).unwrap();
+        git(&repo, &["add", "--", name]);
+        git(&repo, &["commit", "-q", "-m", &format!("add {name}")]);
+    };
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join(".gitignore"), ".env*\n*.log\n").unwrap();
+    git(&repo, &["add", ".gitignore"]);
+    commit("README.md", "hello\n");
+    git(&repo, &["tag", "base0"]);
+    commit("main2.txt", "main moved\n");
+    git(
+        root,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            origin.to_str().unwrap(),
+        ],
+    );
+    let url = format!("https://github.com/acme/{slug}.git");
+    git(&repo, &["remote", "add", "origin", &url]);
+    git(
+        &repo,
+        &[
+            "config",
+            &format!("url.{}.insteadOf", origin.display()),
+            &url,
+        ],
+    );
+    git(&repo, &["push", "-q", "-u", "origin", "main"]);
+    git(&repo, &["config", "recode.wipMaxFileSize", "64k"]);
+}
+
+impl Template {
+    /// Copy `r/` and `origin.git/` under `root`, the config naming `slug` and the new
+    /// origin's path.
+    fn copy_to(&self, root: &Path, slug: &str) {
+        for d in ["r", "origin.git"] {
+            copy_dir(&self.root.join(d), &root.join(d));
+        }
+        let config = root.join("r/.git/config");
+        let text = std::fs::read_to_string(&config)
+            .unwrap()
+            .replace(TEMPLATE_SLUG, slug)
+            .replace(
+                &self.root.join("origin.git").display().to_string(),
+                &root.join("origin.git").display().to_string(),
+            );
+        std::fs::write(config, text).unwrap();
+    }
+}
+
+/// Copy a directory tree (files keep their permissions).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
 }
 
 fn shared_forge() -> FakeGitHub {
@@ -172,7 +293,12 @@ impl Trial {
             rejecting: rng.chance(20),
             caller_env: rng.chance(20),
             forge_500: rng.chance(10),
+            size_refusing: false,
+            shallow: false,
         };
+        let mut faults = faults;
+        faults.size_refusing = !faults.rejecting && rng.chance(20);
+        faults.shallow = rng.chance(10);
         let gh = if faults.forge_500 {
             FakeGitHub::start()
         } else {
@@ -181,7 +307,6 @@ impl Trial {
         let slug = format!("t{seed}");
         let root = env.root();
         let repo = root.join("r");
-        std::fs::create_dir_all(&repo).unwrap();
         let origin = root.join("origin.git");
         let mut t = Trial {
             seed,
@@ -192,35 +317,13 @@ impl Trial {
             gh,
             faults,
             workers: Vec::new(),
+            extra: states::Extra::default(),
         };
-        t.git(&repo, &["init", "-q", "-b", "main"]);
-        std::fs::write(repo.join(".gitignore"), ".env*\n*.log\n").unwrap();
-        t.git(&repo, &["add", ".gitignore"]);
-        t.commit_file(&repo, "README.md", "hello\n");
-        t.git(&repo, &["tag", "base0"]);
-        t.commit_file(&repo, "main2.txt", "main moved\n");
-        t.git(
-            &root,
-            &[
-                "init",
-                "-q",
-                "--bare",
-                "-b",
-                "main",
-                origin.to_str().unwrap(),
-            ],
-        );
-        let url = format!("https://github.com/acme/{}.git", t.slug);
-        t.git(&repo, &["remote", "add", "origin", &url]);
-        t.git(
-            &repo,
-            &[
-                "config",
-                &format!("url.{}.insteadOf", origin.display()),
-                &url,
-            ],
-        );
-        t.git(&repo, &["push", "-q", "-u", "origin", "main"]);
+        if std::env::var_os("RECODE_NO_TEMPLATE").is_some() {
+            build_base(&t.env, &root, &t.slug);
+        } else {
+            template().copy_to(&root, &t.slug);
+        }
         let n = 3 + rng.below(4);
         for i in 1..=n {
             let kind = *rng.pick(&KINDS);
@@ -246,6 +349,12 @@ impl Trial {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
+        if self.faults.size_refusing {
+            self.refuse_size();
+        }
+        if self.faults.shallow {
+            self.make_shallow();
+        }
         if self.faults.forge_500 {
             for _ in 0..40 {
                 self.gh.fail_next(500, &[], r#"{"message":"Server Error"}"#);
@@ -254,6 +363,10 @@ impl Trial {
     }
 
     fn add_worker(&mut self, rng: &mut Rng, i: u64, kind: Kind) {
+        if matches!(kind, Kind::ThreeBranches) {
+            self.add_three_branches(rng, i);
+            return;
+        }
         let name = format!("{kind:?}").to_ascii_lowercase();
         let branch = if matches!(kind, Kind::Bystander) && rng.chance(50) {
             format!("feature-{i}-away")
@@ -324,7 +437,10 @@ impl Trial {
                 self.workers.push(branch);
                 return;
             }
-            Kind::Empty | Kind::Ahead => {}
+            Kind::Submodule => self.add_submodules(rng, &wt, i),
+            Kind::Unborn => self.delete_branch_under(rng, &wt, &branch),
+            Kind::Oversize => self.oversize(rng, &wt, i),
+            Kind::Empty | Kind::Ahead | Kind::ThreeBranches => {}
         }
         if rng.chance(55) {
             self.dirty(rng, &wt, i);
@@ -458,6 +574,7 @@ impl Trial {
                 &before,
                 &when,
             ));
+            v.extend(self.extra.check(&self.env, &self.repo, &self.origin, &when));
         }
         v
     }
