@@ -55,8 +55,10 @@ fn names_path(stderr: &str, path: &str) -> bool {
     })
 }
 
-/// The regular files (path, blob id) that commit `head` adds or changes against its first
-/// parent (`diff-tree -r --no-renames`); empty for a root commit.
+/// The regular files (path, blob id) that commit `head` adds against its first parent
+/// (`diff-tree -r --no-renames`, status `A`): only a path new in our WIP commit is taken
+/// out of it (taking out a changed one would record its deletion, and the parent's version
+/// would still be pushed); empty for a root commit.
 ///
 /// Errors: [`GitError`] when the diff cannot be read.
 pub(super) fn added_by(dir: &Path, head: &str) -> Result<Vec<(String, String)>, GitError> {
@@ -78,7 +80,7 @@ pub(super) fn added_by(dir: &Path, head: &str) -> Result<Vec<(String, String)>, 
     while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
         let meta = String::from_utf8_lossy(meta);
         let parts: Vec<&str> = meta.trim_start_matches(['\n', ':']).split(' ').collect();
-        if parts.len() >= 5 && parts[1].starts_with("100") && matches!(parts[4], "A" | "M") {
+        if parts.len() >= 5 && parts[1].starts_with("100") && parts[4] == "A" {
             out.push((
                 String::from_utf8_lossy(path).to_string(),
                 parts[3].to_string(),

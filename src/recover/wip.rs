@@ -101,11 +101,19 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             left_out: left_out.clone(),
         },
     )?;
-    let made = format!(
-        "WIP commit {} ({})",
-        short(&head),
-        crate::model::reason::plural(u64::from(files), "file")
-    );
+    let made = if files == 0 {
+        // Everything the commit held was refused: it was undone, the branch is where it was.
+        format!(
+            "WIP commit undone, nothing else in it (branch at {})",
+            short(&head)
+        )
+    } else {
+        format!(
+            "WIP commit {} ({})",
+            short(&head),
+            crate::model::reason::plural(u64::from(files), "file")
+        )
+    };
     Ok(match (push_error, held) {
         (Some(e), _) => r.step_failed(&now_w, format!("{made} made; push rejected: {e}"), true)?,
         (None, Some(why)) => step(w, Outcome::Held, format!("{made}; push held: {why}")),

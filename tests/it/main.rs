@@ -35,6 +35,7 @@ mod ledgerrace;
 mod loopharness;
 mod neverlose;
 mod neverlose3;
+mod neverlose_env;
 mod neverlose_prompt;
 mod neverlose_refused;
 mod neverlose_shallow;

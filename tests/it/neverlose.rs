@@ -537,6 +537,9 @@ impl Trial {
                 .env("GIT_INDEX_FILE", gd.join("index"));
         }
         let out = c.args(["recover", "--all", "--json"]).output().unwrap();
+        if std::env::var_os("RECODE_PROFILE").is_some() {
+            eprintln!("  {}", String::from_utf8_lossy(&out.stdout));
+        }
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -553,6 +556,38 @@ impl Trial {
         let prof = std::env::var_os("RECODE_PROFILE").is_some();
         if prof {
             eprintln!("  before {:?}", t0.elapsed());
+            for w in &self.workers {
+                let wt = self.env.root().join("wt");
+                let _ = w;
+                for e in std::fs::read_dir(&wt).into_iter().flatten().flatten() {
+                    let st = self
+                        .env
+                        .git_cmd(&e.path())
+                        .args(["status", "--porcelain", "-uall"])
+                        .output()
+                        .unwrap();
+                    eprintln!(
+                        "  status {}: {}",
+                        e.path().display(),
+                        String::from_utf8_lossy(&st.stdout).replace('\n', " | ")
+                    );
+                }
+                break;
+            }
+            let gd = self.repo.join(".git");
+            let out = self
+                .recode(&self.repo)
+                .env("RECODE_NOW", LATER)
+                .env("GIT_DIR", &gd)
+                .env("GIT_WORK_TREE", &self.repo)
+                .env("GIT_INDEX_FILE", gd.join("index"))
+                .args(["status", "--json", "--all"])
+                .output()
+                .unwrap();
+            eprintln!(
+                "  STATUS {}",
+                String::from_utf8_lossy(&out.stdout).replace('\n', " ")
+            );
         }
         for (n, fp) in [(1, self.faults.failpoint), (2, None)] {
             let t1 = std::time::Instant::now();
@@ -610,7 +645,7 @@ fn randomized_trials_never_lose_work() {
                     let t1 = t0.elapsed();
                     let v = t.run();
                     if std::env::var_os("RECODE_PROFILE").is_some() {
-                        eprintln!("seed {seed}: build {:?}, run {:?}", t1, t0.elapsed() - t1);
+                        eprintln!("seed {seed}: build {:?}, run {:?}, faults {:?}", t1, t0.elapsed() - t1, t.faults);
                     }
                     if !v.is_empty() {
                         eprintln!(

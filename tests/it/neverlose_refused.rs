@@ -185,9 +185,11 @@ fn a_gitlab_refusal_naming_blob_ids_and_a_commit_of_nothing_else() {
     assert_eq!(code, 0, "{doc:#}");
     let r = result_of(&doc, "issue-61");
     assert_eq!(r["result"], "held", "{doc:#}");
-    assert!(
-        r["reason"].as_str().unwrap().ends_with(
-            "push held: files the remote refused for their size left out (kept on disk): target/release/app"
+    assert_eq!(
+        r["reason"],
+        format!(
+            "WIP commit undone, nothing else in it (branch at {}); push held: files the remote refused for their size left out (kept on disk): target/release/app",
+            &before[..12]
         ),
         "{doc:#}"
     );
