@@ -4,7 +4,9 @@
 //! picked by a seeded PRNG (empty; commits ahead; gated; merged by merge commit, squash or
 //! rebase, pushed or not, the fake forge reporting the PR merged; an open PR; a detached
 //! HEAD after commits or after a rebase; a locked bystander worktree whose directory is
-//! missing), dirt laid over some of them (staged, unstaged, staged-then-changed, untracked,
+//! missing; and the round-3 states of `states.rs`: submodules holding work, three branches
+//! of one task with one live, an unborn HEAD with or without its reflog, an oversize
+//! artifact), dirt laid over some of them (staged, unstaged, staged-then-changed, untracked,
 //! ignored, ignored secrets, untracked secrets, an untracked nested repository), and
 //! faults (SIGKILL at one failpoint, a WIP commit that cannot be signed, an origin whose
 //! pre-receive hook rejects every push, the caller's GIT_DIR/GIT_WORK_TREE/GIT_INDEX_FILE
@@ -18,6 +20,12 @@
 //!   removed worktree: SPEC "special cases");
 //! - every locked worktree whose directory is missing is still registered;
 //! - the ledger only grows: every line present before is present after.
+//!
+//! Round 3 adds faults (an origin refusing files for size, a shallow repository) and
+//! invariants (`states::Extra`: live workers untouched, unborn tips kept; submodules'
+//! directories, commits and dirt in `invariants.rs`). A trial copies its base repository
+//! from a template built once per process (`RECODE_NO_TEMPLATE=1` builds it per trial, the
+//! baseline); `RECODE_PROFILE=1` prints each trial's times, faults and recover results.
 //!
 //! `RECODE_TRIALS` (default 32), `RECODE_SEED` (first seed, default 1) and
 //! `RECODE_THREADS` (default 2) override the run; a seed reproduces its trial. A violation
@@ -556,38 +564,6 @@ impl Trial {
         let prof = std::env::var_os("RECODE_PROFILE").is_some();
         if prof {
             eprintln!("  before {:?}", t0.elapsed());
-            for w in &self.workers {
-                let wt = self.env.root().join("wt");
-                let _ = w;
-                for e in std::fs::read_dir(&wt).into_iter().flatten().flatten() {
-                    let st = self
-                        .env
-                        .git_cmd(&e.path())
-                        .args(["status", "--porcelain", "-uall"])
-                        .output()
-                        .unwrap();
-                    eprintln!(
-                        "  status {}: {}",
-                        e.path().display(),
-                        String::from_utf8_lossy(&st.stdout).replace('\n', " | ")
-                    );
-                }
-                break;
-            }
-            let gd = self.repo.join(".git");
-            let out = self
-                .recode(&self.repo)
-                .env("RECODE_NOW", LATER)
-                .env("GIT_DIR", &gd)
-                .env("GIT_WORK_TREE", &self.repo)
-                .env("GIT_INDEX_FILE", gd.join("index"))
-                .args(["status", "--json", "--all"])
-                .output()
-                .unwrap();
-            eprintln!(
-                "  STATUS {}",
-                String::from_utf8_lossy(&out.stdout).replace('\n', " ")
-            );
         }
         for (n, fp) in [(1, self.faults.failpoint), (2, None)] {
             let t1 = std::time::Instant::now();

@@ -189,15 +189,11 @@ impl Trial {
     /// Make the repository shallow at main's first commit after `base0`: every worker
     /// (branched at `base0`) then has no merge base with `main` in the available history.
     pub(super) fn make_shallow(&self) {
-        let main2 = self.git(&self.repo, &["rev-parse", "main~0"]);
-        let first = self
-            .git(
-                &self.repo,
-                &["rev-list", "--reverse", "--first-parent", "base0..main"],
-            )
-            .lines()
-            .next()
-            .map_or(main2, str::to_string);
+        let list = self.git(
+            &self.repo,
+            &["rev-list", "--reverse", "--first-parent", "base0..main"],
+        );
+        let first = list.lines().next().expect("main is ahead of base0");
         std::fs::write(self.repo.join(".git/shallow"), format!("{first}\n")).unwrap();
     }
 }
@@ -245,7 +241,7 @@ impl Extra {
                 .unwrap()
                 .status
                 .success();
-            if !reachable && !(kept && wt.is_dir()) {
+            if !(reachable || (kept && wt.is_dir())) {
                 v.push(format!(
                     "{when}: the agent's commit {tip} of the branch deleted under {} is lost",
                     wt.display()
