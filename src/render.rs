@@ -90,6 +90,12 @@ pub fn decide_color(choice: clap::ColorChoice, color_ui: Option<&str>) -> bool {
     }
 }
 
+/// A count of commits for the table, `?` when unknown (a shallow history without a merge
+/// base).
+fn count_cell(n: Option<u32>) -> String {
+    n.map_or_else(|| "?".to_string(), |n| n.to_string())
+}
+
 /// `--porcelain`: one line a worker, tab-separated: `task branch liveness state action attempts`.
 pub fn porcelain(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
     for w in workers {
@@ -146,7 +152,7 @@ pub fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Resu
                 w.state.to_string(),
                 w.action.to_string(),
                 format!("{}/{}", w.attempts, w.max_attempts),
-                format!("+{} -{}", w.ahead, w.behind),
+                format!("+{} -{}", count_cell(w.ahead), count_cell(w.behind)),
                 pr_cell(w),
                 dirty_cell(w),
             ]

@@ -189,6 +189,38 @@ pub fn remote_tracking(repo: &gix::Repository, cfg: &Config, branch: &str) -> St
     format!("refs/remotes/{}/{branch}", cfg.remote)
 }
 
+/// Whether a shallow repository has no merge base of a branch and its base in the
+/// available history, from the walk's commits `ahead` ([`commits_between`] of the head,
+/// hiding the base): with a merge base, some commit of the walk has a parent the walk hid
+/// (a common ancestor); without one, every parent of the walk's commits is in the walk or
+/// beyond the shallow boundary (a commit listed in `shallow`, whose parents are not here).
+/// Then `ahead`/`behind` count only what is here (SPEC 1.2 "Never lose work: more
+/// states"). `false` in a complete repository and for an empty walk (the head is in the
+/// base); `true` when the shallow file or a commit of the walk cannot be read.
+pub fn shallow_cut(repo: &gix::Repository, ahead: &[(ObjectId, i64)]) -> bool {
+    let boundary = match repo.shallow_commits() {
+        Ok(Some(b)) => b,
+        Ok(None) => return false,
+        Err(_) => return true,
+    };
+    if ahead.is_empty() {
+        return false;
+    }
+    let walked: std::collections::HashSet<ObjectId> = ahead.iter().map(|(id, _)| *id).collect();
+    for (id, _) in ahead {
+        if boundary.contains(id) {
+            continue; // its parents are not here
+        }
+        let Ok(commit) = repo.find_commit(*id) else {
+            return true;
+        };
+        if commit.parent_ids().any(|p| !walked.contains(&p.detach())) {
+            return false; // a parent the walk hid: a common ancestor
+        }
+    }
+    true
+}
+
 /// Commits reachable from `tip` but from none of `hidden`, newest first, with committer times.
 ///
 /// Errors: [`RepoError::Git`] when the walk cannot read a commit.

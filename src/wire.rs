@@ -65,10 +65,11 @@ pub struct WorkerJson {
     pub head: Option<String>,
     /// Base branch name.
     pub base: String,
-    /// Commits ahead of the base.
-    pub ahead: u32,
-    /// Commits behind the base.
-    pub behind: u32,
+    /// Commits ahead of the base, or null when unknown (a shallow history with no merge
+    /// base of the branch and the base: SPEC 1.2).
+    pub ahead: Option<u32>,
+    /// Commits behind the base, or null as `ahead`.
+    pub behind: Option<u32>,
     /// Commits on the remote-tracking branch not in the base, or null.
     pub remote_ahead: Option<u32>,
     /// Dirty counts, or null when there is no readable worktree.

@@ -200,12 +200,25 @@ pub fn operation(own: &gix::Repository) -> Option<Operation> {
     })
 }
 
+/// Open the worktree at `path` itself: the caller's `GIT_*` variables (`GIT_WORK_TREE`,
+/// `GIT_INDEX_FILE`, …, set when git-recode runs from a hook or a script) are ignored, as
+/// safety rule 0 has them scrubbed from every git run: they name the caller's worktree,
+/// and read here they made another worker's clean worktree look dirty, or a dirty one
+/// clean (found by the never-lose harness).
+///
+/// Errors: [`RepoError::Git`] when it cannot be opened.
+fn open_here(path: &Path) -> Result<gix::Repository, RepoError> {
+    let mut permissions = gix::open::Permissions::default();
+    permissions.env.git_prefix = gix::sec::Permission::Deny;
+    gix::open_opts(path, gix::open::Options::default().permissions(permissions)).map_err(git)
+}
+
 /// Dirty counts of the worktree at `path` (staged, unstaged, untracked, conflicted files),
 /// computed with gix without writing anything (no `index.lock`, no index refresh).
 ///
 /// Errors: [`RepoError::Git`] when the worktree or its index cannot be read.
 pub fn status(path: &Path) -> Result<Status, RepoError> {
-    let repo = gix::open(path).map_err(git)?;
+    let repo = open_here(path)?;
     let c = changed(&repo)?;
     let workdir = repo.workdir().unwrap_or(path).to_path_buf();
     let mut newest = mtime(&repo.index_path());

@@ -72,8 +72,8 @@ pub fn classify(s: &Snapshot) -> Worker {
         worktree: wt.map(|w| w.path.clone()),
         head: s.head.clone(),
         base: s.base.clone(),
-        ahead: s.ahead,
-        behind: s.behind,
+        ahead: (!s.shallow).then_some(s.ahead),
+        behind: (!s.shallow).then_some(s.behind),
         remote_ahead: s.remote_ahead,
         dirty,
         dirty_not_read: not_read,
@@ -310,6 +310,7 @@ fn decide(t: &Table) -> (State, Action, Row) {
     needs_human_here(t)
         .or_else(|| published(t))
         .or_else(|| needs_human(t))
+        .or_else(|| shallow(t))
         .or_else(|| orphaned(t))
         .or_else(|| empty(t))
         .unwrap_or_else(|| ahead(t))
@@ -414,6 +415,22 @@ fn needs_human(t: &Table) -> Decided {
         return None;
     };
     Some((State::NeedsHuman, Action::Escalate, row))
+}
+
+/// SPEC 1.2, before rows 4 and 5: a clean worker in a shallow history where the branch and
+/// the base have no merge base: ahead is unknown, so it is neither orphaned-with-work,
+/// `empty` nor publishable; a human fetches the rest (`git fetch --unshallow`). Dirt is
+/// still WIP-committed (row 7): capturing work needs no count.
+fn shallow(t: &Table) -> Decided {
+    (t.s.shallow && t.clean).then(|| {
+        (
+            State::NeedsHuman,
+            Action::None,
+            Row::Shallow {
+                base: t.s.base.clone(),
+            },
+        )
+    })
 }
 
 /// Row 4, orphaned: a branch with no worktree and no ledger events.

@@ -36,6 +36,7 @@ type Rule = fn(&Facts, &Decision) -> Option<(Action, Override)>;
 /// The overrides, in order; a later rule sees what an earlier one decided.
 pub(super) const OVERRIDES: &[(&str, Rule)] = &[
     ("never-removed", never_removed),
+    ("shallow-never-deleted", shallow),
     ("main-worktree-not-committed", main_not_committed),
     ("unreadable-is-not-clean", unreadable),
     ("detached-never-published", detached),
@@ -65,6 +66,13 @@ fn never_removed(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
         return None;
     };
     Some((Action::None, Override::NeverRemoved(why)))
+}
+
+/// SPEC 1.2: in a shallow history where the branch and its base have no merge base,
+/// nothing is deleted (what the branch holds beyond the base cannot be told).
+fn shallow(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
+    (f.s.shallow && d.action == Action::Delete)
+        .then_some((Action::None, Override::ShallowNeverDeleted))
 }
 
 /// The main worktree is the user's own checkout: never WIP-committed; resume in place.

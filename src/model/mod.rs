@@ -375,6 +375,11 @@ pub struct Snapshot {
     pub ahead: u32,
     /// Commits on the base not in `head`.
     pub behind: u32,
+    /// A shallow repository where `head` and the base have no merge base in the available
+    /// history (the walk from `head` reached the shallow boundary): `ahead` and `behind`
+    /// are then only what the available history shows (SPEC 1.2 "Never lose work: more
+    /// states": null in the worker, never `empty`, never deleted).
+    pub shallow: bool,
     /// Commits on the remote-tracking branch not in the base; `None` without one.
     pub remote_ahead: Option<u32>,
     /// Commits of the local branch that neither the base nor the remote-tracking branch
@@ -422,10 +427,11 @@ pub struct Worker {
     pub head: Option<String>,
     /// Base branch.
     pub base: String,
-    /// Commits ahead of the base.
-    pub ahead: u32,
-    /// Commits behind the base.
-    pub behind: u32,
+    /// Commits ahead of the base; `None` when unknown (a shallow history without a merge
+    /// base: [`Snapshot::shallow`]).
+    pub ahead: Option<u32>,
+    /// Commits behind the base; `None` when unknown, as `ahead`.
+    pub behind: Option<u32>,
     /// Commits on the remote-tracking branch not in the base.
     pub remote_ahead: Option<u32>,
     /// Dirty counts.

@@ -81,6 +81,9 @@ pub enum Row {
     Escalated { reason: String },
     /// `needs-human`: the pull request was closed without merging.
     PrClosed { pr: u64 },
+    /// `needs-human`, `none`: a shallow history where the branch and `base` have no merge
+    /// base, clean: ahead/behind unknown, never `empty`, never deleted (SPEC 1.2).
+    Shallow { base: String },
     /// `orphaned`: no worktree, no ledger; `ahead` commits (0: unknown provenance).
     Orphaned { ahead: u32 },
     /// `empty`: the branch exists nowhere.
@@ -142,6 +145,9 @@ pub enum Override {
         branch: String,
         refused: super::Action,
     },
+    /// A shallow history without a merge base of the branch and its base: never deleted
+    /// (`none`; SPEC 1.2).
+    ShallowNeverDeleted,
     /// A registered worktree whose directory is missing is never removed (`none`).
     MissingDirectory { path: String },
     /// A registered worktree whose directory is missing cannot be resumed (`resume`
@@ -320,6 +326,10 @@ impl fmt::Display for Row {
                 f,
                 "pull request #{pr} was closed without merging: a human closed it"
             ),
+            Row::Shallow { base } => write!(
+                f,
+                "the history is shallow: the branch and {base} have no merge base in it, so ahead/behind are unknown; never deleted (`git fetch --unshallow`)"
+            ),
             Row::Orphaned { ahead: 0 } => {
                 f.write_str("no worktree and no ledger: unknown provenance, never deleted")
             }
@@ -401,6 +411,9 @@ impl fmt::Display for Override {
             }
             Override::NeverRemoved(Kept::Submodules) => f.write_str(
                 "the worktree holds submodules, which git worktree remove refuses: never removed",
+            ),
+            Override::ShallowNeverDeleted => f.write_str(
+                "the history is shallow and has no merge base of the branch and its base: never deleted (`git fetch --unshallow`)",
             ),
             Override::MainNotCommitted => {
                 f.write_str("in the main worktree, which git-recode never commits: resume in place")

@@ -7,7 +7,11 @@
 //!   would refuse every later push of the branch); it stays on disk;
 //! - a registered submodule whose own worktree has changes, or whose checked-out commit
 //!   no remote-tracking ref of the submodule contains (the gitlink would point at a
-//!   commit no remote can serve).
+//!   commit no remote can serve);
+//! - an untracked file the remote refused for its size (`refused.rs`), and on later WIP
+//!   steps every untracked file an earlier WIP step of the branch left out (`kept`): left
+//!   out once, it stays left out until the agent commits, ignores or removes it (SPEC 1.2
+//!   "The loop settles": never `wip-commit` again for the same content).
 //!
 //! Each stays in the worktree, so the worktree is not clean and is never removed while
 //! it holds them.
@@ -25,15 +29,21 @@ pub(super) struct LeftOut {
     pub oversize: Vec<(String, u64)>,
     /// Registered submodules holding work no remote has, with why.
     pub submodules: Vec<(String, &'static str)>,
+    /// Untracked files the remote refused for their size in this step (`refused.rs`).
+    pub refused: Vec<String>,
+    /// Untracked files an earlier WIP step of the branch left out (the newest `wip`
+    /// event's `left_out`), not found again by another rule.
+    pub kept: Vec<String>,
 }
 
 impl LeftOut {
     /// Look for every kind in the worktree at `dir`; `max_size` is
-    /// `recode.wipMaxFileSize` in bytes.
+    /// `recode.wipMaxFileSize` in bytes; `before` is what the branch's newest WIP step
+    /// left out (`ledger::left_out_last`).
     ///
     /// Errors: [`GitError`] when a listing fails (what cannot be read is not clean: the
     /// caller does not commit on that reading).
-    pub(super) fn find(dir: &Path, max_size: u64) -> Result<LeftOut, GitError> {
+    pub(super) fn find(dir: &Path, max_size: u64, before: &[String]) -> Result<LeftOut, GitError> {
         let untracked = git::read(dir, &["ls-files", "-z", "--others", "--exclude-standard"])?;
         let mut out = LeftOut::default();
         for p in untracked
@@ -52,6 +62,8 @@ impl LeftOut {
                 && m.len() > max_size
             {
                 out.oversize.push((p.to_string(), m.len()));
+            } else if before.iter().any(|b| b == p) {
+                out.kept.push(p.to_string());
             }
         }
         out.submodules = submodules_holding_work(dir)?;
@@ -65,6 +77,8 @@ impl LeftOut {
             .cloned()
             .chain(self.oversize.iter().map(|(p, _)| p.clone()))
             .chain(self.submodules.iter().map(|(p, _)| p.clone()))
+            .chain(self.refused.iter().cloned())
+            .chain(self.kept.iter().cloned())
             .collect()
     }
 
@@ -99,6 +113,18 @@ impl LeftOut {
             parts.push(format!(
                 "submodules left out (their work is on no remote): {}",
                 subs.join(", ")
+            ));
+        }
+        if !self.refused.is_empty() {
+            parts.push(format!(
+                "files the remote refused for their size left out (kept on disk): {}",
+                self.refused.join(", ")
+            ));
+        }
+        if !self.kept.is_empty() {
+            parts.push(format!(
+                "files an earlier WIP commit left out, still left out (kept on disk): {}",
+                self.kept.join(", ")
             ));
         }
         (!parts.is_empty()).then(|| parts.join("; "))

@@ -19,6 +19,7 @@ mod guard;
 mod leftout;
 mod publish;
 mod push;
+mod refused;
 mod removal;
 mod restore;
 mod wip;
@@ -35,7 +36,7 @@ use crate::{classify, render};
 /// Test-only failpoint: `RECODE_FAILPOINT=<step>` kills the process with SIGKILL when
 /// the step is reached (steps: `delete-worktree`, `delete-moved`, `delete-inside`,
 /// `delete-gitfile` (see `removal.rs`), `delete-branch`, `wip-add`,
-/// `wip-commit`, `wip-push`, `publish-push`, `publish-pr`). Compiled in only with the
+/// `wip-commit`, `wip-push`, `wip-refused` (see `refused.rs`), `publish-push`, `publish-pr`). Compiled in only with the
 /// `failpoints` feature, which the test suite turns on; release binaries have none.
 pub const FAILPOINT_ENV: &str = "RECODE_FAILPOINT";
 

@@ -11,7 +11,9 @@
 use std::path::{Path, PathBuf};
 
 use super::leftout::LeftOut;
-use super::{Outcome, RecoverError, Run, Step, failed, failpoint, guard, push, short, step};
+use super::{
+    Outcome, RecoverError, Run, Step, failed, failpoint, guard, push, refused, short, step,
+};
 use crate::git::{self, GitError};
 use crate::ledger::Body;
 use crate::model::{Action, Worker};
@@ -34,7 +36,8 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         Err(e) => return r.step_failed(&now_w, e.to_string(), false),
     };
     let lock_before = index.with_file_name("index.lock").exists();
-    let found = match LeftOut::find(dir, r.cfg.wip_max_file_size) {
+    let before = crate::ledger::left_out_last(&snap.events, &w.branch);
+    let mut found = match LeftOut::find(dir, r.cfg.wip_max_file_size, &before) {
         Ok(v) => v,
         Err(e) => return r.step_failed(&now_w, e.to_string(), false),
     };
@@ -43,7 +46,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     let saved = Saved::take(&index);
     failpoint("wip-add");
     let commit = add_and_commit(r, dir, &left_out);
-    let (head, files) = match commit {
+    let (mut head, mut files) = match commit {
         Ok(Some(v)) => v,
         Ok(None) => {
             saved.restore();
@@ -60,8 +63,34 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         }
     };
     failpoint("wip-push");
-    let (pushed, held, push_error) = push_wip(r, w, &now_w, dir, &found);
-    let left_out = with_still_dirty(dir, left_out);
+    let (mut pushed, mut held, mut push_error) = push_wip(r, w, &now_w, dir, &found);
+    // A remote that refuses files for their size: our own commit, made just now and on no
+    // remote, is rewritten without them (kept on disk, left out), then pushed again.
+    if let Some(refused) = push_error
+        .as_ref()
+        .and_then(|e| refused_paths(dir, &head, &e.to_string()))
+    {
+        failpoint("wip-refused");
+        match refused::rewrite_without(dir, &w.branch, &head, &refused, wip_message, &identity(r)) {
+            Ok((new, n)) => {
+                (head, files) = (new, n);
+                found.refused = refused;
+                (pushed, held, push_error) = if files == 0 {
+                    (false, found.describe(), None)
+                } else {
+                    push_wip(r, w, &now_w, dir, &found)
+                };
+            }
+            Err(e) => {
+                held = Some(format!(
+                    "{}; leaving out {} failed: {e}",
+                    held.unwrap_or_default(),
+                    refused.join(", ")
+                ));
+            }
+        }
+    }
+    let left_out = with_still_dirty(dir, found.paths());
     r.append(
         w,
         Some(head.clone()),
@@ -72,17 +101,36 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             left_out: left_out.clone(),
         },
     )?;
-    let made = format!(
-        "WIP commit {} ({})",
-        short(&head),
-        crate::model::reason::plural(u64::from(files), "file")
-    );
+    let made = if files == 0 {
+        // Everything the commit held was refused: it was undone, the branch is where it was.
+        format!(
+            "WIP commit undone, nothing else in it (branch at {})",
+            short(&head)
+        )
+    } else {
+        format!(
+            "WIP commit {} ({})",
+            short(&head),
+            crate::model::reason::plural(u64::from(files), "file")
+        )
+    };
     Ok(match (push_error, held) {
         (Some(e), _) => r.step_failed(&now_w, format!("{made} made; push rejected: {e}"), true)?,
         (None, Some(why)) => step(w, Outcome::Held, format!("{made}; push held: {why}")),
         (None, None) if pushed => step(w, Outcome::Done, format!("{made}, pushed")),
         (None, None) => step(w, Outcome::Done, made),
     })
+}
+
+/// The paths of our WIP commit `head` that the push's refusal `error` names for their
+/// size (`refused.rs`); `None` when it is no size refusal or names none of them.
+fn refused_paths(dir: &Path, head: &str, error: &str) -> Option<Vec<String>> {
+    if !refused::size_refusal(error) {
+        return None;
+    }
+    let added = refused::added_by(dir, head).ok()?;
+    let named = refused::named(error, &added);
+    (!named.is_empty()).then_some(named)
 }
 
 /// The step when nothing but left-out content was there to commit: `held`, and a `wip`
@@ -189,20 +237,38 @@ fn add_and_commit(
     if files == 0 {
         return Ok(None);
     }
-    // SPEC 1.2: `Recode-Wip: true` and never a `Recode-Phase` trailer (a copied phase
-    // would be read as a fresh milestone, and a stalled worker turn `running`).
-    let message = format!(
-        "wip: recode snapshot ({files} file{})\n\n{}: true\n",
-        if files == 1 { "" } else { "s" },
-        crate::trailer::WIP_TRAILER
-    );
     failpoint("wip-commit");
-    commit(r, dir, &message)?;
+    commit(r, dir, &wip_message(files))?;
     let head = git::read(dir, &["rev-parse", "HEAD"])?;
     Ok(Some((
         String::from_utf8_lossy(&head).trim().to_string(),
         files,
     )))
+}
+
+/// The WIP commit's message for `files` files. SPEC 1.2: `Recode-Wip: true` and never a
+/// `Recode-Phase` trailer (a copied phase would be read as a fresh milestone, and a
+/// stalled worker turn `running`).
+fn wip_message(files: u32) -> String {
+    format!(
+        "wip: recode snapshot ({files} file{})\n\n{}: true\n",
+        if files == 1 { "" } else { "s" },
+        crate::trailer::WIP_TRAILER
+    )
+}
+
+/// The identity a commit of ours takes when the user has none configured (`GIT_AUTHOR_*`
+/// and `GIT_COMMITTER_*` of `git-recode`); empty when the user has one.
+fn identity(r: &Run) -> Vec<(&'static str, &'static str)> {
+    if r.repo.committer().and_then(|c| c.ok()).is_some() {
+        return Vec::new();
+    }
+    vec![
+        ("GIT_AUTHOR_NAME", "git-recode"),
+        ("GIT_AUTHOR_EMAIL", "git-recode@localhost"),
+        ("GIT_COMMITTER_NAME", "git-recode"),
+        ("GIT_COMMITTER_EMAIL", "git-recode@localhost"),
+    ]
 }
 
 /// Commit the index as it is (hooks skipped; signed when the user signs, bounded by
@@ -218,15 +284,8 @@ fn commit(r: &Run, dir: &Path, message: &str) -> Result<(), GitError> {
         "-m",
         message,
     ]);
-    if r.repo.committer().and_then(|c| c.ok()).is_none() {
-        for (k, v) in [
-            ("GIT_AUTHOR_NAME", "git-recode"),
-            ("GIT_AUTHOR_EMAIL", "git-recode@localhost"),
-            ("GIT_COMMITTER_NAME", "git-recode"),
-            ("GIT_COMMITTER_EMAIL", "git-recode@localhost"),
-        ] {
-            commit = commit.env(k, v);
-        }
+    for (k, v) in identity(r) {
+        commit = commit.env(k, v);
     }
     commit.output()?;
     Ok(())
@@ -255,7 +314,7 @@ fn staged_then_changed(dir: &Path) -> Result<usize, GitError> {
 }
 
 /// The absolute path of `name` in the worktree's own git dir (`--git-path`).
-fn git_path(dir: &Path, name: &str) -> Result<PathBuf, GitError> {
+pub(super) fn git_path(dir: &Path, name: &str) -> Result<PathBuf, GitError> {
     let out = git::read(
         dir,
         &["rev-parse", "--path-format=absolute", "--git-path", name],

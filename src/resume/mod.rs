@@ -60,10 +60,10 @@ pub struct Facts {
     pub branch_exists: bool,
     /// The remote-tracking branch, when it exists.
     pub remote_branch: Option<String>,
-    /// Commits ahead of the base.
-    pub ahead: u32,
-    /// Commits behind the base.
-    pub behind: u32,
+    /// Commits ahead of the base; null when unknown (a shallow history without a merge base).
+    pub ahead: Option<u32>,
+    /// Commits behind the base; null when unknown.
+    pub behind: Option<u32>,
     /// Commits since the base, oldest first.
     pub commits: Vec<CommitFact>,
     /// `git diff --stat <base>...<head>`.
@@ -86,6 +86,9 @@ pub struct Facts {
     pub attempt: u32,
     /// `recode.maxAttempts`.
     pub max_attempts: u32,
+    /// What the branch's newest WIP step left out and is still in the worktree (SPEC 1.2
+    /// "Never lose work: more states": the resume prompt names it), in the ledger's order.
+    pub left_out: Vec<LeftOutFact>,
     /// The open pull request whose failing checks or requested changes this resume
     /// answers (SPEC "Pull request feedback"); null otherwise.
     pub pull_request: Option<feedback::PrFacts>,
@@ -143,8 +146,48 @@ pub fn facts(
         phase: w.phase.clone(),
         attempt,
         max_attempts: w.max_attempts,
+        left_out: left_out(snap),
         pull_request: feedback::facts(w.pr.as_ref()),
     })
+}
+
+/// One path a WIP commit left out, as it is on disk now.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct LeftOutFact {
+    /// Repository-relative, `/`-separated.
+    pub path: String,
+    /// `submodule` (a registered gitlink holding work its remote lacks), `repository` (an
+    /// untracked nested repository), `file` (an untracked file, too large for a WIP
+    /// commit or refused by the remote), or `other`.
+    pub kind: &'static str,
+    /// The file's size in bytes (`file` only).
+    pub bytes: Option<u64>,
+}
+
+/// The newest `wip` event's `left_out` paths (`ledger::left_out_last`) that are still in
+/// the worker's worktree, each with its kind read from disk; empty without a worktree.
+fn left_out(snap: &Snapshot) -> Vec<LeftOutFact> {
+    let Some(f) = snap.worktree.as_ref().filter(|f| !f.missing) else {
+        return Vec::new();
+    };
+    let dir = Path::new(&f.path);
+    ledger::left_out_last(&snap.events, &snap.branch)
+        .into_iter()
+        .filter_map(|path| {
+            let at = dir.join(&path);
+            let meta = std::fs::symlink_metadata(&at).ok()?;
+            let (kind, bytes) = if at.join(".git").exists() {
+                let staged = git::read(dir, &["ls-files", "-s", "--", &path]).unwrap_or_default();
+                let gitlink = String::from_utf8_lossy(&staged).starts_with("160000 ");
+                (if gitlink { "submodule" } else { "repository" }, None)
+            } else if meta.is_file() {
+                ("file", Some(meta.len()))
+            } else {
+                ("other", None)
+            };
+            Some(LeftOutFact { path, kind, bytes })
+        })
+        .collect()
 }
 
 /// The commits from the base tips to `head`, oldest first, with their subject, phase

@@ -23,6 +23,7 @@ pub fn prompt(f: &Facts) -> String {
     standing(&mut p, f);
     commits(&mut p, f);
     uncommitted(&mut p, f);
+    left_out(&mut p, f);
     tests(&mut p, f);
     previous_attempt(&mut p, f);
     if let Some(pr) = &f.pull_request {
@@ -50,6 +51,9 @@ fn one_line_names(f: &Facts) -> Facts {
     }
     for l in &mut f.uncommitted {
         *l = fence::inline(l);
+    }
+    for l in &mut f.left_out {
+        l.path = fence::inline(&l.path);
     }
     f
 }
@@ -80,20 +84,34 @@ fn standing(p: &mut String, f: &Facts) {
 /// Where the branch is: here (ahead/behind the base), only on the remote, or not yet.
 fn branch_here(p: &mut String, f: &Facts) {
     if f.branch_exists {
-        let _ = writeln!(
-            p,
-            "- Branch `{}` exists; it is {} ahead of `{}` and {} behind.",
-            f.branch,
-            crate::model::reason::plural(u64::from(f.ahead), "commit"),
-            f.base,
-            f.behind
-        );
+        match (f.ahead, f.behind) {
+            (Some(ahead), Some(behind)) => {
+                let _ = writeln!(
+                    p,
+                    "- Branch `{}` exists; it is {} ahead of `{}` and {behind} behind.",
+                    f.branch,
+                    crate::model::reason::plural(u64::from(ahead), "commit"),
+                    f.base,
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    p,
+                    "- Branch `{}` exists; how far it is ahead of `{}` is unknown: the history is shallow \
+                     and has no merge base of the two (`git fetch --unshallow` fetches the rest).",
+                    f.branch, f.base,
+                );
+            }
+        }
     } else if let Some(r) = &f.remote_branch {
         let _ = writeln!(
             p,
             "- Branch `{}` does not exist locally; `{r}` has the work ({} ahead of `{}`). Check it out with `git switch {}`.",
             f.branch,
-            crate::model::reason::plural(u64::from(f.ahead), "commit"),
+            f.ahead.map_or_else(
+                || "commits unknown, the history is shallow,".to_string(),
+                |n| crate::model::reason::plural(u64::from(n), "commit")
+            ),
             f.base,
             f.branch
         );
@@ -168,6 +186,33 @@ fn uncommitted(p: &mut String, f: &Facts) {
     } else {
         let _ = writeln!(p, "```\n{}\n```\n", f.uncommitted.join("\n"));
     }
+}
+
+/// "## Left out of the WIP commits": each path git-recode's WIP commits did not capture
+/// and that is still in the worktree, with what it is (SPEC 1.2: the prompt names it; the
+/// agent decides). Absent when nothing is left out.
+fn left_out(p: &mut String, f: &Facts) {
+    if f.left_out.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        p,
+        "## Left out of the WIP commits
+
+\
+         These paths are still in the worktree and in no commit: git-recode's WIP commits left them \
+         out. Decide for each; do not delete work you need.\n"
+    );
+    for l in &f.left_out {
+        let what = match (l.kind, l.bytes) {
+            ("submodule", _) => "a submodule holding work its remote lacks: commit and push inside it, then commit the new gitlink".to_string(),
+            ("repository", _) => "an untracked nested repository, its commits on no remote: push it somewhere, or add it to `.gitignore`".to_string(),
+            ("file", Some(n)) => format!("an untracked file of {n} bytes, too large for a commit: add it to `.gitignore` or remove it"),
+            _ => "not captured by a commit: commit it, ignore it or remove it".to_string(),
+        };
+        let _ = writeln!(p, "- `{}`: {what}.", l.path);
+    }
+    let _ = writeln!(p);
 }
 
 /// "## Tests": the gate's verdict on the current head.

@@ -135,6 +135,7 @@ impl<'a> Ctx<'a> {
             branch_remote: remote_tip.is_some(),
             ahead: ahead_commits.len() as u32,
             behind: counts.behind,
+            shallow: repo::shallow_cut(repo, &ahead_commits),
             remote_ahead: counts.remote_ahead,
             branch_unique: counts.branch_unique,
             beyond_pr: counts.beyond_pr,

@@ -4,7 +4,9 @@
 //! picked by a seeded PRNG (empty; commits ahead; gated; merged by merge commit, squash or
 //! rebase, pushed or not, the fake forge reporting the PR merged; an open PR; a detached
 //! HEAD after commits or after a rebase; a locked bystander worktree whose directory is
-//! missing), dirt laid over some of them (staged, unstaged, staged-then-changed, untracked,
+//! missing; and the round-3 states of `states.rs`: submodules holding work, three branches
+//! of one task with one live, an unborn HEAD with or without its reflog, an oversize
+//! artifact), dirt laid over some of them (staged, unstaged, staged-then-changed, untracked,
 //! ignored, ignored secrets, untracked secrets, an untracked nested repository), and
 //! faults (SIGKILL at one failpoint, a WIP commit that cannot be signed, an origin whose
 //! pre-receive hook rejects every push, the caller's GIT_DIR/GIT_WORK_TREE/GIT_INDEX_FILE
@@ -19,11 +21,18 @@
 //! - every locked worktree whose directory is missing is still registered;
 //! - the ledger only grows: every line present before is present after.
 //!
+//! Round 3 adds faults (an origin refusing files for size, a shallow repository) and
+//! invariants (`states::Extra`: live workers untouched, unborn tips kept; submodules'
+//! directories, commits and dirt in `invariants.rs`). A trial copies its base repository
+//! from a template built once per process (`RECODE_NO_TEMPLATE=1` builds it per trial, the
+//! baseline); `RECODE_PROFILE=1` prints each trial's times, faults and recover results.
+//!
 //! `RECODE_TRIALS` (default 32), `RECODE_SEED` (first seed, default 1) and
 //! `RECODE_THREADS` (default 2) override the run; a seed reproduces its trial. A violation
 //! prints its seed; the run fails at the end.
 
 pub(crate) mod invariants;
+mod states;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -56,9 +65,13 @@ impl Rng {
     }
 }
 
-const FAILPOINTS: [&str; 7] = [
+const FAILPOINTS: [&str; 11] = [
     "delete-worktree",
+    "delete-moved",
+    "delete-inside",
+    "delete-gitfile",
     "delete-branch",
+    "wip-refused",
     "wip-add",
     "wip-commit",
     "wip-push",
@@ -78,9 +91,17 @@ enum Kind {
     Detached,
     DetachedRebased,
     Bystander,
+    /// Submodules holding work (dirty, local-only commits, nested, two): `states.rs`.
+    Submodule,
+    /// Three branches of one task, one live: `states.rs`.
+    ThreeBranches,
+    /// The branch deleted under its worktree, with or without its reflog: `states.rs`.
+    Unborn,
+    /// An oversize untracked artifact: `states.rs`.
+    Oversize,
 }
 
-const KINDS: [Kind; 10] = [
+const KINDS: [Kind; 14] = [
     Kind::Empty,
     Kind::Ahead,
     Kind::Gated,
@@ -91,6 +112,10 @@ const KINDS: [Kind; 10] = [
     Kind::Detached,
     Kind::DetachedRebased,
     Kind::Bystander,
+    Kind::Submodule,
+    Kind::ThreeBranches,
+    Kind::Unborn,
+    Kind::Oversize,
 ];
 
 /// What a trial injects, for the failure message.
@@ -101,6 +126,10 @@ struct Faults {
     rejecting: bool,
     caller_env: bool,
     forge_500: bool,
+    /// The origin refuses files over 20k for size (GitHub's words).
+    size_refusing: bool,
+    /// The repository is shallow: no worker meets the base in the available history.
+    shallow: bool,
 }
 
 /// One generated repository.
@@ -113,6 +142,106 @@ struct Trial {
     gh: FakeGitHub,
     faults: Faults,
     workers: Vec<String>,
+    /// The round-3 states' own invariants (live workers, unborn HEADs).
+    extra: states::Extra,
+}
+
+/// The repository every trial starts from, built once per process and copied (a trial's
+/// cost was mostly git runs; these ten or so are the same in every trial): `r/` (`main`
+/// with `.gitignore`, `README.md` tagged `base0`, then `main2.txt`; pushed with `-u`;
+/// `recode.wipMaxFileSize` 64k) and its bare `origin.git/`, reached through
+/// `https://github.com/acme/<slug>.git` and `url.<path>.insteadOf`.
+struct Template {
+    _env: TestEnv,
+    root: PathBuf,
+}
+
+/// The slug and origin path in the template's config, replaced by each trial's own.
+const TEMPLATE_SLUG: &str = "template-slug";
+
+fn template() -> &'static Template {
+    static T: OnceLock<Template> = OnceLock::new();
+    T.get_or_init(|| {
+        let env = TestEnv::new();
+        let root = env.root();
+        build_base(&env, &root, TEMPLATE_SLUG);
+        Template { _env: env, root }
+    })
+}
+
+/// Build the base repository (see [`Template`]) under `root` with git's own commands.
+/// `RECODE_NO_TEMPLATE=1` makes every trial do this itself: the baseline of the bench.
+fn build_base(env: &TestEnv, root: &Path, slug: &str) {
+    let (repo, origin) = (root.join("r"), root.join("origin.git"));
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |dir: &Path, args: &[&str]| env.git(dir, args);
+    let commit = |name: &str, text: &str| {
+        std::fs::write(repo.join(name), text).unwrap();
+        git(&repo, &["add", "--", name]);
+        git(&repo, &["commit", "-q", "-m", &format!("add {name}")]);
+    };
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join(".gitignore"), ".env*\n*.log\n").unwrap();
+    git(&repo, &["add", ".gitignore"]);
+    commit("README.md", "hello\n");
+    git(&repo, &["tag", "base0"]);
+    commit("main2.txt", "main moved\n");
+    git(
+        root,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            origin.to_str().unwrap(),
+        ],
+    );
+    let url = format!("https://github.com/acme/{slug}.git");
+    git(&repo, &["remote", "add", "origin", &url]);
+    git(
+        &repo,
+        &[
+            "config",
+            &format!("url.{}.insteadOf", origin.display()),
+            &url,
+        ],
+    );
+    git(&repo, &["push", "-q", "-u", "origin", "main"]);
+    git(&repo, &["config", "recode.wipMaxFileSize", "64k"]);
+}
+
+impl Template {
+    /// Copy `r/` and `origin.git/` under `root`, the config naming `slug` and the new
+    /// origin's path.
+    fn copy_to(&self, root: &Path, slug: &str) {
+        for d in ["r", "origin.git"] {
+            copy_dir(&self.root.join(d), &root.join(d));
+        }
+        let config = root.join("r/.git/config");
+        let text = std::fs::read_to_string(&config)
+            .unwrap()
+            .replace(TEMPLATE_SLUG, slug)
+            .replace(
+                &self.root.join("origin.git").display().to_string(),
+                &root.join("origin.git").display().to_string(),
+            );
+        std::fs::write(config, text).unwrap();
+    }
+}
+
+/// Copy a directory tree (files keep their permissions).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
 }
 
 fn shared_forge() -> FakeGitHub {
@@ -144,6 +273,7 @@ impl Trial {
     }
 
     fn record(&self, args: &[&str]) {
+        let t0 = std::time::Instant::now();
         let out = self
             .recode(&self.repo)
             .env("RECODE_NOW", "2029-12-31T00:00:00Z")
@@ -157,6 +287,9 @@ impl Trial {
             self.seed,
             String::from_utf8_lossy(&out.stderr)
         );
+        if std::env::var_os("RECODE_PROFILE").is_some() {
+            eprintln!("  record {:?}", t0.elapsed());
+        }
     }
 
     fn new(seed: u64) -> Trial {
@@ -168,7 +301,12 @@ impl Trial {
             rejecting: rng.chance(20),
             caller_env: rng.chance(20),
             forge_500: rng.chance(10),
+            size_refusing: false,
+            shallow: false,
         };
+        let mut faults = faults;
+        faults.size_refusing = !faults.rejecting && rng.chance(20);
+        faults.shallow = rng.chance(10);
         let gh = if faults.forge_500 {
             FakeGitHub::start()
         } else {
@@ -177,7 +315,6 @@ impl Trial {
         let slug = format!("t{seed}");
         let root = env.root();
         let repo = root.join("r");
-        std::fs::create_dir_all(&repo).unwrap();
         let origin = root.join("origin.git");
         let mut t = Trial {
             seed,
@@ -188,35 +325,13 @@ impl Trial {
             gh,
             faults,
             workers: Vec::new(),
+            extra: states::Extra::default(),
         };
-        t.git(&repo, &["init", "-q", "-b", "main"]);
-        std::fs::write(repo.join(".gitignore"), ".env*\n*.log\n").unwrap();
-        t.git(&repo, &["add", ".gitignore"]);
-        t.commit_file(&repo, "README.md", "hello\n");
-        t.git(&repo, &["tag", "base0"]);
-        t.commit_file(&repo, "main2.txt", "main moved\n");
-        t.git(
-            &root,
-            &[
-                "init",
-                "-q",
-                "--bare",
-                "-b",
-                "main",
-                origin.to_str().unwrap(),
-            ],
-        );
-        let url = format!("https://github.com/acme/{}.git", t.slug);
-        t.git(&repo, &["remote", "add", "origin", &url]);
-        t.git(
-            &repo,
-            &[
-                "config",
-                &format!("url.{}.insteadOf", origin.display()),
-                &url,
-            ],
-        );
-        t.git(&repo, &["push", "-q", "-u", "origin", "main"]);
+        if std::env::var_os("RECODE_NO_TEMPLATE").is_some() {
+            build_base(&t.env, &root, &t.slug);
+        } else {
+            template().copy_to(&root, &t.slug);
+        }
         let n = 3 + rng.below(4);
         for i in 1..=n {
             let kind = *rng.pick(&KINDS);
@@ -242,6 +357,12 @@ impl Trial {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
+        if self.faults.size_refusing {
+            self.refuse_size();
+        }
+        if self.faults.shallow {
+            self.make_shallow();
+        }
         if self.faults.forge_500 {
             for _ in 0..40 {
                 self.gh.fail_next(500, &[], r#"{"message":"Server Error"}"#);
@@ -250,6 +371,10 @@ impl Trial {
     }
 
     fn add_worker(&mut self, rng: &mut Rng, i: u64, kind: Kind) {
+        if matches!(kind, Kind::ThreeBranches) {
+            self.add_three_branches(rng, i);
+            return;
+        }
         let name = format!("{kind:?}").to_ascii_lowercase();
         let branch = if matches!(kind, Kind::Bystander) && rng.chance(50) {
             format!("feature-{i}-away")
@@ -320,7 +445,10 @@ impl Trial {
                 self.workers.push(branch);
                 return;
             }
-            Kind::Empty | Kind::Ahead => {}
+            Kind::Submodule => self.add_submodules(rng, &wt, i),
+            Kind::Unborn => self.delete_branch_under(rng, &wt, &branch),
+            Kind::Oversize => self.oversize(rng, &wt, i),
+            Kind::Empty | Kind::Ahead | Kind::ThreeBranches => {}
         }
         if rng.chance(55) {
             self.dirty(rng, &wt, i);
@@ -417,6 +545,9 @@ impl Trial {
                 .env("GIT_INDEX_FILE", gd.join("index"));
         }
         let out = c.args(["recover", "--all", "--json"]).output().unwrap();
+        if std::env::var_os("RECODE_PROFILE").is_some() {
+            eprintln!("  {}", String::from_utf8_lossy(&out.stdout));
+        }
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -427,10 +558,19 @@ impl Trial {
 impl Trial {
     /// Run the trial: two recovers, invariants after each; returns the violations.
     fn run(&self) -> Vec<String> {
+        let t0 = std::time::Instant::now();
         let before = invariants::before(&self.env, &self.repo);
         let mut v = Vec::new();
+        let prof = std::env::var_os("RECODE_PROFILE").is_some();
+        if prof {
+            eprintln!("  before {:?}", t0.elapsed());
+        }
         for (n, fp) in [(1, self.faults.failpoint), (2, None)] {
+            let t1 = std::time::Instant::now();
             let (code, stderr) = self.recover(fp);
+            if prof {
+                eprintln!("  recover {n} {:?}", t1.elapsed());
+            }
             let when = format!("after run {n} (exit {code:?})");
             if stderr.contains("panicked") || !matches!(code, None | Some(0 | 1 | 3)) {
                 v.push(format!("{when}: crashed: {stderr}"));
@@ -445,6 +585,7 @@ impl Trial {
                 &before,
                 &when,
             ));
+            v.extend(self.extra.check(&self.env, &self.repo, &self.origin, &when));
         }
         v
     }
@@ -475,8 +616,13 @@ fn randomized_trials_never_lose_work() {
                     if seed >= first + trials {
                         break;
                     }
+                    let t0 = std::time::Instant::now();
                     let t = Trial::new(seed);
+                    let t1 = t0.elapsed();
                     let v = t.run();
+                    if std::env::var_os("RECODE_PROFILE").is_some() {
+                        eprintln!("seed {seed}: build {:?}, run {:?}, faults {:?}", t1, t0.elapsed() - t1, t.faults);
+                    }
                     if !v.is_empty() {
                         eprintln!(
                             "never-lose violation, seed {seed} (RECODE_SEED={seed} RECODE_TRIALS=1), workers {:?}, faults {:?}:\n  {}",

@@ -7,14 +7,29 @@ use std::process::{Child, Command};
 
 use crate::common::{LATER, TestEnv};
 
+/// A repository with an origin (bare, under `<root>/origin.git`) and `main` pushed.
+pub(crate) fn repo_with_origin(env: &TestEnv) -> PathBuf {
+    env.repo_with_origin().0
+}
+
+/// `git worktree add -b branch <root>/name`.
+pub(crate) fn add_worktree(env: &TestEnv, repo: &Path, branch: &str, name: &str) -> PathBuf {
+    env.add_worktree(repo, branch, name)
+}
+
+/// `git recode record <args>` at a clock before [`LATER`].
+pub(crate) fn record(env: &TestEnv, dir: &Path, args: &[&str]) {
+    env.record(dir, args)
+}
+
 /// `git recode <args> --json` at [`LATER`]: exit code and the parsed document.
-fn json(env: &TestEnv, dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
+pub(crate) fn json(env: &TestEnv, dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
     let (code, doc, _) = env.json_later(dir, args);
     (code, doc)
 }
 
 /// The `status --json --all` item of `branch`.
-fn status_of(env: &TestEnv, repo: &Path, branch: &str) -> serde_json::Value {
+pub(crate) fn status_of(env: &TestEnv, repo: &Path, branch: &str) -> serde_json::Value {
     let (code, st) = json(env, repo, &["status", "--offline", "--all"]);
     assert_eq!(code, 0, "{st:#}");
     st["workers"]
@@ -27,7 +42,7 @@ fn status_of(env: &TestEnv, repo: &Path, branch: &str) -> serde_json::Value {
 }
 
 /// The `recover --json` result of `branch`.
-fn result_of<'a>(doc: &'a serde_json::Value, branch: &str) -> &'a serde_json::Value {
+pub(crate) fn result_of<'a>(doc: &'a serde_json::Value, branch: &str) -> &'a serde_json::Value {
     doc["results"]
         .as_array()
         .unwrap()
@@ -55,7 +70,7 @@ impl Drop for Agent {
     }
 }
 
-fn branch_exists(env: &TestEnv, repo: &Path, branch: &str) -> bool {
+pub(crate) fn branch_exists(env: &TestEnv, repo: &Path, branch: &str) -> bool {
     env.git_cmd(repo)
         .args([
             "rev-parse",
@@ -425,7 +440,7 @@ fn an_unborn_head_without_a_reflog_needs_a_human() {
 
 /// A bare `lib.git` with one commit, added to `repo` as a submodule at each of `paths`,
 /// pushed; then worktree `wt42` on `issue-42` with its submodules initialized.
-fn with_submodules(env: &TestEnv, repo: &Path, paths: &[&str]) -> PathBuf {
+pub(crate) fn with_submodules(env: &TestEnv, repo: &Path, paths: &[&str]) -> PathBuf {
     let root = env.root();
     env.git(&root, &["init", "-q", "--bare", "-b", "main", "lib.git"]);
     env.git(&root, &["clone", "-q", "lib.git", "libsrc"]);

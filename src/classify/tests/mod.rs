@@ -59,6 +59,7 @@ fn snap() -> T {
         branch_local: true,
         branch_remote: false,
         ahead: 0,
+        shallow: false,
         behind: 0,
         remote_ahead: None,
         worktree: None,

@@ -245,7 +245,10 @@ fn the_worker_object_echoes_the_snapshot() {
     assert_eq!(w.base, "main");
     assert_eq!(w.head.as_deref(), Some(HEAD));
     assert_eq!(w.worktree.as_deref(), Some(WT));
-    assert_eq!((w.ahead, w.behind, w.remote_ahead), (2, 5, Some(1)));
+    assert_eq!(
+        (w.ahead, w.behind, w.remote_ahead),
+        (Some(2), Some(5), Some(1))
+    );
     assert_eq!(w.max_attempts, 3);
     assert_eq!(w.operation, None);
     assert!(!w.reason.to_string().is_empty());

@@ -38,7 +38,7 @@ fn empty_when_nothing_is_ahead_and_the_worktree_is_clean() {
         .exit(7000, 0, Outcome::Success)
         .run();
     lsa(&w, Liveness::Exited, State::Empty, Action::Delete);
-    assert_eq!(w.behind, 4);
+    assert_eq!(w.behind, Some(4));
     assert_eq!(w.dirty, Some(Dirty::default()));
 }
 
@@ -87,7 +87,7 @@ fn a_branch_only_on_the_remote_is_never_empty_while_ahead() {
         .run();
     lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
     assert_eq!(w.worktree, None);
-    assert_eq!(w.ahead, 3);
+    assert_eq!(w.ahead, Some(3));
 }
 
 #[test]
@@ -271,5 +271,61 @@ fn half_done_clean_and_ahead_is_resumed() {
         .failed_attempt(7200)
         .run();
     lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
-    assert_eq!((w.ahead, w.behind), (4, 1));
+    assert_eq!((w.ahead, w.behind), (Some(4), Some(1)));
+}
+
+// --- SPEC 1.2: a shallow history without a merge base ---------------------------------
+
+#[test]
+fn shallow_without_a_merge_base_is_never_empty_and_its_counts_are_null() {
+    // Nothing ahead in the available history, clean, exited: `empty`/`delete` elsewhere.
+    let w = snap()
+        .wt()
+        .spawn(7200)
+        .exit(7000, 0, Outcome::Success)
+        .with(|s| s.shallow = true)
+        .run();
+    lsa(&w, Liveness::Exited, State::NeedsHuman, Action::None);
+    assert_eq!((w.ahead, w.behind), (None, None));
+    assert_eq!(
+        w.reason.to_string(),
+        "the history is shallow: the branch and main have no merge base in it, so ahead/behind are unknown; never deleted (`git fetch --unshallow`)"
+    );
+}
+
+#[test]
+fn shallow_dirt_is_still_wip_committed() {
+    let w = snap()
+        .wt()
+        .ahead(1)
+        .dirty(Dirty {
+            untracked: 1,
+            ..Dirty::default()
+        })
+        .spawn(7200)
+        .exit(7000, 0, Outcome::Success)
+        .with(|s| s.shallow = true)
+        .run();
+    lsa(&w, Liveness::Exited, State::HalfDone, Action::WipCommit);
+    assert_eq!(w.ahead, None);
+}
+
+#[test]
+fn shallow_is_never_deleted_even_when_the_forge_says_merged() {
+    let w = snap()
+        .wt()
+        .ahead(2)
+        .spawn(7200)
+        .exit(7000, 0, Outcome::Success)
+        .forge(Forge::Known(Some(pr(PrState::Merged))))
+        .with(|s| s.shallow = true)
+        .run();
+    lsa(&w, Liveness::Exited, State::Published, Action::None);
+    assert!(
+        w.reason
+            .to_string()
+            .ends_with("the history is shallow and has no merge base of the branch and its base: never deleted (`git fetch --unshallow`)"),
+        "{}",
+        w.reason
+    );
 }

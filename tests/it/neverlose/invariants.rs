@@ -16,6 +16,20 @@ pub(crate) struct Before {
     files: Vec<(PathBuf, String, String, bool)>,
     bystanders: BTreeSet<String>,
     ledger: BTreeSet<String>,
+    /// Checked-out submodules: (directory, its HEAD commit): the directory stays and the
+    /// commit stays in it (no WIP commit captures a submodule's work).
+    subs: Vec<(PathBuf, String)>,
+}
+
+/// The checked-out submodules of the worktree at `wt` (gitlinks in its index whose
+/// directory holds a `.git`).
+fn submodules(env: &TestEnv, wt: &Path) -> Vec<PathBuf> {
+    env.git(wt, &["ls-files", "-s", "-z"])
+        .split('\0')
+        .filter(|e| e.starts_with("160000 "))
+        .filter_map(|e| e.split_once('\t').map(|(_, p)| wt.join(p)))
+        .filter(|d| d.join(".git").exists())
+        .collect()
 }
 
 fn run_git(env: &TestEnv, dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
@@ -199,6 +213,7 @@ fn reachable(env: &TestEnv, repo: &Path, origin: &Path, objects: bool) -> BTreeS
 pub(crate) fn before(env: &TestEnv, repo: &Path) -> Before {
     let mut files = Vec::new();
     let mut bystanders = BTreeSet::new();
+    let mut subs = Vec::new();
     for (wt, locked) in worktree_list(env, repo) {
         if !wt.is_dir() {
             if locked {
@@ -209,12 +224,21 @@ pub(crate) fn before(env: &TestEnv, repo: &Path) -> Before {
         for (p, blob, keep) in worktree_files(env, &wt) {
             files.push((wt.clone(), p, blob, keep));
         }
+        for sub in submodules(env, &wt) {
+            // Its own dirt must stay on disk: nothing of git-recode's commits it.
+            for (p, blob, _) in worktree_files(env, &sub) {
+                files.push((sub.clone(), p, blob, true));
+            }
+            let head = env.git(&sub, &["rev-parse", "HEAD"]);
+            subs.push((sub, head));
+        }
     }
     Before {
         commits: lines(&run_git(env, repo, &["rev-list", "--all"], b"")),
         files,
         bystanders,
         ledger: ledger_lines(env, repo),
+        subs,
     }
 }
 
@@ -276,6 +300,22 @@ pub(crate) fn check(
         .collect();
     for w in b.bystanders.difference(&registered) {
         v.push(format!("{when}: bystander worktree {w} unregistered"));
+    }
+    for (sub, head) in &b.subs {
+        let kept = sub.join(".git").exists()
+            && env
+                .git_cmd(sub)
+                .args(["cat-file", "-e", &format!("{head}^{{commit}}")])
+                .output()
+                .unwrap()
+                .status
+                .success();
+        if !kept {
+            v.push(format!(
+                "{when}: submodule {} or its commit {head} lost",
+                sub.display()
+            ));
+        }
     }
     let ledger = ledger_lines(env, repo);
     for l in b.ledger.difference(&ledger) {
