@@ -238,7 +238,9 @@ type Pair = (String, String, bool);
 struct PushSpec {
     lease: String,
     spec: String,
-    tracking: String,
+    /// The tracking ref to move once pushed (none for this host's heartbeat, which has no
+    /// tracking copy).
+    tracking: Option<String>,
     merged: ObjectId,
 }
 
@@ -256,12 +258,14 @@ fn fetch_tracking(
     remote: &str,
     pairs: &[Pair],
     remote_values: &BTreeMap<String, ObjectId>,
+    extra: &[String],
     attempt: u32,
 ) -> Result<bool, SyncError> {
     let specs: Vec<String> = pairs
         .iter()
         .filter(|(l, _, _)| remote_values.contains_key(l))
         .map(|(l, t, _)| format!("+{l}:{t}"))
+        .chain(extra.iter().cloned())
         .collect();
     if specs.is_empty() {
         return Ok(true);
@@ -340,7 +344,7 @@ fn merge_ref(
     let push = PushSpec {
         lease,
         spec: format!("{merged}:{local}"),
-        tracking: tracking.clone(),
+        tracking: Some(tracking.clone()),
         merged,
     };
     Ok(Some((format!("{local}: {what}, pushed"), Some(push))))
@@ -395,7 +399,9 @@ fn push(
         .capture()?;
     if ok {
         for p in pushes {
-            set_tracking(repo, &p.tracking, p.merged);
+            if let Some(t) = &p.tracking {
+                set_tracking(repo, t, p.merged);
+            }
         }
         return Ok(true);
     }
@@ -436,16 +442,34 @@ pub fn sync(
         (cfg.notes_ref.clone(), tracking_notes(remote), true),
         (ANCHORS_REF.to_string(), tracking_anchors(remote), false),
     ];
+    let own_beat = crate::hosts::heartbeat_ref(&crate::process::hostname());
+    let beats_glob = format!("{}*", crate::hosts::HOSTS_PREFIX);
     for attempt in 1..=TRIES {
-        let names: Vec<&str> = pairs.iter().map(|(l, _, _)| l.as_str()).collect();
+        let mut names: Vec<&str> = pairs.iter().map(|(l, _, _)| l.as_str()).collect();
+        names.push(&beats_glob);
         let remote_values = ls_remote(&dir, remote, &names, cfg.network_timeout_secs)?;
-        if !fetch_tracking(&dir, cfg, remote, &pairs, &remote_values, attempt)? {
+        let beats = host_refs(repo, &remote_values, &own_beat);
+        if !fetch_tracking(
+            &dir,
+            cfg,
+            remote,
+            &pairs,
+            &remote_values,
+            &beats.fetch,
+            attempt,
+        )? {
             backoff(attempt);
             continue;
         }
-        let Some(Merged { lines, pushes }) = merge_all(repo, &pairs, &remote_values, now)? else {
+        let Some(Merged {
+            mut lines,
+            mut pushes,
+        }) = merge_all(repo, &pairs, &remote_values, now)?
+        else {
             continue; // a local writer won: start over
         };
+        lines.extend(beats.lines.iter().cloned());
+        pushes.extend(beats.push);
         if pushes.is_empty() || push(repo, &dir, cfg, remote, &pushes, attempt)? {
             return Ok(Report { lines });
         }
@@ -456,6 +480,61 @@ pub fn sync(
         tries: TRIES,
         remote: remote.to_string(),
     })
+}
+
+/// What `sync` does with the heartbeat refs (SPEC 1.2 "Several machines").
+struct HostRefs {
+    /// Refspecs fetching the other hosts' heartbeats that differ from the local copies.
+    fetch: Vec<String>,
+    /// The push of this host's own heartbeat, when the remote's differs.
+    push: Option<PushSpec>,
+    /// The user's lines.
+    lines: Vec<String>,
+}
+
+/// The heartbeat refs (`refs/recode/hosts/*`, listed in `remote_values`): every other
+/// host's is fetched straight into the same name when it differs (each host writes only
+/// its own, so nothing merges); this host's own (`own`) is never taken from the remote,
+/// and is pushed, with a lease on the remote's value, when it differs.
+fn host_refs(
+    repo: &gix::Repository,
+    remote_values: &BTreeMap<String, ObjectId>,
+    own: &str,
+) -> HostRefs {
+    let mut fetch = Vec::new();
+    for (name, id) in remote_values
+        .iter()
+        .filter(|(n, _)| n.starts_with(crate::hosts::HOSTS_PREFIX) && n.as_str() != own)
+    {
+        if tip(repo, name) != Some(*id) {
+            fetch.push(format!("+{name}:{name}"));
+        }
+    }
+    let mut lines = Vec::new();
+    if !fetch.is_empty() {
+        lines.push(format!(
+            "{}*: fetched {} heartbeat{}",
+            crate::hosts::HOSTS_PREFIX,
+            fetch.len(),
+            if fetch.len() == 1 { "" } else { "s" }
+        ));
+    }
+    let theirs = remote_values.get(own).copied();
+    let push = tip(repo, own)
+        .filter(|mine| Some(*mine) != theirs)
+        .map(|mine| {
+            lines.push(format!("{own}: pushed"));
+            PushSpec {
+                lease: format!(
+                    "--force-with-lease={own}:{}",
+                    theirs.map(|t| t.to_hex().to_string()).unwrap_or_default()
+                ),
+                spec: format!("{mine}:{own}"),
+                tracking: None,
+                merged: mine,
+            }
+        });
+    HostRefs { fetch, push, lines }
 }
 
 /// `sync --setup`: make plain `git fetch` bring the remote's ledger into its tracking

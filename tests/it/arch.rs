@@ -11,7 +11,7 @@
 //! 0. leaves: `clock`, `fence`, `outcome`, `process`, `progress`, `redact`, `tail`, `trailer`;
 //! 1. `git` (every git run), `lock`, vocabulary: `model` (worker and event types: no
 //!    ledger), `agent` (agents' output);
-//! 2. `config`, `render`;
+//! 2. `config`, `render`, `hosts` (heartbeat refs, whose a worker is);
 //! 3. storage: `ledger` (notes, CAS appends, replayed facts), `repo` (refs and history);
 //! 4. edges: `worktree`, `forge`, `sync`; `classify` (pure);
 //! 5. `hook`, `locks` (stale-lock rules), `record`;
@@ -67,6 +67,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "clock", "config", "ledger", "render", "repo", "trailer", "worktree",
         ],
     ),
+    ("hosts", &["clock", "model"]),
     ("ledger", &["clock", "config", "lock", "model", "outcome"]),
     ("lock", &["clock", "process"]),
     ("locks", &["config", "lock", "worktree"]),
@@ -83,8 +84,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "recover",
         &[
-            "classify", "clock", "config", "forge", "git", "ledger", "lock", "locks", "model",
-            "process", "progress", "render", "repo", "snapshot", "trailer", "worktree",
+            "classify", "clock", "config", "forge", "git", "hosts", "ledger", "lock", "locks",
+            "model", "process", "progress", "render", "repo", "snapshot", "trailer", "worktree",
         ],
     ),
     ("redact", &[]),
@@ -93,23 +94,27 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "report",
         &[
-            "clock", "config", "ledger", "model", "outcome", "render", "snapshot", "wire",
+            "clock", "config", "hosts", "ledger", "model", "outcome", "render", "snapshot", "wire",
         ],
     ),
     (
         "resume",
         &[
-            "agent", "clock", "config", "fence", "git", "hook", "ledger", "model", "redact", "repo",
+            "agent", "clock", "config", "fence", "git", "hook", "hosts", "ledger", "model",
+            "process", "redact", "repo", "sync",
         ],
     ),
     (
         "snapshot",
         &[
-            "agent", "config", "forge", "git", "hook", "ledger", "model", "process", "progress",
-            "repo", "worktree",
+            "agent", "config", "forge", "git", "hook", "hosts", "ledger", "model", "process",
+            "progress", "repo", "worktree",
         ],
     ),
-    ("sync", &["config", "git", "ledger", "repo"]),
+    (
+        "sync",
+        &["config", "git", "hosts", "ledger", "process", "repo"],
+    ),
     ("tail", &[]),
     ("trailer", &[]),
     (
@@ -135,6 +140,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("model", 1),
     ("config", 2),
     ("render", 2),
+    ("hosts", 2),
     ("ledger", 3),
     ("repo", 3),
     ("classify", 4),
