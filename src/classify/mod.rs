@@ -98,6 +98,8 @@ pub fn classify(s: &Snapshot) -> Worker {
         ignored: wt.map(|w| w.ignored.clone()).unwrap_or_default(),
         future_event: r.last_worker_event.filter(|t| *t > s.now),
         evidence: ev,
+        host: s.hosts.attempt_host.clone(),
+        other_host: s.hosts.other.is_some(),
     }
 }
 

@@ -415,6 +415,9 @@ pub struct Snapshot {
 /// it is, what its host's heartbeat says, and whether this host's work was taken over.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostFacts {
+    /// The host of the newest attempt on the branch (this one or another); `None`
+    /// without an attempt.
+    pub attempt_host: Option<String>,
     /// The newest attempt ran on another host.
     pub other: Option<OtherHost>,
     /// This host's work on the branch was taken over by another host (the comeback).
@@ -532,4 +535,8 @@ pub struct Worker {
     pub future_event: Option<Timestamp>,
     /// Every fact the decision used, one sentence each (for `classify`).
     pub evidence: Vec<String>,
+    /// The host of the newest attempt (SPEC 1.2 "Several machines"), `None` without one.
+    pub host: Option<String>,
+    /// That host is another than this one: the worker is listed with its host.
+    pub other_host: bool,
 }

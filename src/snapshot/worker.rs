@@ -187,7 +187,9 @@ impl<'a> Ctx<'a> {
                 at: events[i].ts,
                 side_branch: hosts::side_branch(branch, me),
             });
-        let other = hosts::newest_attempt(events, branch)
+        let newest = hosts::newest_attempt(events, branch);
+        let attempt_host = newest.as_ref().map(|(_, h)| h.clone());
+        let other = newest
             .filter(|(_, h)| !hosts::same_host(h, me))
             .map(|(i, host)| {
                 let beat = self.beats.get(&hosts::ref_component(&host));
@@ -199,7 +201,11 @@ impl<'a> Ctx<'a> {
                     host,
                 }
             });
-        HostFacts { other, taken_over }
+        HostFacts {
+            attempt_host,
+            other,
+            taken_over,
+        }
     }
 
     /// The worktree of the worker: the one on its branch, else a detached one it owns.

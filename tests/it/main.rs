@@ -29,6 +29,7 @@ mod forge_other;
 mod forge_smoke;
 mod hook;
 mod hooklayout;
+mod hosts;
 mod journal;
 mod ledger;
 mod ledgerrace;
