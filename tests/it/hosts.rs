@@ -59,8 +59,9 @@ impl Fleet {
     }
 
     /// `git-recode <args>` in `dir` on host `host` at `now` (RFC 3339): the real binary in
-    /// a UTS namespace whose hostname is `host`.
-    pub(crate) fn on(&self, host: &str, dir: &Path, now: &str, args: &[&str]) -> Output {
+    /// a UTS namespace whose hostname is `host` (`unshare` and `sh` exec it: the child's
+    /// pid is git-recode's own).
+    pub(crate) fn cmd_on(&self, host: &str, dir: &Path, now: &str, args: &[&str]) -> Command {
         let template = self.env.cmd(dir);
         let mut cmd = Command::new("unshare");
         cmd.env_clear();
@@ -82,7 +83,12 @@ impl Fleet {
             ])
             .arg(template.get_program())
             .args(args);
-        cmd.output().unwrap()
+        cmd
+    }
+
+    /// [`Fleet::cmd_on`], run to its end.
+    pub(crate) fn on(&self, host: &str, dir: &Path, now: &str, args: &[&str]) -> Output {
+        self.cmd_on(host, dir, now, args).output().unwrap()
     }
 
     /// [`Fleet::on`], asserting exit 0; stdout.

@@ -30,6 +30,7 @@ mod forge_smoke;
 mod hook;
 mod hooklayout;
 mod hosts;
+mod hosts_loop;
 mod journal;
 mod ledger;
 mod ledgerrace;
