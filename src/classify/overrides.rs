@@ -202,7 +202,7 @@ fn repeats(d: &Decision, why: &Override) -> bool {
 /// SPEC 1.2 "Several machines": a worker whose newest attempt ran on another host is
 /// never acted on here (`wait`, the host named) until that host has been silent for
 /// `recode.hostTimeout`; its pid is never probed here (its heartbeat says).
-fn other_host(f: &Facts, _d: &Decision) -> Option<(Action, Override)> {
+fn other_host(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     let o = f.s.hosts.other.as_ref()?;
     let now = f.s.now;
     let beat_age = o
@@ -218,7 +218,27 @@ fn other_host(f: &Facts, _d: &Decision) -> Option<(Action, Override)> {
             age: o.beat_age(now, o.last_seen()),
             timeout: o.timeout_secs,
         },
-        _ => return None,
+        // Silent: only a takeover (`resume`) acts on its worker here; what needs a human
+        // still says so. Publishing or deleting another host's branch is that host's.
+        _ if matches!(
+            d.action,
+            Action::Resume | Action::Escalate | Action::Wait | Action::None
+        ) =>
+        {
+            return None;
+        }
+        _ => {
+            return Some((
+                Action::None,
+                Override::OtherHost {
+                    host: o.host.clone(),
+                    why: HostWait::Silent {
+                        age: o.beat_age(now, o.last_seen()),
+                        refused: d.action,
+                    },
+                },
+            ));
+        }
     };
     Some((
         Action::Wait,

@@ -189,6 +189,9 @@ pub enum HostWait {
     /// No heartbeat says anything; the host was last heard of `age` ago, under
     /// `recode.hostTimeout` (`timeout`).
     NotSilent { age: i64, timeout: i64 },
+    /// Silent for `age`, past `recode.hostTimeout`: only a takeover (`resume`) acts on the
+    /// worker here; `refused` (a publish, delete or WIP commit) is that host's (`none`).
+    Silent { age: i64, refused: super::Action },
 }
 
 impl Override {
@@ -522,6 +525,13 @@ impl fmt::Display for Override {
                         ", whose loop handles it (heartbeat {} ago)",
                         clock::human_secs(*age)
                     ),
+                    HostWait::Silent { age, refused } => {
+                        return write!(
+                            f,
+                            ", silent for {}: only a takeover (resume) acts on it here, never a {refused}",
+                            clock::human_secs(*age)
+                        );
+                    }
                     HostWait::NotSilent { age, timeout } => write!(
                         f,
                         ": heard of {} ago; taken over here only after {} of silence (recode.hostTimeout)",

@@ -27,12 +27,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::NOW_EPOCH;
-use crate::hosts::{Fleet, at};
+use crate::hosts::Fleet;
 use crate::neverlose::Rng;
 
 const HOSTS: [&str; 2] = ["hostA", "hostB"];
+/// The clock of tick 0: after every real mtime a trial makes (the agents date their files).
+const T0: i64 = 1_893_456_000; // 2030-01-01T00:00:00Z
 const TICK: i64 = 30 * 60;
+/// The longest one git-recode run may take (no deadline is shortened here: a takeover
+/// syncs twice and fetches; a shared 2-core machine under load is slow).
+const RUN_LIMIT: Duration = Duration::from_secs(60);
 const TICKS: i64 = 14;
 
 /// A stand-in agent at work on a host: it commits and pushes each tick for `ticks_left`
@@ -57,6 +61,8 @@ struct Trial {
     violations: Vec<String>,
     kills: usize,
     takeovers: usize,
+    /// The slowest git-recode run.
+    slowest: Duration,
 }
 
 impl Trial {
@@ -82,16 +88,17 @@ impl Trial {
             dirs,
             up: [true, true],
             agents: Vec::new(),
-            now: NOW_EPOCH,
+            now: T0,
             log,
             violations: Vec::new(),
             kills: 0,
             takeovers: 0,
+            slowest: Duration::ZERO,
         }
     }
 
     fn iso(&self) -> String {
-        at(self.now - NOW_EPOCH)
+        jiff::Timestamp::from_second(self.now).unwrap().to_string()
     }
 
     /// `git <args>` in `dir` on host `h` at the trial's clock (commits dated now).
@@ -147,9 +154,10 @@ impl Trial {
             }
         }
         let out = child.wait_with_output().unwrap();
-        if started.elapsed() > Duration::from_secs(25) {
+        self.slowest = self.slowest.max(started.elapsed());
+        if started.elapsed() > RUN_LIMIT {
             self.violations.push(format!(
-                "seed {}: {args:?} on {} ran past 25 s",
+                "seed {}: {args:?} on {} ran past {RUN_LIMIT:?}",
                 self.seed, HOSTS[h]
             ));
         }
@@ -200,21 +208,35 @@ impl Trial {
                 continue;
             }
             let (wt, branch) = (self.agents[i].wt.clone(), self.agents[i].branch.clone());
-            std::fs::write(wt.join(format!("work-{}.txt", self.now)), "agent work\n").unwrap();
-            self.git_on(h, &wt, &["add", "-A"]);
-            self.git_on(h, &wt, &["commit", "-q", "-m", "agent: progress"]);
-            let pushed = self.git_on(
-                h,
-                &wt,
-                &["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")],
-            );
-            if !pushed.status.success() {
-                self.violations.push(format!(
-                    "seed {}: {}'s agent on {branch} could not push (diverged): {}",
-                    self.seed,
-                    HOSTS[h],
-                    String::from_utf8_lossy(&pushed.stderr).trim()
-                ));
+            // The agent edits (its host sees the file's mtime: activity), and half the
+            // time commits and pushes: the other host sees nothing for a while.
+            let file = wt.join(format!("work-{}.txt", self.now));
+            std::fs::write(&file, "agent work\n").unwrap();
+            let when = std::time::UNIX_EPOCH + Duration::from_secs(self.now as u64);
+            std::fs::File::options()
+                .write(true)
+                .open(&file)
+                .and_then(|f| f.set_modified(when))
+                .unwrap();
+            let commits = self.rng.chance(50);
+            if commits {
+                self.git_on(h, &wt, &["add", "-A"]);
+                self.git_on(h, &wt, &["commit", "-q", "-m", "agent: progress"]);
+            }
+            if commits {
+                let pushed = self.git_on(
+                    h,
+                    &wt,
+                    &["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")],
+                );
+                if !pushed.status.success() {
+                    self.violations.push(format!(
+                        "seed {}: {}'s agent on {branch} could not push (diverged): {}",
+                        self.seed,
+                        HOSTS[h],
+                        String::from_utf8_lossy(&pushed.stderr).trim()
+                    ));
+                }
             }
             self.agents[i].ticks_left -= 1;
             if self.agents[i].ticks_left == 0 {
@@ -418,6 +440,11 @@ impl Trial {
             .lines()
             .count();
         self.violations.dedup();
+        println!(
+            "hosts loop seed {}: slowest run {:.1}s",
+            self.seed,
+            self.slowest.as_secs_f64()
+        );
         (self.violations, self.takeovers, comebacks, self.kills)
     }
 }

@@ -17,6 +17,7 @@ fn foreign(beat: Option<(i64, bool)>, attempt_age: i64) -> T {
         s.remote_ahead = Some(2);
         s.pid_alive = beat.filter(|(age, _)| *age < 2 * HOUR).map(|(_, a)| a);
         s.hosts = HostFacts {
+            attempt_host: Some("a".into()),
             other: Some(OtherHost {
                 host: "a".into(),
                 attempt_at: at(attempt_age),
@@ -108,5 +109,25 @@ fn the_comeback_is_needs_human_with_both_hosts_whatever_runs_there() {
             && text.contains("while this host a was silent: nothing here is pushed onto issue-7")
             && text.contains("saves this host's work on recode/takeover/issue-7/a"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_silent_hosts_worker_is_only_taken_over_never_published_here() {
+    let w = foreign(None, 3 * HOUR)
+        .ev_head(
+            3 * HOUR - 60,
+            Some(HEAD),
+            Body::Gate {
+                passed: true,
+                command: None,
+                by: GateBy::Record,
+            },
+        )
+        .run();
+    assert_eq!((w.state, w.action), (State::Publishable, Action::None));
+    assert_eq!(
+        w.reason.to_string(),
+        "worker of host a, silent for 3h: only a takeover (resume) acts on it here, never a publish"
     );
 }
