@@ -384,6 +384,14 @@ fn b_waits_while_a_ticks_takes_over_after_its_silence_and_a_comes_back_to_a_side
         "worker of host hostA: its heartbeat 44m ago says it is alive; never acted on here"
     );
     assert_eq!(w["host"], "hostA");
+    let table = f.ok(
+        "hostB",
+        &b,
+        &at(45 * MIN),
+        &["status", "--all", "--offline"],
+    );
+    let row = table.lines().find(|l| l.contains("issue-1")).unwrap();
+    assert!(row.ends_with("on hostA"), "{table}");
     let refused = f.on(
         "hostB",
         &b,
@@ -391,7 +399,20 @@ fn b_waits_while_a_ticks_takes_over_after_its_silence_and_a_comes_back_to_a_side
         &["resume", "issue-1", "--output", "/dev/null"],
     );
     assert_eq!(refused.status.code(), Some(3), "{refused:?}");
-    // A ticks at 1h; B at 1h50m still waits (A's heartbeat is 50m old).
+    // A's agent pushes a second part (B does not fetch it), then commits a third part it
+    // never pushes; the uncommitted work stays. A ticks at 1h; B at 1h50m still waits
+    // (A's heartbeat is 50m old).
+    std::fs::write(a_wt.join("part2.txt"), "second part\n").unwrap();
+    env.git(&a_wt, &["add", "part2.txt"]);
+    env.git(&a_wt, &["commit", "-q", "-m", "feature: second part"]);
+    env.git(&a_wt, &["push", "-q", "origin", "issue-1"]);
+    std::fs::write(a_wt.join("part3.txt"), "third part\n").unwrap();
+    env.git(&a_wt, &["add", "part3.txt"]);
+    env.git(
+        &a_wt,
+        &["commit", "-q", "-m", "feature: third part, never pushed"],
+    );
+    let a_local = env.git(&a_wt, &["rev-parse", "HEAD"]);
     f.ok("hostA", &a, &at(60 * MIN), &["recover", "--all"]);
     f.ok("hostA", &a, &at(60 * MIN), &["sync"]);
     f.ok("hostB", &b, &at(110 * MIN), &["sync"]);
@@ -494,7 +515,11 @@ fn b_waits_while_a_ticks_takes_over_after_its_silence_and_a_comes_back_to_a_side
         env.git(&a, &["show", &format!("{side}:notes.md")]),
         "untracked notes"
     );
-    assert_eq!(env.git(&a, &["rev-parse", &format!("{side}^")]), remote_tip);
+    assert_eq!(env.git(&a, &["rev-parse", &format!("{side}^")]), a_local);
+    assert_eq!(
+        env.git(&a, &["show", &format!("{side}:part3.txt")]),
+        "third part"
+    );
     // A's worktree is untouched (still dirty, index as it was) and nothing was lost.
     assert_eq!(
         env.git(&a_wt, &["status", "--porcelain"]),
