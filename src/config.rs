@@ -290,6 +290,9 @@ pub struct Config {
     pub stale_lock_after_secs: u64,
     /// `recode.worktreeDir`, if set (relative paths are taken from the main worktree).
     pub worktree_dir: Option<String>,
+    /// `recode.hostTimeout`, in seconds (default 2 h): how long another host may be silent
+    /// before its workers can be taken over here (SPEC 1.2 "Several machines").
+    pub host_timeout_secs: i64,
     /// `recode.forge` and the forge's environment, read once here (SPEC 1.2 "Forges").
     pub forge: ForgeOptions,
 }
@@ -401,6 +404,7 @@ impl Config {
         let gate_timeout_secs = secs(GATE_TIMEOUT, DEFAULT_GATE_TIMEOUT_SECS)?;
         let command_timeout_secs = secs(COMMAND_TIMEOUT, DEFAULT_COMMAND_TIMEOUT_SECS)?;
         let stale_lock_after_secs = secs(STALE_LOCK_AFTER, DEFAULT_STALE_LOCK_AFTER_SECS)?;
+        let host_timeout_secs = secs(HOST_TIMEOUT, 2 * 3600)? as i64;
         crate::git::set_command_timeout(command_timeout_secs);
         crate::lock::set_stale_after(stale_lock_after_secs);
         let notes_ref = notes_ref(get(NOTES_REF))?;
@@ -431,6 +435,7 @@ impl Config {
             network_timeout_secs,
             wip_max_file_size,
             worktree_dir: get(WORKTREE_DIR),
+            host_timeout_secs,
             forge: ForgeOptions::from_env(&forge, network_timeout_secs),
         })
     }

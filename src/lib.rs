@@ -23,6 +23,7 @@ pub mod fence;
 pub mod forge;
 pub mod git;
 pub mod hook;
+pub mod hosts;
 pub mod ledger;
 pub mod lock;
 pub mod locks;

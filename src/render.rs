@@ -110,6 +110,8 @@ pub fn porcelain(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
 
 fn dirty_cell(w: &Worker) -> String {
     match (w.dirty, &w.worktree) {
+        // SPEC 1.2 "Several machines": another host's worker is listed with its host.
+        (_, None) if w.other_host => format!("on {}", w.host.as_deref().unwrap_or("?")),
         (_, None) => "-".into(),
         (None, Some(_)) if w.dirty_not_read => "not read (live)".into(),
         (None, Some(_)) => "?".into(),

@@ -233,7 +233,9 @@ type Pair = (String, String, bool);
 struct PushSpec {
     lease: String,
     spec: String,
-    tracking: String,
+    /// The tracking ref to move once pushed (none for this host's heartbeat, which has no
+    /// tracking copy).
+    tracking: Option<String>,
     merged: ObjectId,
 }
 
@@ -251,12 +253,14 @@ fn fetch_tracking(
     remote: &str,
     pairs: &[Pair],
     remote_values: &BTreeMap<String, ObjectId>,
+    extra: &[String],
     attempt: u32,
 ) -> Result<bool, SyncError> {
     let specs: Vec<String> = pairs
         .iter()
         .filter(|(l, _, _)| remote_values.contains_key(l))
         .map(|(l, t, _)| format!("+{l}:{t}"))
+        .chain(extra.iter().cloned())
         .collect();
     if specs.is_empty() {
         return Ok(true);
@@ -335,7 +339,7 @@ fn merge_ref(
     let push = PushSpec {
         lease,
         spec: format!("{merged}:{local}"),
-        tracking: tracking.clone(),
+        tracking: Some(tracking.clone()),
         merged,
     };
     Ok(Some((format!("{local}: {what}, pushed"), Some(push))))
@@ -390,7 +394,9 @@ fn push(
         .capture()?;
     if ok {
         for p in pushes {
-            set_tracking(repo, &p.tracking, p.merged);
+            if let Some(t) = &p.tracking {
+                set_tracking(repo, t, p.merged);
+            }
         }
         return Ok(true);
     }
@@ -431,6 +437,8 @@ pub fn sync(
         (cfg.notes_ref.clone(), tracking_notes(remote), true),
         (ANCHORS_REF.to_string(), tracking_anchors(remote), false),
     ];
+    let own_beat = crate::hosts::heartbeat_ref(&crate::process::hostname());
+    let beats_glob = format!("{}*", crate::hosts::HOSTS_PREFIX);
     use crate::retry::{Limit, Policy, Try};
     let lost = || SyncError::LostRaces {
         tries: TRIES,
@@ -441,22 +449,37 @@ pub fn sync(
         limit: Limit::Tries(TRIES),
     };
     crate::retry::retry(policy, |attempt| {
-        let names: Vec<&str> = pairs.iter().map(|(l, _, _)| l.as_str()).collect();
+        let mut names: Vec<&str> = pairs.iter().map(|(l, _, _)| l.as_str()).collect();
+        names.push(&beats_glob);
         let remote_values = match ls_remote(&dir, remote, &names, cfg.network_timeout_secs) {
             Ok(v) => v,
             Err(e) => return Try::Fail(e),
         };
-        match fetch_tracking(&dir, cfg, remote, &pairs, &remote_values, attempt) {
+        let beats = host_refs(repo, &remote_values, &own_beat);
+        match fetch_tracking(
+            &dir,
+            cfg,
+            remote,
+            &pairs,
+            &remote_values,
+            &beats.fetch,
+            attempt,
+        ) {
             Ok(true) => {}
             Ok(false) => return Try::Lost(lost()),
             Err(e) => return Try::Fail(e),
         }
-        let Merged { lines, pushes } = match merge_all(repo, &pairs, &remote_values, now) {
+        let Merged {
+            mut lines,
+            mut pushes,
+        } = match merge_all(repo, &pairs, &remote_values, now) {
             Ok(Some(m)) => m,
             // A local writer won: start over at once.
             Ok(None) => return Try::LostWait(std::time::Duration::ZERO, lost()),
             Err(e) => return Try::Fail(e),
         };
+        lines.extend(beats.lines.iter().cloned());
+        pushes.extend(beats.push);
         if pushes.is_empty() {
             return Try::Done(Report { lines });
         }
@@ -469,6 +492,61 @@ pub fn sync(
             Err(e) => Try::Fail(e),
         }
     })
+}
+
+/// What `sync` does with the heartbeat refs (SPEC 1.2 "Several machines").
+struct HostRefs {
+    /// Refspecs fetching the other hosts' heartbeats that differ from the local copies.
+    fetch: Vec<String>,
+    /// The push of this host's own heartbeat, when the remote's differs.
+    push: Option<PushSpec>,
+    /// The user's lines.
+    lines: Vec<String>,
+}
+
+/// The heartbeat refs (`refs/recode/hosts/*`, listed in `remote_values`): every other
+/// host's is fetched straight into the same name when it differs (each host writes only
+/// its own, so nothing merges); this host's own (`own`) is never taken from the remote,
+/// and is pushed, with a lease on the remote's value, when it differs.
+fn host_refs(
+    repo: &gix::Repository,
+    remote_values: &BTreeMap<String, ObjectId>,
+    own: &str,
+) -> HostRefs {
+    let mut fetch = Vec::new();
+    for (name, id) in remote_values
+        .iter()
+        .filter(|(n, _)| n.starts_with(crate::hosts::HOSTS_PREFIX) && n.as_str() != own)
+    {
+        if tip(repo, name) != Some(*id) {
+            fetch.push(format!("+{name}:{name}"));
+        }
+    }
+    let mut lines = Vec::new();
+    if !fetch.is_empty() {
+        lines.push(format!(
+            "{}*: fetched {} heartbeat{}",
+            crate::hosts::HOSTS_PREFIX,
+            fetch.len(),
+            if fetch.len() == 1 { "" } else { "s" }
+        ));
+    }
+    let theirs = remote_values.get(own).copied();
+    let push = tip(repo, own)
+        .filter(|mine| Some(*mine) != theirs)
+        .map(|mine| {
+            lines.push(format!("{own}: pushed"));
+            PushSpec {
+                lease: format!(
+                    "--force-with-lease={own}:{}",
+                    theirs.map(|t| t.to_hex().to_string()).unwrap_or_default()
+                ),
+                spec: format!("{mine}:{own}"),
+                tracking: None,
+                merged: mine,
+            }
+        });
+    HostRefs { fetch, push, lines }
 }
 
 /// `sync --setup`: make plain `git fetch` bring the remote's ledger into its tracking

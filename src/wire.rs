@@ -104,6 +104,9 @@ pub struct WorkerJson {
     pub pr: Option<PrJson>,
     /// The last success claim has no pull request.
     pub phantom: bool,
+    /// The host of the newest attempt (`spawn`/`resume` `host`), or null without one
+    /// (SPEC 1.2 "Several machines"; additive).
+    pub host: Option<String>,
 }
 
 impl From<&Worker> for WorkerJson {
@@ -139,6 +142,7 @@ impl From<&Worker> for WorkerJson {
                 review: p.review.map(|r| r.as_str().to_string()),
             }),
             phantom: w.phantom,
+            host: w.host.clone(),
         }
     }
 }

@@ -98,6 +98,8 @@ pub fn classify(s: &Snapshot) -> Worker {
         ignored: wt.map(|w| w.ignored.clone()).unwrap_or_default(),
         future_event: r.last_worker_event.filter(|t| *t > s.now),
         evidence: ev,
+        host: s.hosts.attempt_host.clone(),
+        other_host: s.hosts.other.is_some(),
     }
 }
 
@@ -123,11 +125,14 @@ fn position_evidence(s: &Snapshot, dirty: Option<Dirty>, ev: &mut Vec<String>) {
 /// The overrides, in order (one named rule per SPEC sentence; see [`OVERRIDES`]), applied
 /// to the table's action; each one that fires is ledgered in the evidence.
 fn overridden(facts: &Facts, action: Action, row: Row, ev: &mut Vec<String>) -> (Action, Reason) {
+    // The comeback's row stands whatever else holds (the new host's agent running there
+    // does not make this host's worktree wait).
+    let taken = matches!(row, Row::TakenOver { .. });
     let mut d = Decision {
         action,
         reason: Reason::row(row),
     };
-    for (name, rule) in OVERRIDES {
+    for (name, rule) in OVERRIDES.iter().filter(|_| !taken) {
         if let Some((action, why)) = rule(facts, &d) {
             tracing::trace!(rule = name, "override");
             let waits = matches!(
@@ -307,7 +312,8 @@ struct Table<'a> {
 /// The state table (SPEC "Classification"), first match wins: the state, its action and
 /// the row that matched. Each group of rows is a function, asked in the SPEC's order.
 fn decide(t: &Table) -> (State, Action, Row) {
-    needs_human_here(t)
+    taken_over(t)
+        .or_else(|| needs_human_here(t))
         .or_else(|| published(t))
         .or_else(|| needs_human(t))
         .or_else(|| shallow(t))
@@ -317,6 +323,24 @@ fn decide(t: &Table) -> (State, Action, Row) {
 }
 
 type Decided = Option<(State, Action, Row)>;
+
+/// SPEC 1.2 "Several machines", the comeback: another host took the worker over after
+/// this host's own attempt, and this host still holds work on it: `needs-human` here,
+/// both hosts named; before any other row (its `escalate` is a save to the side branch).
+fn taken_over(t: &Table) -> Decided {
+    let o = t.s.hosts.taken_over.as_ref()?;
+    Some((
+        State::NeedsHuman,
+        Action::Escalate,
+        Row::TakenOver {
+            by: o.by.clone(),
+            here: o.here.clone(),
+            at: o.at,
+            branch: t.s.branch.clone(),
+            side_branch: o.side_branch.clone(),
+        },
+    ))
+}
 
 /// Row 1: an operation in progress, conflicts, or a detached HEAD holding unreachable
 /// commits.

@@ -3,7 +3,7 @@
 //! say why. Each is a named pure function, tested on its own in `tests.rs`.
 
 use crate::ledger::Replay;
-use crate::model::reason::{Kept, Override, Reason};
+use crate::model::reason::{HostWait, Kept, Override, Reason};
 use crate::model::{Action, Liveness, Snapshot};
 use crate::outcome::Outcome;
 
@@ -47,6 +47,7 @@ pub(super) const OVERRIDES: &[(&str, Rule)] = &[
     ("blocked", blocked),
     ("running", running),
     ("unrecorded-activity", unrecorded_activity),
+    ("other-host", other_host),
 ];
 
 /// SPEC `recover`/safety: the main worktree, a locked worktree and one holding submodules
@@ -204,4 +205,54 @@ fn unrecorded_activity(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
 /// Whether `d` already waits for exactly this reason (a rule never repeats itself).
 fn repeats(d: &Decision, why: &Override) -> bool {
     d.action == Action::Wait && d.reason.last_override() == Some(why)
+}
+
+/// SPEC 1.2 "Several machines": a worker whose newest attempt ran on another host is
+/// never acted on here (`wait`, the host named) until that host has been silent for
+/// `recode.hostTimeout`; its pid is never probed here (its heartbeat says).
+fn other_host(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
+    let o = f.s.hosts.other.as_ref()?;
+    let now = f.s.now;
+    let beat_age = o
+        .beat_at
+        .map(|b| o.beat_age(now, b))
+        .filter(|a| *a < o.timeout_secs);
+    let attempt_age = o.beat_age(now, o.attempt_at);
+    let why = match (beat_age, o.alive) {
+        (Some(age), Some(true)) => HostWait::Alive { age },
+        _ if attempt_age < f.s.stall_after_secs => HostWait::Young { age: attempt_age },
+        (Some(age), _) => HostWait::HostHandles { age },
+        _ if !o.silent(now) => HostWait::NotSilent {
+            age: o.beat_age(now, o.last_seen()),
+            timeout: o.timeout_secs,
+        },
+        // Silent: only a takeover (`resume`) acts on its worker here; what needs a human
+        // still says so. Publishing or deleting another host's branch is that host's.
+        _ if matches!(
+            d.action,
+            Action::Resume | Action::Escalate | Action::Wait | Action::None
+        ) =>
+        {
+            return None;
+        }
+        _ => {
+            return Some((
+                Action::None,
+                Override::OtherHost {
+                    host: o.host.clone(),
+                    why: HostWait::Silent {
+                        age: o.beat_age(now, o.last_seen()),
+                        refused: d.action,
+                    },
+                },
+            ));
+        }
+    };
+    Some((
+        Action::Wait,
+        Override::OtherHost {
+            host: o.host.clone(),
+            why,
+        },
+    ))
 }

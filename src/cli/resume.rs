@@ -45,8 +45,14 @@ pub fn run(args: ResumeArgs, ui: &Ui) -> Result<i32, Error> {
     if !args.dry_run {
         crate::cli::pick_up(&ctx, std::slice::from_ref(&args.branch));
     }
-    let snap = ctx.one_worker(&args.branch, false)?;
-    let w = classify::classify(&snap);
+    let mut snap = ctx.one_worker(&args.branch, false)?;
+    let mut w = classify::classify(&snap);
+    // SPEC 1.2 "Several machines": a takeover syncs and fetches first, then decides again.
+    if !args.dry_run && snap.hosts.other.is_some() && crate::resume::refusal(&w).is_none() {
+        crate::resume::takeover::before(&ctx.repo, &ctx.cfg, ctx.now, &args.branch)?;
+        snap = ctx.one_worker(&args.branch, false)?;
+        w = classify::classify(&snap);
+    }
     let req = Request {
         output: args
             .output

@@ -149,6 +149,7 @@ fn event(rng: &mut fastrand::Rng) -> Event {
             attempt: rng.u32(..),
             session_id: opt(rng),
             prompt_sha: opt(rng),
+            host: None,
         },
         _ => Body::Escalated { reason: text(rng) },
     };

@@ -145,7 +145,14 @@ pub enum Body {
         session_id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prompt_sha: Option<String>,
+        /// This machine's hostname (SPEC 1.2 "Several machines": a worker belongs to the
+        /// host of its newest `spawn`/`resume`); absent in ledgers written before 1.2.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
     },
+    /// `resume` took over a worker of a host silent for `recode.hostTimeout` (SPEC 1.2
+    /// "Several machines"), in the same compare-and-swap as its `resume`.
+    Takeover { from_host: String, host: String },
     /// A worker was escalated to a human.
     Escalated { reason: String },
     /// `recover` recreated a branch deleted under its worktree at the newest commit of
@@ -176,6 +183,7 @@ impl Body {
             Body::Deleted { .. } => "deleted",
             Body::Phantom { .. } => "phantom",
             Body::Resume { .. } => "resume",
+            Body::Takeover { .. } => "takeover",
             Body::Escalated { .. } => "escalated",
             Body::Restored { .. } => "restored",
             Body::Unlocked { .. } => "unlocked",

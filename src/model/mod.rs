@@ -412,6 +412,69 @@ pub struct Snapshot {
     pub stall_after_secs: i64,
     /// `recode.maxAttempts`.
     pub max_attempts: u32,
+    /// Which host the worker belongs to (SPEC 1.2 "Several machines").
+    pub hosts: HostFacts,
+}
+
+/// What the gather found about the worker's host (SPEC 1.2 "Several machines"): whose
+/// it is, what its host's heartbeat says, and whether this host's work was taken over.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostFacts {
+    /// The host of the newest attempt on the branch (this one or another); `None`
+    /// without an attempt.
+    pub attempt_host: Option<String>,
+    /// The newest attempt ran on another host.
+    pub other: Option<OtherHost>,
+    /// This host's work on the branch was taken over by another host (the comeback).
+    pub taken_over: Option<TakenOver>,
+}
+
+/// The other host a worker belongs to, and what is known of it here.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OtherHost {
+    /// The host's name, as its attempt recorded it.
+    pub host: String,
+    /// When its newest attempt on the branch started.
+    pub attempt_at: Timestamp,
+    /// When its heartbeat was written (`None`: no heartbeat fetched from it).
+    pub beat_at: Option<Timestamp>,
+    /// What the heartbeat says of this branch: alive or not (`None`: not listed).
+    pub alive: Option<bool>,
+    /// `recode.hostTimeout`, in seconds.
+    pub timeout_secs: i64,
+}
+
+impl OtherHost {
+    /// When the host was last heard of: its heartbeat, else its newest attempt here.
+    pub fn last_seen(&self) -> Timestamp {
+        self.beat_at
+            .map_or(self.attempt_at, |b| b.max(self.attempt_at))
+    }
+
+    /// Seconds from `beat` to `now` (a heartbeat from the future counts as written now).
+    pub fn beat_age(&self, now: Timestamp, beat: Timestamp) -> i64 {
+        (now.as_second() - beat.as_second()).max(0)
+    }
+
+    /// Whether the host has been silent for `recode.hostTimeout` at `now` (its workers may
+    /// then be taken over here).
+    pub fn silent(&self, now: Timestamp) -> bool {
+        now.as_second() - self.last_seen().as_second() >= self.timeout_secs
+    }
+}
+
+/// A takeover of this host's work by another host (SPEC 1.2: back on the old host,
+/// nothing is pushed onto the branch; the WIP goes to `side_branch`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TakenOver {
+    /// The host that took the worker over.
+    pub by: String,
+    /// This host.
+    pub here: String,
+    /// When.
+    pub at: Timestamp,
+    /// `recode/takeover/<branch>/<host>`.
+    pub side_branch: String,
 }
 
 /// The decision for one worker: the SPEC's worker object plus the evidence behind it.
@@ -478,4 +541,8 @@ pub struct Worker {
     pub future_event: Option<Timestamp>,
     /// Every fact the decision used, one sentence each (for `classify`).
     pub evidence: Vec<String>,
+    /// The host of the newest attempt (SPEC 1.2 "Several machines"), `None` without one.
+    pub host: Option<String>,
+    /// That host is another than this one: the worker is listed with its host.
+    pub other_host: bool,
 }

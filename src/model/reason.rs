@@ -36,6 +36,17 @@ pub enum GateSeen {
 #[allow(missing_docs)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Row {
+    /// `needs-human`, `escalate` (carried out by `recover` as a save to the side branch,
+    /// never an `escalated` event, which would stand for the whole task on every host):
+    /// another host took the worker over after this host's own attempt (SPEC 1.2
+    /// "Several machines", the comeback).
+    TakenOver {
+        by: String,
+        here: String,
+        at: Timestamp,
+        branch: String,
+        side_branch: String,
+    },
     /// `needs-human`: an operation (rebase, merge, am, …) is in progress in the worktree.
     Operation { op: Operation, path: String },
     /// `needs-human`: conflicted files.
@@ -166,6 +177,27 @@ pub enum Override {
     Running { pid_alive: bool },
     /// No attempt recorded, but activity `idle` seconds ago.
     UnrecordedActivity { idle: i64 },
+    /// The newest attempt ran on another host that is not silent: never acted on here
+    /// (`wait`, SPEC 1.2 "Several machines").
+    OtherHost { host: String, why: HostWait },
+}
+
+/// Why a worker of another host waits here ([`Override::OtherHost`]); ages in seconds.
+#[allow(missing_docs)] // each field is named in its variant's sentence
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostWait {
+    /// Its heartbeat, `age` old, says the worker is alive.
+    Alive { age: i64 },
+    /// Its attempt started `age` ago, within `recode.stallAfter`.
+    Young { age: i64 },
+    /// Its heartbeat, `age` old, does not say it is alive: that host's loop handles it.
+    HostHandles { age: i64 },
+    /// No heartbeat says anything; the host was last heard of `age` ago, under
+    /// `recode.hostTimeout` (`timeout`).
+    NotSilent { age: i64, timeout: i64 },
+    /// Silent for `age`, past `recode.hostTimeout`: only a takeover (`resume`) acts on the
+    /// worker here; `refused` (a publish, delete or WIP commit) is that host's (`none`).
+    Silent { age: i64, refused: super::Action },
 }
 
 impl Override {
@@ -254,6 +286,17 @@ impl fmt::Display for Row {
             Row::Conflicted { files, path } => {
                 write!(f, "{} in {path}", n(*files, "conflicted file"))
             }
+            Row::TakenOver {
+                by,
+                here,
+                at,
+                branch,
+                side_branch,
+            } => write!(
+                f,
+                "taken over by host {by} at {} while this host {here} was silent: nothing here is pushed onto {branch}; `git recode recover {branch}` saves this host's work on {side_branch}; compare it with {branch}, then remove this worktree",
+                clock::format_secs(*at)
+            ),
             Row::DetachedUnreachable {
                 path,
                 commits,
@@ -479,6 +522,38 @@ impl fmt::Display for Override {
                     "recent activity"
                 }
             ),
+            Override::OtherHost { host, why } => {
+                write!(f, "worker of host {host}")?;
+                match why {
+                    HostWait::Alive { age } => write!(
+                        f,
+                        ": its heartbeat {} ago says it is alive",
+                        clock::human_secs(*age)
+                    ),
+                    HostWait::Young { age } => {
+                        write!(f, ": its attempt started {} ago", clock::human_secs(*age))
+                    }
+                    HostWait::HostHandles { age } => write!(
+                        f,
+                        ", whose loop handles it (heartbeat {} ago)",
+                        clock::human_secs(*age)
+                    ),
+                    HostWait::Silent { age, refused } => {
+                        return write!(
+                            f,
+                            ", silent for {}: only a takeover (resume) acts on it here, never a {refused}",
+                            clock::human_secs(*age)
+                        );
+                    }
+                    HostWait::NotSilent { age, timeout } => write!(
+                        f,
+                        ": heard of {} ago; taken over here only after {} of silence (recode.hostTimeout)",
+                        clock::human_secs(*age),
+                        clock::human_secs(*timeout)
+                    ),
+                }?;
+                f.write_str("; never acted on here")
+            }
             Override::UnrecordedActivity { idle } => write!(
                 f,
                 "no attempt recorded but activity {} ago: an unrecorded agent may be at work",

@@ -22,6 +22,7 @@ mod push;
 mod refused;
 mod removal;
 mod restore;
+mod takeover;
 mod wip;
 
 use serde::Serialize;
@@ -335,6 +336,7 @@ pub fn run(
     )?;
     warnings.extend(census.warnings.iter().cloned());
     let mut workers: Vec<Worker> = census.snapshots.iter().map(classify::classify).collect();
+    let beat = heartbeat_workers(&census.snapshots, &workers);
     if !req.all {
         if let Some(b) = req
             .branches
@@ -364,12 +366,55 @@ pub fn run(
         });
     }
     progress.finish();
+    if !req.dry_run {
+        // SPEC 1.2 "Several machines": every run rewrites this host's heartbeat (only when
+        // it changed or is older than recode.stallAfter / 2).
+        let refresh = (cfg.stall_after_secs / 2).max(1);
+        if let Err(e) =
+            crate::hosts::write_heartbeat(repo, &crate::process::hostname(), now, beat, refresh)
+        {
+            warnings.push(e.to_string());
+        }
+    }
     Ok(Report {
         steps,
         // SPEC: a forge error is an error, after what could be done safely was done.
         forge_error: warning.filter(|_| forge_failed && !req.dry_run),
         warnings,
     })
+}
+
+/// The heartbeat's workers (SPEC 1.2 "Several machines"): those whose newest attempt
+/// ran on this host, with the pid of that host's newest `spawn` on the branch and
+/// whether the worker is running.
+fn heartbeat_workers(snaps: &[Snapshot], workers: &[Worker]) -> Vec<crate::hosts::BeatWorker> {
+    let me = crate::process::hostname();
+    snaps
+        .iter()
+        .zip(workers)
+        .filter(|(s, _)| {
+            crate::hosts::newest_attempt(&s.events, &s.branch)
+                .is_some_and(|(_, h)| crate::hosts::same_host(&h, &me))
+        })
+        .map(|(s, w)| {
+            let pid = s.events.iter().rev().find_map(|e| match &e.body {
+                Body::Spawn { pid, host, .. }
+                    if e.branch.as_deref().is_none_or(|b| b == s.branch)
+                        && crate::hosts::same_host(host, &me) =>
+                {
+                    Some(*pid)
+                }
+                _ => None,
+            });
+            (
+                s.branch.clone(),
+                crate::hosts::BeatEntry {
+                    pid: pid.flatten(),
+                    alive: w.liveness == crate::model::Liveness::Running,
+                },
+            )
+        })
+        .collect()
 }
 
 fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
@@ -390,6 +435,11 @@ fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
                 reason: ledger::PHANTOM_REASON.into(),
             })
         })?;
+    }
+    // SPEC 1.2 "Several machines": the comeback saves to the side branch, never escalates
+    // the task (the host that took it over runs it).
+    if matches!(w.reason.row, crate::model::reason::Row::TakenOver { .. }) {
+        return takeover::run(r, w);
     }
     match w.action {
         Action::Wait | Action::Resume | Action::None => {

@@ -5,95 +5,16 @@
 
 use std::collections::BTreeMap;
 
-use gix::bstr::ByteSlice;
-
 use crate::ledger::{Body, Ledgers};
 use crate::wire::{HeartbeatJson, HostJson};
 
-/// Where heartbeats live, one ref a host.
-pub const HOSTS_PREFIX: &str = "refs/recode/hosts/";
+pub use crate::hosts::{HOSTS_PREFIX, Heartbeat};
 
-/// One host's heartbeat as read from its ref.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Heartbeat {
-    /// The host (the ref's last component; the blob's `host` when it names one).
-    pub host: String,
-    /// The blob's `ts` (RFC 3339), as written.
-    pub ts: String,
-    /// Workers the blob lists.
-    pub workers: u32,
-    /// Of those, the ones marked `"alive": true`.
-    pub alive: u32,
-}
-
-/// Parse a heartbeat blob (`ref_host` names the ref's host, used when the blob has none).
-///
-/// Errors: a message when the text is not a JSON object with a string `ts`.
-pub fn parse_heartbeat(ref_host: &str, text: &str) -> Result<Heartbeat, String> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
-    let ts = v
-        .get("ts")
-        .and_then(|t| t.as_str())
-        .ok_or("no \"ts\" string")?
-        .to_string();
-    let host = v
-        .get("host")
-        .and_then(|h| h.as_str())
-        .unwrap_or(ref_host)
-        .to_string();
-    let workers = v.get("workers").and_then(|w| w.as_object());
-    Ok(Heartbeat {
-        host,
-        ts,
-        workers: workers.map_or(0, |w| w.len() as u32),
-        alive: workers.map_or(0, |w| {
-            w.values()
-                .filter(|x| x.get("alive").and_then(|a| a.as_bool()) == Some(true))
-                .count() as u32
-        }),
-    })
-}
-
-/// Every heartbeat under [`HOSTS_PREFIX`], and one warning per ref that cannot be read.
+/// Every heartbeat under [`HOSTS_PREFIX`] (read by [`crate::hosts::read_heartbeats`]),
+/// in ref order, and one warning per ref that cannot be read.
 pub fn read_heartbeats(repo: &gix::Repository) -> (Vec<Heartbeat>, Vec<String>) {
-    let mut out = Vec::new();
-    let mut warnings = Vec::new();
-    let Ok(platform) = repo.references() else {
-        return (out, warnings);
-    };
-    let Ok(iter) = platform.prefixed(HOSTS_PREFIX) else {
-        return (out, warnings);
-    };
-    for r in iter.flatten() {
-        let name = r.name().as_bstr().to_string();
-        let host = name.trim_start_matches(HOSTS_PREFIX).to_string();
-        match read_one(repo, r).and_then(|text| parse_heartbeat(&host, &text)) {
-            Ok(h) => out.push(h),
-            Err(e) => warnings.push(format!("heartbeat {name} cannot be read: {e}")),
-        }
-    }
-    (out, warnings)
-}
-
-/// The text of the one blob in the tree of the commit `r` points at.
-fn read_one(repo: &gix::Repository, mut r: gix::Reference<'_>) -> Result<String, String> {
-    let commit = r
-        .peel_to_commit()
-        .map_err(|e| format!("not a commit ({e})"))?;
-    let tree = commit.tree().map_err(|e| e.to_string())?;
-    let decoded = tree.decode().map_err(|e| e.to_string())?;
-    let entry = decoded
-        .entries
-        .iter()
-        .find(|e| e.mode.is_blob())
-        .ok_or("its tree holds no blob")?;
-    let blob = repo
-        .find_blob(entry.oid.to_owned())
-        .map_err(|e| e.to_string())?;
-    blob.data
-        .to_str()
-        .map(str::to_string)
-        .map_err(|_| "the blob is not UTF-8".to_string())
+    let (beats, warnings) = crate::hosts::read_heartbeats(repo);
+    (beats.into_values().collect(), warnings)
 }
 
 /// Every host named by a `spawn` or a heartbeat, in name order: its attempts, the workers
@@ -131,43 +52,9 @@ pub fn hosts(ledgers: &Ledgers, heartbeats: &[Heartbeat]) -> Vec<HostJson> {
             .or_insert_with(|| blank(&b.host))
             .heartbeat = Some(HeartbeatJson {
             ts: b.ts.clone(),
-            workers: b.workers,
-            alive: b.alive,
+            workers: b.worker_count(),
+            alive: b.alive_count(),
         });
     }
     by.into_values().collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn heartbeat_counts_workers_and_the_alive_ones() {
-        let h = parse_heartbeat(
-            "ref-name",
-            r#"{"host":"box","ts":"2026-11-20T11:00:00Z","workers":{"a":{"pid":1,"alive":true},"b":{"pid":2,"alive":false},"c":{}}}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            h,
-            Heartbeat {
-                host: "box".into(),
-                ts: "2026-11-20T11:00:00Z".into(),
-                workers: 3,
-                alive: 1
-            }
-        );
-        assert_eq!(
-            parse_heartbeat("r", r#"{"ts":"x"}"#).unwrap().host,
-            "r",
-            "no host in the blob: the ref's"
-        );
-        assert_eq!(parse_heartbeat("r", "{}").unwrap_err(), "no \"ts\" string");
-        assert!(
-            parse_heartbeat("r", "nope")
-                .unwrap_err()
-                .starts_with("not JSON")
-        );
-    }
 }

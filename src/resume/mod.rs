@@ -21,6 +21,7 @@ use crate::{git, hook, repo};
 pub mod feedback;
 mod render;
 pub mod start;
+pub mod takeover;
 
 pub use render::prompt;
 
@@ -92,6 +93,42 @@ pub struct Facts {
     /// The open pull request whose failing checks or requested changes this resume
     /// answers (SPEC "Pull request feedback"); null otherwise.
     pub pull_request: Option<feedback::PrFacts>,
+    /// The worker's newest attempt ran on another host, silent for `recode.hostTimeout`:
+    /// this resume takes it over (SPEC 1.2 "Several machines"). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub takeover: Option<TakeoverFacts>,
+}
+
+/// Where the work was before a takeover (SPEC 1.2: the prompt says where the work was and
+/// that uncommitted work may remain there).
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct TakeoverFacts {
+    /// The silent host.
+    pub from_host: String,
+    /// The directory its newest attempt ran in there, when recorded.
+    pub path: Option<String>,
+    /// When that host was last heard of (RFC 3339).
+    pub last_seen: String,
+}
+
+/// The takeover this resume would be: the worker's newest attempt ran on another host
+/// (SPEC 1.2 "Several machines"); the directory of that host's newest `spawn` on the branch.
+pub fn takeover_facts(snap: &Snapshot) -> Option<TakeoverFacts> {
+    let o = snap.hosts.other.as_ref()?;
+    let path = snap.events.iter().rev().find_map(|e| match &e.body {
+        Body::Spawn { host, cwd, .. }
+            if crate::hosts::same_host(host, &o.host)
+                && e.branch.as_deref().is_none_or(|b| b == snap.branch) =>
+        {
+            Some(cwd.clone())
+        }
+        _ => None,
+    });
+    Some(TakeoverFacts {
+        from_host: o.host.clone(),
+        path,
+        last_seen: crate::clock::format_secs(o.last_seen()),
+    })
 }
 
 /// Gather the facts for `w` from the repository and its ledger.
@@ -148,6 +185,7 @@ pub fn facts(
         max_attempts: w.max_attempts,
         left_out: left_out(snap),
         pull_request: feedback::facts(w.pr.as_ref()),
+        takeover: takeover_facts(snap),
     })
 }
 
@@ -498,6 +536,14 @@ pub fn refusal(w: &Worker) -> Option<String> {
     if w.state == model::State::NeedsHuman {
         return Some(format!("{} needs a human: {}", w.branch, w.reason));
     }
+    // SPEC 1.2 "Several machines": a worker of another host is never acted on here
+    // until that host has been silent for `recode.hostTimeout`.
+    if let Some(model::reason::Override::OtherHost { .. }) = w.reason.last_override() {
+        return Some(format!(
+            "{} belongs to another host: {}",
+            w.branch, w.reason
+        ));
+    }
     None
 }
 
@@ -561,6 +607,17 @@ pub enum ResumeError {
         value: String,
         /// The quoted placeholder.
         placeholder: &'static str,
+    },
+    /// A takeover could not sync the ledger with the remote first (SPEC 1.2 "Several
+    /// machines": the silent host may have come back).
+    #[error("cannot take {branch} over: syncing the ledger with {remote} failed: {why}")]
+    TakeoverSync {
+        /// The branch.
+        branch: String,
+        /// The remote.
+        remote: String,
+        /// The sync's error.
+        why: String,
     },
     /// `git worktree add` failed.
     #[error("cannot add a worktree for {branch} at {path}: {source}")]

@@ -21,6 +21,7 @@ pub fn prompt(f: &Facts) -> String {
          do not start over.\n"
     );
     standing(&mut p, f);
+    takeover(&mut p, f);
     commits(&mut p, f);
     uncommitted(&mut p, f);
     left_out(&mut p, f);
@@ -78,6 +79,36 @@ fn standing(p: &mut String, f: &Facts) {
         p,
         "- This is attempt {} of at most {}.\n",
         f.attempt, f.max_attempts
+    );
+}
+
+/// "## Taken over from another host" (SPEC 1.2 "Several machines"): where the work was,
+/// and that uncommitted work may remain there.
+fn takeover(p: &mut String, f: &Facts) {
+    let Some(t) = &f.takeover else {
+        return;
+    };
+    let host = fence::inline(&t.from_host);
+    let _ = writeln!(
+        p,
+        "## Taken over from another host
+"
+    );
+    let _ = writeln!(
+        p,
+        "- This work was on host `{host}`{}, which has been silent since {}.",
+        t.path
+            .as_deref()
+            .map(|w| format!(", in `{}`", fence::inline(w)))
+            .unwrap_or_default(),
+        t.last_seen
+    );
+    let _ = writeln!(
+        p,
+        "- You continue from what was pushed. Uncommitted work may remain on `{host}`: when that host comes \
+         back, git-recode saves it on `{}` and never pushes onto `{}`; do not wait for it.\n",
+        fence::inline(&crate::hosts::side_branch(&f.branch, &t.from_host)),
+        f.branch
     );
 }
 

@@ -226,7 +226,21 @@ pub fn start(
         if let Some(f) = &written {
             write_prompt(f, &p.prompt)?;
         }
-        ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
+        let here = crate::process::hostname();
+        let from = snap.hosts.other.as_ref().map(|o| o.host.clone());
+        let mut lost_to: Option<String> = None;
+        let stored = ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
+            // SPEC 1.2 "Several machines": a takeover is decided on the ledger as it
+            // stands: when the newest attempt is no longer the silent host's, another
+            // host got there first and nothing is ledgered.
+            let owner = crate::hosts::newest_attempt(events, &w.branch).map(|(_, h)| h);
+            lost_to = match &from {
+                Some(f) if owner.as_deref() != Some(f.as_str()) => owner,
+                _ => None,
+            };
+            if lost_to.is_some() {
+                return Vec::new();
+            }
             let attempt = ledger::next_attempt(events);
             // The template was accepted above: preparing again cannot fail.
             if attempt != p.facts.attempt
@@ -238,9 +252,31 @@ pub fn start(
                 attempt,
                 session_id: p.launch.session_id.clone(),
                 prompt_sha: Some(p.prompt_sha.clone()),
+                host: Some(here.clone()),
             };
-            vec![Event::new(now, &w.task, Some(&w.branch), body).with_head(w.head.clone())]
+            let takeover = from.as_ref().map(|f| Body::Takeover {
+                from_host: f.clone(),
+                host: here.clone(),
+            });
+            takeover
+                .into_iter()
+                .chain([body])
+                .map(|b| Event::new(now, &w.task, Some(&w.branch), b).with_head(w.head.clone()))
+                .collect()
         })?;
+        if stored.is_empty() {
+            let by = lost_to.unwrap_or_else(|| "another host".into());
+            return Ok(Resumed::Refused {
+                why: format!(
+                    "{} was taken over by {by} meanwhile: nothing ledgered",
+                    w.branch
+                ),
+                running: true,
+            });
+        }
+        if from.is_some() {
+            warnings.extend(super::takeover::after(repo, cfg, now));
+        }
         // A concurrent start took the attempt guessed first: the prompt names the one
         // ledgered.
         if p.facts.attempt != facts.attempt

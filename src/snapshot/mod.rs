@@ -183,6 +183,8 @@ pub fn gather_from(
         worktrees,
     } = roster;
     let mut warnings = ledgers.warnings.clone();
+    let (beats, beat_warnings) = crate::hosts::read_heartbeats(repo);
+    warnings.extend(beat_warnings);
     let base_tips = repo::base_tips(repo, cfg, &base);
     let detached = detached_worktrees(cfg, &ledgers, &worktrees, &local, &base, opts, &mut workers);
     let mut ctx = worker::Ctx {
@@ -198,6 +200,7 @@ pub fn gather_from(
         this_host: process::hostname(),
         all_ref_tips: None,
         journal: crate::hook::journal::read(repo),
+        beats,
     };
     let mut snapshots = Vec::new();
     let mut status_jobs: Vec<reads::Job> = Vec::new();

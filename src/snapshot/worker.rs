@@ -8,8 +8,9 @@ use jiff::Timestamp;
 
 use super::{Branches, Detached, GatherError, Options};
 use crate::config::Config;
+use crate::hosts;
 use crate::ledger::{self, Body};
-use crate::model::{Snapshot, WorktreeFacts};
+use crate::model::{HostFacts, OtherHost, Snapshot, TakenOver, WorktreeFacts};
 use crate::process;
 use crate::repo;
 use crate::worktree::{self, Worktree};
@@ -30,6 +31,8 @@ pub(super) struct Ctx<'a> {
     pub(super) all_ref_tips: Option<Vec<ObjectId>>,
     /// The milestone journal ([`crate::hook::journal::read`]), read once per gather.
     pub(super) journal: Vec<ledger::Event>,
+    /// Every host's heartbeat, by ref component ([`hosts::read_heartbeats`]).
+    pub(super) beats: std::collections::BTreeMap<String, hosts::Heartbeat>,
 }
 
 /// A worktree to read: its path, and whether its ignored files are listed (when clean).
@@ -111,7 +114,16 @@ impl<'a> Ctx<'a> {
                     .or_else(|| transcript.and_then(crate::agent::parked::parked_until))
             })
             .flatten();
-        let pid_alive = probe_pid(&events, &replayed, &self.this_host);
+        let host_facts = self.host_facts(branch, &events, wt, counts.branch_unique);
+        // Another host's pid is never probed here: its heartbeat, while younger than
+        // `recode.hostTimeout`, says whether it is alive (SPEC 1.2 "Several machines").
+        let pid_alive = match &host_facts.other {
+            Some(o) => o.alive.filter(|_| {
+                o.beat_at
+                    .is_some_and(|b| o.beat_age(self.now, b) < o.timeout_secs)
+            }),
+            None => probe_pid(&events, &replayed, &self.this_host),
+        };
         // A live agent's worktree is not read unless asked (`--deep`): it is `running`,
         // action `wait`, whatever it holds.
         let skip_read = !opts.deep
@@ -150,8 +162,51 @@ impl<'a> Ctx<'a> {
             now: self.now,
             stall_after_secs: cfg.stall_after_secs,
             max_attempts: cfg.max_attempts,
+            hosts: host_facts,
         };
         Ok(Some((snap, job)))
+    }
+
+    /// Whose the worker is (SPEC 1.2 "Several machines"): the host of its newest attempt
+    /// when another, with that host's heartbeat; and, when this host still holds work on
+    /// the branch (a worktree, or commits on no other ref), a takeover by another host
+    /// newer than this host's own attempt.
+    fn host_facts(
+        &self,
+        branch: &str,
+        events: &[ledger::Event],
+        wt: Option<&Worktree>,
+        branch_unique: u32,
+    ) -> HostFacts {
+        let me = self.this_host.as_str();
+        let holds_work = wt.is_some_and(|w| !w.missing) || branch_unique > 0;
+        let taken_over = hosts::taken_from(events, branch, me)
+            .filter(|_| holds_work)
+            .map(|(i, by)| TakenOver {
+                by,
+                here: me.to_string(),
+                at: events[i].ts,
+                side_branch: hosts::side_branch(branch, me),
+            });
+        let newest = hosts::newest_attempt(events, branch);
+        let attempt_host = newest.as_ref().map(|(_, h)| h.clone());
+        let other = newest
+            .filter(|(_, h)| !hosts::same_host(h, me))
+            .map(|(i, host)| {
+                let beat = self.beats.get(&hosts::ref_component(&host));
+                OtherHost {
+                    attempt_at: events[i].ts,
+                    beat_at: beat.and_then(|b| b.at),
+                    alive: beat.map(|b| b.workers.get(branch).copied().unwrap_or(false)),
+                    timeout_secs: self.cfg.host_timeout_secs,
+                    host,
+                }
+            });
+        HostFacts {
+            attempt_host,
+            other,
+            taken_over,
+        }
     }
 
     /// The worktree of the worker: the one on its branch, else a detached one it owns.

@@ -11,7 +11,7 @@
 //! 0. leaves: `clock`, `fence`, `outcome`, `process`, `progress`, `redact`, `retry`, `tail`, `trailer`;
 //! 1. `git` (every git run), `lock`, vocabulary: `model` (worker and event types: no
 //!    ledger), `agent` (agents' output);
-//! 2. `config`, `render`;
+//! 2. `config`, `render`, `hosts` (heartbeat refs, whose a worker is);
 //! 3. storage: `ledger` (notes, CAS appends, replayed facts), `repo` (refs and history);
 //! 4. edges: `worktree`, `forge`, `sync`; `classify` (pure); `workers` (which branches are);
 //! 5. `hook`, `locks` (stale-lock rules), `record`;
@@ -67,6 +67,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "clock", "config", "ledger", "render", "repo", "trailer", "workers", "worktree",
         ],
     ),
+    ("hosts", &["clock", "model"]),
     (
         "ledger",
         &["clock", "config", "lock", "model", "outcome", "retry"],
@@ -86,8 +87,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "recover",
         &[
-            "classify", "clock", "config", "forge", "git", "ledger", "lock", "locks", "model",
-            "process", "progress", "render", "repo", "snapshot", "trailer", "worktree",
+            "classify", "clock", "config", "forge", "git", "hosts", "ledger", "lock", "locks",
+            "model", "process", "progress", "render", "repo", "snapshot", "trailer", "worktree",
         ],
     ),
     ("redact", &[]),
@@ -97,23 +98,29 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "report",
         &[
-            "clock", "config", "ledger", "model", "outcome", "render", "snapshot", "wire",
+            "clock", "config", "hosts", "ledger", "model", "outcome", "render", "snapshot", "wire",
         ],
     ),
     (
         "resume",
         &[
-            "agent", "clock", "config", "fence", "git", "hook", "ledger", "model", "redact", "repo",
+            "agent", "clock", "config", "fence", "git", "hook", "hosts", "ledger", "model",
+            "process", "redact", "repo", "sync",
         ],
     ),
     (
         "snapshot",
         &[
-            "agent", "config", "forge", "git", "hook", "ledger", "model", "process", "progress",
-            "repo", "workers", "worktree",
+            "agent", "config", "forge", "git", "hook", "hosts", "ledger", "model", "process",
+            "progress", "repo", "workers", "worktree",
         ],
     ),
-    ("sync", &["config", "git", "ledger", "repo", "retry"]),
+    (
+        "sync",
+        &[
+            "config", "git", "hosts", "ledger", "process", "repo", "retry",
+        ],
+    ),
     ("tail", &[]),
     ("trailer", &[]),
     (
@@ -141,6 +148,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("model", 1),
     ("config", 2),
     ("render", 2),
+    ("hosts", 2),
     ("ledger", 3),
     ("repo", 3),
     ("classify", 4),

@@ -357,6 +357,8 @@ macro_rules! worker_fields {
             retry_after: Option<String>,
             pr: Option<Pr>,
             phantom: bool,
+            /// SPEC 1.2 "Several machines": the newest attempt's host (additive).
+            host: Option<String>,
             $($extra)*
         }
     };
@@ -452,7 +454,8 @@ fn kind_fields(kind: &str) -> &'static [&'static str] {
         "cleared" => &["reason"],
         "deleted" => &["worktree", "ignored"],
         "phantom" => &["reason"],
-        "resume" => &["attempt", "session_id", "prompt_sha"],
+        "resume" => &["attempt", "session_id", "prompt_sha", "host"],
+        "takeover" => &["from_host", "host"],
         "escalated" => &["reason"],
         other => panic!("unknown kind {other}"),
     }

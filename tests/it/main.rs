@@ -31,6 +31,8 @@ mod forge_other;
 mod forge_smoke;
 mod hook;
 mod hooklayout;
+mod hosts;
+mod hosts_loop;
 mod journal;
 mod ledger;
 mod ledgerrace;

@@ -2,6 +2,7 @@
 //! "Classification" tables, walked without a repository.
 
 mod feedback;
+mod hosts;
 mod liveness;
 mod outcomes;
 mod overrides;
@@ -75,6 +76,7 @@ fn snap() -> T {
         now: at(0),
         stall_after_secs: 1800,
         max_attempts: 3,
+        hosts: Default::default(),
     })
 }
 
@@ -138,6 +140,7 @@ impl T {
                 attempt,
                 session_id: None,
                 prompt_sha: None,
+                host: None,
             },
         )
     }

@@ -1,0 +1,114 @@
+use super::*;
+
+#[test]
+fn heartbeat_lists_workers_and_the_alive_ones() {
+    let h = parse_heartbeat(
+        "ref-name",
+        r#"{"host":"box","ts":"2026-11-20T11:00:00Z","workers":{"a":{"pid":1,"alive":true},"b":{"pid":2,"alive":false},"c":{}}}"#,
+    )
+    .unwrap();
+    assert_eq!(h.host, "box");
+    assert_eq!(h.ts, "2026-11-20T11:00:00Z");
+    assert_eq!((h.worker_count(), h.alive_count()), (3, 1));
+    assert_eq!(h.workers.get("a"), Some(&true));
+    assert_eq!(h.workers.get("c"), Some(&false));
+    assert_eq!(
+        parse_heartbeat("r", r#"{"ts":"x"}"#).unwrap().host,
+        "r",
+        "no host in the blob: the ref's"
+    );
+    assert_eq!(parse_heartbeat("r", r#"{"ts":"x"}"#).unwrap().at, None);
+    assert_eq!(parse_heartbeat("r", "{}").unwrap_err(), "no \"ts\" string");
+    assert!(
+        parse_heartbeat("r", "nope")
+            .unwrap_err()
+            .starts_with("not JSON")
+    );
+}
+
+#[test]
+fn odd_host_names_become_one_valid_ref_component() {
+    assert_eq!(ref_component("box-1.lan"), "box-1.lan");
+    assert_eq!(ref_component("my box:2/x"), "my-box-2-x");
+    assert_eq!(ref_component("..weird..name.lock"), "weird.name");
+    assert_eq!(ref_component("-dash"), "-dash");
+    assert_eq!(ref_component("~^*?[\\"), "------");
+    assert_eq!(ref_component(""), "unknown-host");
+    assert_eq!(ref_component("é"), "-");
+    for h in ["my box:2/x", "..weird..name.lock", "~^*?[\\", "a@{b}"] {
+        let name = heartbeat_ref(h);
+        let full: Result<gix::refs::FullName, _> = name.as_str().try_into();
+        assert!(full.is_ok(), "{name} is a valid ref name");
+    }
+    assert_eq!(side_branch("issue-1", "a b"), "recode/takeover/issue-1/a-b");
+}
+
+fn ev(i: usize, branch: &str, body: Body) -> Event {
+    let t = crate::clock::parse("2026-11-29T12:00:00Z").unwrap();
+    let mut e = Event::new(t, "1", Some(branch), body);
+    e.seq = i as u64;
+    e
+}
+
+fn spawn(host: &str) -> Body {
+    Body::Spawn {
+        attempt: 1,
+        cwd: "/w".into(),
+        host: host.into(),
+        session_id: None,
+        agent: None,
+        pid: Some(7),
+        pid_start: None,
+        output: None,
+    }
+}
+
+fn resume(host: Option<&str>) -> Body {
+    Body::Resume {
+        attempt: 2,
+        session_id: None,
+        prompt_sha: None,
+        host: host.map(str::to_string),
+    }
+}
+
+#[test]
+fn a_worker_belongs_to_the_host_of_its_newest_attempt() {
+    let events = vec![
+        ev(1, "issue-1", spawn("a")),
+        ev(2, "issue-1", resume(None)),
+        ev(3, "issue-2", spawn("c")),
+    ];
+    assert_eq!(newest_attempt(&events, "issue-1"), Some((1, "a".into())));
+    let mut more = events.clone();
+    more.push(ev(4, "issue-1", resume(Some("b"))));
+    assert_eq!(newest_attempt(&more, "issue-1"), Some((3, "b".into())));
+    assert_eq!(newest_attempt(&more, "issue-3"), None);
+}
+
+#[test]
+fn a_takeover_counts_only_after_this_hosts_own_attempt() {
+    let take = |i| {
+        ev(
+            i,
+            "issue-1",
+            Body::Takeover {
+                from_host: "a".into(),
+                host: "b".into(),
+            },
+        )
+    };
+    let mut events = vec![
+        ev(1, "issue-1", spawn("a")),
+        take(2),
+        ev(3, "issue-1", resume(Some("b"))),
+    ];
+    assert_eq!(taken_from(&events, "issue-1", "a"), Some((1, "b".into())));
+    assert_eq!(taken_from(&events, "issue-1", "b"), None);
+    events.push(ev(4, "issue-1", resume(Some("a"))));
+    assert_eq!(
+        taken_from(&events, "issue-1", "a"),
+        None,
+        "resumed here again"
+    );
+}

@@ -1,0 +1,242 @@
+//! The comeback (SPEC 1.2 "Several machines"): back on a host whose worker another host
+//! took over while this one was silent, `recover` never pushes onto the branch and never
+//! deletes. What this host holds — its worktree's content (staged, unstaged, untracked)
+//! on top of its HEAD, or its local commits — is saved as one commit on
+//! `recode/takeover/<branch>/<host>` (pushed there when a remote exists), and the worker
+//! stays `needs-human` with both hosts named. No `escalated` event is written: it would
+//! stand for the whole task, on the host that now runs it too.
+//!
+//! The worktree and its index are never touched: the snapshot is built in a temporary
+//! index of git-recode's own (a copy of the worktree's), and the side branch moves by one
+//! compare-and-swap. A newer save keeps the older one as a parent: nothing saved before
+//! becomes unreachable.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::refs::transaction::PreviousValue;
+
+use super::leftout::LeftOut;
+use super::{Outcome, RecoverError, Run, Step, failed, guard, push, short, step};
+use crate::git::{self, GitError};
+use crate::ledger::Body;
+use crate::model::reason::Row;
+use crate::model::{Action, Worker};
+
+/// Carry out the comeback's save for `w` (its row is [`Row::TakenOver`]).
+///
+/// Errors: [`RecoverError`] when the ledger cannot be written; git failures are
+/// `failed` steps.
+pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
+    let (now_w, snap) = match guard::recheck(r, w, Action::Escalate)? {
+        Ok(v) => v,
+        Err(s) => return Ok(s),
+    };
+    let Row::TakenOver {
+        by, side_branch, ..
+    } = &now_w.reason.row
+    else {
+        return Ok(step(
+            w,
+            Outcome::Skipped,
+            format!("re-checked: {}", now_w.reason),
+        ));
+    };
+    let side_ref = format!("refs/heads/{side_branch}");
+    let worktree = snap.worktree.as_ref().filter(|f| !f.missing);
+    let base = match worktree {
+        Some(f) => git::read(Path::new(&f.path), &["rev-parse", "--verify", "HEAD"])
+            .ok()
+            .and_then(|o| ObjectId::from_hex(String::from_utf8_lossy(&o).trim().as_bytes()).ok()),
+        None => None,
+    }
+    .or_else(|| crate::repo::tip(r.repo, &format!("refs/heads/{}", w.branch)));
+    let Some(base) = base else {
+        return Ok(failed(
+            w,
+            "nothing to save: no HEAD and no local branch",
+            false,
+        ));
+    };
+    let tree = match worktree {
+        Some(f) => match snapshot_tree(r, Path::new(&f.path)) {
+            Ok(t) => t,
+            Err(e) => {
+                return Ok(failed(
+                    w,
+                    format!("cannot snapshot the worktree: {e}"),
+                    false,
+                ));
+            }
+        },
+        None => match tree_of(r.repo, base) {
+            Ok(t) => t,
+            Err(e) => return Ok(failed(w, format!("cannot read {base}: {e}"), false)),
+        },
+    };
+    let old = crate::repo::tip(r.repo, &side_ref);
+    if let Some(o) = old
+        && tree_of(r.repo, o).ok() == Some(tree)
+        && contains(r.repo, o, base)
+    {
+        return Ok(step(
+            w,
+            Outcome::Done,
+            format!(
+                "taken over by {by}: this host's work is already saved on {side_branch} ({})",
+                short(&o.to_hex().to_string())
+            ),
+        ));
+    }
+    let dir = worktree.map_or_else(
+        || r.repo.common_dir().to_path_buf(),
+        |f| PathBuf::from(&f.path),
+    );
+    let message = format!(
+        "wip: recode takeover snapshot of {} on {} (taken over by {by})\n\n{}: true\n",
+        w.branch,
+        crate::process::hostname(),
+        crate::trailer::WIP_TRAILER
+    );
+    let mut args = vec![
+        "commit-tree".to_string(),
+        tree.to_hex().to_string(),
+        "-p".into(),
+        base.to_hex().to_string(),
+    ];
+    if let Some(o) = old.filter(|o| *o != base) {
+        args.extend(["-p".into(), o.to_hex().to_string()]);
+    }
+    args.extend(["-m".into(), message]);
+    let made = git::Git::new(&dir).commit_step().args(&args).output();
+    let commit =
+        match made.map(|o| ObjectId::from_hex(String::from_utf8_lossy(&o).trim().as_bytes())) {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => return Ok(failed(w, format!("commit-tree printed no id: {e}"), false)),
+            Err(e) => {
+                return Ok(failed(
+                    w,
+                    format!("cannot commit the takeover snapshot: {e}"),
+                    false,
+                ));
+            }
+        };
+    let expected = match old {
+        Some(o) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(o)),
+        None => PreviousValue::MustNotExist,
+    };
+    if let Err(e) = r.repo.reference(
+        side_ref.as_str(),
+        commit,
+        expected,
+        "recode: takeover snapshot",
+    ) {
+        return Ok(failed(w, format!("cannot move {side_branch}: {e}"), false));
+    }
+    let (pushed, held, error) = push_side(r, &now_w, &dir, side_branch);
+    r.append(
+        w,
+        Some(commit.to_hex().to_string()),
+        Body::Wip {
+            files: 0,
+            pushed,
+            held: Some(match &held {
+                Some(h) => format!(
+                    "taken over by {by}: saved on {side_branch}, never onto {}; push held: {h}",
+                    w.branch
+                ),
+                None => format!(
+                    "taken over by {by}: saved on {side_branch}, never onto {}",
+                    w.branch
+                ),
+            }),
+            left_out: Vec::new(),
+        },
+    )?;
+    let said = format!(
+        "taken over by {by}: this host's work saved on {side_branch} ({}){}",
+        short(&commit.to_hex().to_string()),
+        if pushed { ", pushed" } else { "" }
+    );
+    Ok(match (error, held) {
+        (Some(e), _) => failed(w, format!("{said}; push rejected: {e}"), true),
+        (None, Some(h)) => step(w, Outcome::Held, format!("{said}; push held: {h}")),
+        (None, None) => step(w, Outcome::Done, said),
+    })
+}
+
+/// The tree id of commit `id`.
+fn tree_of(repo: &gix::Repository, id: ObjectId) -> Result<ObjectId, String> {
+    repo.find_commit(id)
+        .map_err(|e| e.to_string())?
+        .tree_id()
+        .map(|t| t.detach())
+        .map_err(|e| e.to_string())
+}
+
+/// Whether `tip` contains `commit`.
+fn contains(repo: &gix::Repository, tip: ObjectId, commit: ObjectId) -> bool {
+    tip == commit || crate::repo::count_between(repo, commit, &[tip]).is_ok_and(|n| n == 0)
+}
+
+/// The tree of everything in the worktree at `dir` (what `add -A` stages, nested
+/// repositories and oversize files left out), built in a temporary copy of its index:
+/// the worktree's own index is never written.
+fn snapshot_tree(r: &Run, dir: &Path) -> Result<ObjectId, GitError> {
+    let index = git::read(
+        dir,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    )?;
+    let index = PathBuf::from(String::from_utf8_lossy(&index).trim());
+    let tmp = index.with_file_name("index.recode-takeover");
+    let _ = std::fs::remove_file(&tmp);
+    if index.exists() {
+        std::fs::copy(&index, &tmp).map_err(GitError::Spawn)?;
+    }
+    let left_out = LeftOut::find(dir, r.cfg.wip_max_file_size, &[])
+        .map(|l| l.paths())
+        .unwrap_or_default();
+    let with_tmp = |g: git::Git| g.env("GIT_INDEX_FILE", &tmp);
+    let result = (|| {
+        with_tmp(git::Git::new(dir))
+            .args(["add", "-A", "--", "."])
+            .args(left_out.iter().map(|p| format!(":(exclude,literal){p}")))
+            .output()?;
+        let out = with_tmp(git::Git::new(dir)).args(["write-tree"]).output()?;
+        ObjectId::from_hex(String::from_utf8_lossy(&out).trim().as_bytes()).map_err(|e| {
+            GitError::Failed {
+                args: "write-tree".into(),
+                stderr: e.to_string(),
+            }
+        })
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    result
+}
+
+/// Push the side branch when a remote exists and `recode.pushWip` allows, never with a
+/// file matching `recode.secrets`: `(pushed, held, push error)`.
+fn push_side(
+    r: &Run,
+    w: &Worker,
+    dir: &Path,
+    side: &str,
+) -> (bool, Option<String>, Option<GitError>) {
+    if !r.cfg.push_wip {
+        return (false, Some("recode.pushWip is false".into()), None);
+    }
+    if crate::forge::remote_url(r.repo, &r.cfg.remote).is_none() {
+        return (false, Some(format!("no remote '{}'", r.cfg.remote)), None);
+    }
+    let mut side_w = w.clone();
+    side_w.branch = side.to_string();
+    match push::secrets_hold(r, &side_w, dir) {
+        Ok(Some(h)) => return (false, Some(h), None),
+        Err(e) => return (false, Some(e.to_string()), None),
+        Ok(None) => {}
+    }
+    match push::push(r, dir, side) {
+        Ok(()) => (true, None, None),
+        Err(e) => (false, Some(format!("push rejected: {e}")), Some(e)),
+    }
+}

@@ -1,0 +1,548 @@
+//! SPEC 1.2 "Several machines", with real separate hosts: every git-recode run of a host
+//! runs in a UTS namespace of its own (`unshare --uts`, its hostname written to
+//! `/proc/sys/kernel/hostname`, the path git-recode reads), and the clones sync through one
+//! bare remote. The clock is pinned per run (`RECODE_NOW`).
+//!
+//! The issue's scenario: B waits while A is alive and ticking; B takes over only after
+//! A's silence; A's comeback pushes to the side branch, never onto the branch; nothing is
+//! lost on either side.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::{NOW_EPOCH, TestEnv};
+
+/// One minute, in seconds.
+pub(crate) const MIN: i64 = 60;
+
+/// RFC 3339 of `NOW_EPOCH + secs`.
+pub(crate) fn at(secs: i64) -> String {
+    jiff::Timestamp::from_second(NOW_EPOCH + secs)
+        .unwrap()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+/// Several clones of one bare remote, each a host of its own.
+pub(crate) struct Fleet {
+    pub(crate) env: TestEnv,
+    pub(crate) bare: PathBuf,
+}
+
+impl Fleet {
+    /// A bare remote holding `main` (one commit).
+    pub(crate) fn new() -> Fleet {
+        let env = TestEnv::new();
+        let seed = env.repo("seed");
+        let bare = env.root().join("remote.git");
+        env.git(
+            &env.root(),
+            &["init", "-q", "--bare", "-b", "main", bare.to_str().unwrap()],
+        );
+        env.git(&seed, &["push", "-q", bare.to_str().unwrap(), "main"]);
+        Fleet { env, bare }
+    }
+
+    /// A clone named `name` (the host's checkout).
+    pub(crate) fn clone(&self, name: &str) -> PathBuf {
+        let dir = self.env.root().join(name);
+        self.env.git(
+            &self.env.root(),
+            &[
+                "clone",
+                "-q",
+                self.bare.to_str().unwrap(),
+                dir.to_str().unwrap(),
+            ],
+        );
+        dir
+    }
+
+    /// `git-recode <args>` in `dir` on host `host` at `now` (RFC 3339): the real binary in
+    /// a UTS namespace whose hostname is `host` (`unshare` and `sh` exec it: the child's
+    /// pid is git-recode's own).
+    pub(crate) fn cmd_on(&self, host: &str, dir: &Path, now: &str, args: &[&str]) -> Command {
+        let template = self.env.cmd(dir);
+        let mut cmd = Command::new("unshare");
+        cmd.env_clear();
+        for (k, v) in template.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        cmd.env("RECODE_NOW", now)
+            .env("RECODE_HOST_NAME", host)
+            .current_dir(dir)
+            .stdin(std::process::Stdio::null())
+            .args([
+                "--uts",
+                "sh",
+                "-c",
+                r#"printf %s "$RECODE_HOST_NAME" > /proc/sys/kernel/hostname && unset RECODE_HOST_NAME && exec "$@""#,
+                "sh",
+            ])
+            .arg(template.get_program())
+            .args(args);
+        cmd
+    }
+
+    /// [`Fleet::cmd_on`], run to its end.
+    pub(crate) fn on(&self, host: &str, dir: &Path, now: &str, args: &[&str]) -> Output {
+        self.cmd_on(host, dir, now, args).output().unwrap()
+    }
+
+    /// [`Fleet::on`], asserting exit 0; stdout.
+    pub(crate) fn ok(&self, host: &str, dir: &Path, now: &str, args: &[&str]) -> String {
+        let out = self.on(host, dir, now, args);
+        assert!(
+            out.status.success(),
+            "{host}: git-recode {args:?} failed ({:?}): {}{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    /// The worker object of `branch` in `status --json --all` on `host`.
+    pub(crate) fn worker(
+        &self,
+        host: &str,
+        dir: &Path,
+        now: &str,
+        branch: &str,
+    ) -> serde_json::Value {
+        let doc: serde_json::Value = serde_json::from_str(&self.ok(
+            host,
+            dir,
+            now,
+            &["status", "--json", "--all", "--offline"],
+        ))
+        .unwrap();
+        doc["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["branch"] == branch)
+            .cloned()
+            .unwrap_or_else(|| panic!("{host}: no worker {branch} in {doc}"))
+    }
+
+    /// The remote's value of `name`, if any.
+    pub(crate) fn remote_ref(&self, name: &str) -> Option<String> {
+        let out = self
+            .env
+            .git_cmd(&self.bare)
+            .args(["rev-parse", "--verify", "-q", name])
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// The kinds of the ledger of task `task` as `dir` sees it (`log --json`).
+    pub(crate) fn kinds(&self, dir: &Path, branch: &str) -> Vec<String> {
+        self.env
+            .ok(dir, &["log", branch, "--json"])
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["kind"].as_str().unwrap().to_string()
+            })
+            .collect()
+    }
+}
+
+/// A live process standing in for an agent (killed when dropped).
+pub(crate) struct Agent(std::process::Child);
+
+impl Agent {
+    pub(crate) fn start() -> Agent {
+        Agent(Command::new("sleep").arg("600").spawn().unwrap())
+    }
+    pub(crate) fn pid(&self) -> String {
+        self.0.id().to_string()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The text of `refs/recode/hosts/<host>`'s heartbeat in `dir`.
+fn heartbeat(env: &TestEnv, dir: &Path, host: &str) -> String {
+    env.git(
+        dir,
+        &["show", &format!("refs/recode/hosts/{host}:heartbeat.json")],
+    )
+}
+
+/// Host A's worker `issue-1`: a worktree with one pushed commit and one unpushed change,
+/// its agent alive, spawned at `NOW`.
+fn a_starts_issue_1(f: &Fleet, a: &Path, agent: &Agent) -> PathBuf {
+    let env = &f.env;
+    let wt = env.root().join("a-issue-1");
+    env.git(
+        a,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-1",
+            wt.to_str().unwrap(),
+        ],
+    );
+    std::fs::write(wt.join("feature.txt"), "pushed work\n").unwrap();
+    env.git(&wt, &["add", "feature.txt"]);
+    env.git(&wt, &["commit", "-q", "-m", "feature: first part"]);
+    env.git(&wt, &["push", "-q", "-u", "origin", "issue-1"]);
+    f.ok(
+        "hostA",
+        a,
+        &at(0),
+        &[
+            "record",
+            "spawn",
+            "issue-1",
+            "--pid",
+            &agent.pid(),
+            "--cwd",
+            wt.to_str().unwrap(),
+        ],
+    );
+    wt
+}
+
+#[test]
+fn recover_writes_this_hosts_heartbeat_only_when_it_changed_or_is_half_stale() {
+    let f = Fleet::new();
+    let a = f.clone("a");
+    let agent = Agent::start();
+    a_starts_issue_1(&f, &a, &agent);
+    // A recover with nothing to do still writes the heartbeat.
+    f.ok("hostA", &a, &at(MIN), &["recover", "--all"]);
+    assert_eq!(
+        heartbeat(&f.env, &a, "hostA"),
+        format!(
+            r#"{{"host":"hostA","ts":"{}.000Z","workers":{{"issue-1":{{"pid":{},"alive":true}}}}}}"#,
+            at(MIN).trim_end_matches('Z'),
+            agent.pid()
+        )
+    );
+    let first = f.env.git(&a, &["rev-parse", "refs/recode/hosts/hostA"]);
+    // Unchanged and younger than recode.stallAfter / 2 (15m): not rewritten.
+    f.ok("hostA", &a, &at(10 * MIN), &["recover", "--all"]);
+    assert_eq!(
+        f.env.git(&a, &["rev-parse", "refs/recode/hosts/hostA"]),
+        first
+    );
+    // Half-stale: rewritten, as a parentless commit (no history kept).
+    f.ok("hostA", &a, &at(17 * MIN), &["recover", "--all"]);
+    let second = f.env.git(&a, &["rev-parse", "refs/recode/hosts/hostA"]);
+    assert_ne!(second, first);
+    assert_eq!(f.env.git(&a, &["rev-list", "--count", &second]), "1");
+    assert!(heartbeat(&f.env, &a, "hostA").contains(&format!(
+        r#""ts":"{}.000Z""#,
+        at(17 * MIN).trim_end_matches('Z')
+    )));
+    // Changed (a new worker here): rewritten at once, though young.
+    f.env.git(&a, &["branch", "issue-2"]);
+    f.ok(
+        "hostA",
+        &a,
+        &at(18 * MIN),
+        &["record", "spawn", "issue-2", "--cwd", "."],
+    );
+    f.ok("hostA", &a, &at(19 * MIN), &["recover", "--all"]);
+    let text = heartbeat(&f.env, &a, "hostA");
+    assert!(
+        text.contains(r#""issue-2":{"pid":null,"alive":true}"#),
+        "{text}"
+    );
+    // The agent died and its activity is older than recode.stallAfter: it says so.
+    drop(agent);
+    f.ok("hostA", &a, &at(50 * MIN), &["recover", "--all"]);
+    assert!(heartbeat(&f.env, &a, "hostA").contains(r#""issue-1":{"pid":"#));
+    assert!(heartbeat(&f.env, &a, "hostA").contains(r#""alive":false}"#));
+}
+
+#[test]
+fn an_odd_hostname_becomes_a_valid_ref_and_a_side_branch_name() {
+    let f = Fleet::new();
+    let a = f.clone("a");
+    f.ok("odd host:1~x", &a, &at(0), &["recover", "--all"]);
+    let refs = f.env.git(
+        &a,
+        &["for-each-ref", "--format=%(refname)", "refs/recode/hosts"],
+    );
+    assert_eq!(refs, "refs/recode/hosts/odd-host-1-x");
+    assert_eq!(
+        f.env.git(
+            &a,
+            &["show", "refs/recode/hosts/odd-host-1-x:heartbeat.json"]
+        ),
+        format!(
+            r#"{{"host":"odd host:1~x","ts":"{}.000Z","workers":{{}}}}"#,
+            at(0).trim_end_matches('Z')
+        )
+    );
+}
+
+#[test]
+fn sync_pushes_its_own_heartbeat_fetches_the_others_and_never_swaps_them() {
+    let f = Fleet::new();
+    let (a, b) = (f.clone("a"), f.clone("b"));
+    f.ok("hostA", &a, &at(0), &["recover", "--all"]);
+    f.ok("hostB", &b, &at(0), &["recover", "--all"]);
+    let a_beat = f.env.git(&a, &["rev-parse", "refs/recode/hosts/hostA"]);
+    let b_beat = f.env.git(&b, &["rev-parse", "refs/recode/hosts/hostB"]);
+    f.ok("hostA", &a, &at(0), &["sync"]);
+    f.ok("hostB", &b, &at(0), &["sync"]);
+    assert_eq!(
+        f.remote_ref("refs/recode/hosts/hostA"),
+        Some(a_beat.clone())
+    );
+    assert_eq!(
+        f.remote_ref("refs/recode/hosts/hostB"),
+        Some(b_beat.clone())
+    );
+    assert_eq!(
+        f.env.git(&b, &["rev-parse", "refs/recode/hosts/hostA"]),
+        a_beat
+    );
+    // B's copy of A's heartbeat is edited locally, and the remote's B heartbeat replaced
+    // by someone else: B's sync never pushes A's, and never takes its own from the remote.
+    f.env
+        .git(&b, &["update-ref", "refs/recode/hosts/hostA", &b_beat]);
+    f.env
+        .git(&f.bare, &["update-ref", "refs/recode/hosts/hostB", &a_beat]);
+    f.ok("hostB", &b, &at(MIN), &["sync"]);
+    assert_eq!(
+        f.remote_ref("refs/recode/hosts/hostA"),
+        Some(a_beat.clone())
+    );
+    assert_eq!(
+        f.env.git(&b, &["rev-parse", "refs/recode/hosts/hostA"]),
+        a_beat
+    );
+    assert_eq!(
+        f.env.git(&b, &["rev-parse", "refs/recode/hosts/hostB"]),
+        b_beat
+    );
+    assert_eq!(f.remote_ref("refs/recode/hosts/hostB"), Some(b_beat));
+    // `report` on A shows both hosts' last heartbeats.
+    f.ok("hostA", &a, &at(MIN), &["sync"]);
+    let report: serde_json::Value =
+        serde_json::from_str(&f.ok("hostA", &a, &at(2 * MIN), &["report", "--json"])).unwrap();
+    let hosts: Vec<(String, String)> = report["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["host"].as_str().unwrap().to_string(),
+                h["heartbeat"]["ts"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let ts = format!("{}.000Z", at(0).trim_end_matches('Z'));
+    assert_eq!(
+        hosts,
+        vec![("hostA".into(), ts.clone()), ("hostB".into(), ts)]
+    );
+}
+
+#[test]
+fn b_waits_while_a_ticks_takes_over_after_its_silence_and_a_comes_back_to_a_side_branch() {
+    let f = Fleet::new();
+    let env = &f.env;
+    let (a, b) = (f.clone("a"), f.clone("b"));
+    let agent = Agent::start();
+    let a_wt = a_starts_issue_1(&f, &a, &agent);
+    // Uncommitted work on A that was never pushed.
+    std::fs::write(a_wt.join("feature.txt"), "pushed work\nunpushed line\n").unwrap();
+    std::fs::write(a_wt.join("notes.md"), "untracked notes\n").unwrap();
+    f.ok("hostA", &a, &at(MIN), &["recover", "--all"]);
+    f.ok("hostA", &a, &at(MIN), &["sync"]);
+
+    // 45 minutes after the spawn, A alive and ticking: B waits, naming A.
+    env.git(&b, &["fetch", "-q", "origin"]);
+    f.ok("hostB", &b, &at(45 * MIN), &["sync"]);
+    let w = f.worker("hostB", &b, &at(45 * MIN), "issue-1");
+    assert_eq!(
+        (w["liveness"].as_str(), w["action"].as_str()),
+        (Some("running"), Some("wait")),
+        "{w}"
+    );
+    assert_eq!(
+        w["reason"],
+        "worker of host hostA: its heartbeat 44m ago says it is alive; never acted on here"
+    );
+    assert_eq!(w["host"], "hostA");
+    let table = f.ok(
+        "hostB",
+        &b,
+        &at(45 * MIN),
+        &["status", "--all", "--offline"],
+    );
+    let row = table.lines().find(|l| l.contains("issue-1")).unwrap();
+    assert!(row.ends_with("on hostA"), "{table}");
+    let refused = f.on(
+        "hostB",
+        &b,
+        &at(45 * MIN),
+        &["resume", "issue-1", "--output", "/dev/null"],
+    );
+    assert_eq!(refused.status.code(), Some(3), "{refused:?}");
+    // A's agent pushes a second part (B does not fetch it), then commits a third part it
+    // never pushes; the uncommitted work stays. A ticks at 1h; B at 1h50m still waits
+    // (A's heartbeat is 50m old).
+    std::fs::write(a_wt.join("part2.txt"), "second part\n").unwrap();
+    env.git(&a_wt, &["add", "part2.txt"]);
+    env.git(&a_wt, &["commit", "-q", "-m", "feature: second part"]);
+    env.git(&a_wt, &["push", "-q", "origin", "issue-1"]);
+    std::fs::write(a_wt.join("part3.txt"), "third part\n").unwrap();
+    env.git(&a_wt, &["add", "part3.txt"]);
+    env.git(
+        &a_wt,
+        &["commit", "-q", "-m", "feature: third part, never pushed"],
+    );
+    let a_local = env.git(&a_wt, &["rev-parse", "HEAD"]);
+    f.ok("hostA", &a, &at(60 * MIN), &["recover", "--all"]);
+    f.ok("hostA", &a, &at(60 * MIN), &["sync"]);
+    f.ok("hostB", &b, &at(110 * MIN), &["sync"]);
+    let w = f.worker("hostB", &b, &at(110 * MIN), "issue-1");
+    assert_eq!(w["action"], "wait", "{w}");
+    assert_eq!(
+        w["reason"],
+        "worker of host hostA: its heartbeat 50m ago says it is alive; never acted on here"
+    );
+    let remote_tip = f.remote_ref("refs/heads/issue-1").unwrap();
+
+    // A is silent from 1h on. At 3h01m (2h01m of silence) B takes over.
+    let late = at(181 * MIN);
+    f.ok("hostB", &b, &late, &["sync"]);
+    let w = f.worker("hostB", &b, &late, "issue-1");
+    assert_eq!(
+        (
+            w["liveness"].as_str(),
+            w["state"].as_str(),
+            w["action"].as_str()
+        ),
+        (Some("stalled"), Some("half-done"), Some("resume")),
+        "{w}"
+    );
+    let prompt = env.root().join("prompt.md");
+    f.ok(
+        "hostB",
+        &b,
+        &late,
+        &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
+    );
+    let text = std::fs::read_to_string(&prompt).unwrap();
+    assert!(
+        text.contains(&format!(
+            "- This work was on host `hostA`, in `{}`, which has been silent since {}.",
+            a_wt.display(),
+            at(60 * MIN)
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("Uncommitted work may remain on `hostA`"),
+        "{text}"
+    );
+    assert_eq!(
+        f.kinds(&b, "issue-1")
+            .iter()
+            .rev()
+            .take(2)
+            .collect::<Vec<_>>(),
+        vec!["resume", "takeover"]
+    );
+    let log = env.ok(&b, &["log", "issue-1", "--json"]);
+    let takeover: serde_json::Value =
+        serde_json::from_str(log.lines().find(|l| l.contains("\"takeover\"")).unwrap()).unwrap();
+    assert_eq!(
+        (takeover["from_host"].as_str(), takeover["host"].as_str()),
+        (Some("hostA"), Some("hostB"))
+    );
+    // The takeover reached the remote at once; B's worktree starts from what A pushed.
+    let b_wt = env.root().join("b.worktrees").join("issue-1");
+    assert_eq!(env.git(&b_wt, &["rev-parse", "HEAD"]), remote_tip);
+    // B's agent at work: B's heartbeat says so.
+    f.ok("hostB", &b, &at(182 * MIN), &["recover", "--all"]);
+    f.ok("hostB", &b, &at(182 * MIN), &["sync"]);
+
+    // A comes back at 3h10m: it never pushes onto issue-1; its work goes to the side branch.
+    let before = env.work(&a);
+    let comeback = at(190 * MIN);
+    f.ok("hostA", &a, &comeback, &["sync"]);
+    let w = f.worker("hostA", &a, &comeback, "issue-1");
+    assert_eq!(
+        (w["state"].as_str(), w["action"].as_str()),
+        (Some("needs-human"), Some("escalate")),
+        "{w}"
+    );
+    let reason = w["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(&format!(
+            "taken over by host hostB at {late} while this host hostA was silent"
+        )),
+        "{reason}"
+    );
+    f.ok("hostA", &a, &comeback, &["recover", "issue-1"]);
+    assert_eq!(
+        f.remote_ref("refs/heads/issue-1"),
+        Some(remote_tip.clone()),
+        "never pushed onto the branch"
+    );
+    let side = "recode/takeover/issue-1/hostA";
+    let side_tip = f
+        .remote_ref(&format!("refs/heads/{side}"))
+        .expect("side branch pushed");
+    assert_eq!(env.git(&a, &["rev-parse", side]), side_tip);
+    assert_eq!(
+        env.git(&a, &["show", &format!("{side}:feature.txt")]),
+        "pushed work\nunpushed line"
+    );
+    assert_eq!(
+        env.git(&a, &["show", &format!("{side}:notes.md")]),
+        "untracked notes"
+    );
+    assert_eq!(env.git(&a, &["rev-parse", &format!("{side}^")]), a_local);
+    assert_eq!(
+        env.git(&a, &["show", &format!("{side}:part3.txt")]),
+        "third part"
+    );
+    // A's worktree is untouched (still dirty, index as it was) and nothing was lost.
+    assert_eq!(
+        env.git(&a_wt, &["status", "--porcelain"]),
+        " M feature.txt\n?? notes.md"
+    );
+    env.assert_nothing_lost(&a, &before);
+    assert!(
+        !f.kinds(&a, "issue-1").contains(&"escalated".to_string()),
+        "no task-wide escalation"
+    );
+    // Settled: the next comeback tick adds nothing.
+    let kinds = f.kinds(&a, "issue-1").len();
+    f.ok("hostA", &a, &at(200 * MIN), &["recover", "issue-1"]);
+    assert_eq!(f.kinds(&a, "issue-1").len(), kinds);
+    // B, after A's comeback synced: its own worker, running, never needs-human.
+    f.ok("hostA", &a, &at(200 * MIN), &["sync"]);
+    let before_b = env.work(&b);
+    f.ok("hostB", &b, &at(201 * MIN), &["sync"]);
+    let w = f.worker("hostB", &b, &at(201 * MIN), "issue-1");
+    assert_eq!(
+        (w["liveness"].as_str(), w["action"].as_str()),
+        (Some("running"), Some("wait")),
+        "{w}"
+    );
+    env.assert_nothing_lost(&b, &before_b);
+}
