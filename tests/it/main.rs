@@ -38,6 +38,7 @@ mod neverlose3;
 mod newcomer;
 mod newcomer_complete;
 mod outcome;
+mod perf_status;
 mod pickup;
 mod published;
 mod recover;
