@@ -261,7 +261,13 @@ impl Changed {
 /// when the walk met something it leaves to gix. A clean worktree costs one `readdir` per
 /// directory and one `lstat` per tracked file, and no gix status at all.
 fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
-    let mut index: gix::index::File = (**repo.index_or_empty().map_err(git)?).clone();
+    // Our own copy (the walk's marks are made on it, never written): read afresh rather
+    // than cloned from the repository's shared one.
+    let mut index = match repo.open_index() {
+        Ok(index) => index,
+        Err(_) if !repo.index_path().exists() => (**repo.index_or_empty().map_err(git)?).clone(),
+        Err(e) => return Err(git(e)),
+    };
     // git's shortcut: when the index's cache-tree root is valid and equals HEAD's tree,
     // nothing is staged, and the HEAD-to-index diff can be skipped.
     let head_tree = repo.head_tree_id_or_empty().map_err(git)?.detach();

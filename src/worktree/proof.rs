@@ -13,14 +13,12 @@
 //! exact (SPEC "The worker object": `dirty` equals `git status --porcelain`).
 
 use std::collections::BTreeSet;
-use std::fs;
 use std::ops::Range;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::os::fd::{AsFd, BorrowedFd};
 
 use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
 use gix::index::entry::{Flags, Mode, Stat, stat};
+use rustix::fs::{AtFlags, CWD, Dir, DirEntry, FileType, OFlags};
 
 /// What one walk found.
 #[derive(Debug, Default)]
@@ -63,7 +61,17 @@ pub(super) fn walk(repo: &gix::Repository, index: &gix::index::State) -> Option<
         rela: BString::default(),
         out: Walk::default(),
     };
-    w.dir(workdir, 0..index.entries().len());
+    // The worktree itself may be reached through a symlink; nothing below it is.
+    let top = rustix::fs::openat(
+        CWD,
+        workdir,
+        OPEN | OFlags::RDONLY,
+        rustix::fs::Mode::empty(),
+    );
+    match top.ok().and_then(|fd| Dir::new(fd).ok()) {
+        Some(top) => w.dir(top, 0..index.entries().len()),
+        None => w.out.needs_dirwalk = true,
+    }
     Some(w.out)
 }
 
@@ -91,16 +99,23 @@ struct Walker<'r> {
 
 /// One name in a directory, read by `readdir`.
 struct Dirent {
-    name: Vec<u8>,
-    entry: fs::DirEntry,
+    entry: DirEntry,
     tracked: bool,
 }
 
+impl Dirent {
+    fn name(&self) -> &[u8] {
+        self.entry.file_name().to_bytes()
+    }
+}
+
 impl Walker<'_> {
-    /// Walk the directory `abs` (repository-relative `self.rela`) whose index entries are
-    /// `range` (every entry under it: entries sharing a prefix are contiguous in the index).
-    fn dir(&mut self, abs: &Path, range: Range<usize>) {
-        let Some(mut names) = read_dir(abs) else {
+    /// Walk the open directory `dir` (repository-relative `self.rela`) whose index entries
+    /// are `range` (every entry under it: entries sharing a prefix are contiguous in the
+    /// index).
+    fn dir(&mut self, mut dir: Dir, range: Range<usize>) {
+        let names = read_dir(&mut dir);
+        let (Ok(fd), Some(mut names)) = (dir.fd(), names) else {
             self.out.unproven += range.len();
             self.out.needs_dirwalk = true;
             return;
@@ -118,33 +133,36 @@ impl Walker<'_> {
             while j < range.end && self.same_child(entries[j].path(self.index), base, name, slash) {
                 j += 1;
             }
-            let found = names.binary_search_by(|d| d.name.as_slice().cmp(name)).ok();
+            let found = names.binary_search_by(|d| d.name().cmp(name)).ok();
             if let Some(k) = found {
                 names[k].tracked = true;
             }
             match (slash, found) {
                 (_, None) => self.out.unproven += j - i, // removed: gix reports it
                 (Some(_), Some(k)) => {
-                    let is_dir = names[k].entry.file_type().is_ok_and(|t| t.is_dir());
-                    if is_dir {
+                    // Opened by its name in its parent, never following a symlink.
+                    let sub = (file_type(fd, &names[k].entry) == FileType::Directory)
+                        .then(|| open_dir(fd, names[k].entry.file_name()))
+                        .flatten();
+                    if let Some(sub) = sub {
                         let len = self.rela.len();
                         self.rela.push_str(name);
                         self.rela.push(b'/');
-                        self.dir(&abs.join(std::ffi::OsStr::from_bytes(name)), i..j);
+                        self.dir(sub, i..j);
                         self.rela.truncate(len);
                     } else {
-                        // A tracked directory replaced by a file or a symlink: its entries
-                        // are removed, the new name is untracked.
+                        // A tracked directory replaced by a file or a symlink (its entries
+                        // are removed, the new name is untracked), or unreadable.
                         self.out.unproven += j - i;
                         self.out.needs_dirwalk = true;
                     }
                 }
-                (None, Some(k)) => self.file(i..j, &names[k].entry),
+                (None, Some(k)) => self.file(i..j, fd, &names[k].entry),
             }
             i = j;
         }
         for d in names.iter().filter(|d| !d.tracked) {
-            self.untracked(d);
+            self.untracked(fd, d);
         }
     }
 
@@ -160,40 +178,42 @@ impl Walker<'_> {
 
     /// Prove the index entry at `range` (a file, symlink or gitlink; several stages when
     /// conflicted) unchanged against its directory entry, as gix's status would.
-    fn file(&mut self, range: Range<usize>, dirent: &fs::DirEntry) {
+    fn file(&mut self, range: Range<usize>, fd: BorrowedFd<'_>, dirent: &DirEntry) {
         let e = &self.index.entries()[range.start];
         let special = range.len() > 1
             || e.stage_raw() != 0
             || e.mode == Mode::COMMIT
             || e.flags.contains(Flags::INTENT_TO_ADD);
         // Relative to the directory's descriptor, not following symlinks (`fstatat`).
-        let md = match (special, dirent.metadata()) {
-            (false, Ok(md)) => md,
-            _ => {
-                self.out.unproven += range.len();
-                return;
-            }
+        let st = match special {
+            false => rustix::fs::statat(fd, dirent.file_name(), AtFlags::SYMLINK_NOFOLLOW),
+            true => Err(rustix::io::Errno::INVAL),
         };
-        let ft = md.file_type();
-        if ft.is_dir() {
+        let Ok(st) = st else {
+            self.out.unproven += range.len();
+            return;
+        };
+        let ft = FileType::from_raw_mode(st.st_mode as _);
+        if ft == FileType::Directory {
             // A file replaced by a directory: removed, and the directory is untracked.
             self.out.unproven += 1;
             self.out.needs_dirwalk = true;
             return;
         }
-        let executable = ft.is_file() && md.mode() & 0o100 != 0;
+        let is_file = ft == FileType::RegularFile;
+        let executable = is_file && st.st_mode & 0o100 != 0;
         let mode_changed = e
             .mode
             .change_to_match_fs_with_values(
-                ft.is_file(),
+                is_file,
                 false,
-                ft.is_symlink(),
+                ft == FileType::Symlink,
                 executable,
                 self.symlinks,
                 self.executable_bit,
             )
             .is_some();
-        let now = stat_of(&md);
+        let now = stat_of(&st);
         let clean = !mode_changed
             && now.matches(&e.stat, self.stat)
             && (!e.id.is_empty_blob() || e.stat.size == 0)
@@ -207,28 +227,23 @@ impl Walker<'_> {
 
     /// A name of the directory that is not in the index: ignored, an untracked file, or
     /// something for gix's walk.
-    fn untracked(&mut self, d: &Dirent) {
-        if d.name == b".git" {
+    fn untracked(&mut self, fd: BorrowedFd<'_>, d: &Dirent) {
+        if d.name() == b".git" {
             // The worktree's own `.git` at the top; anywhere else a nested repository.
             self.out.needs_dirwalk |= !self.rela.is_empty();
             return;
         }
-        let Ok(ft) = d.entry.file_type() else {
-            self.out.needs_dirwalk = true;
-            return;
-        };
-        let mode = if ft.is_dir() {
-            Mode::DIR
-        } else if ft.is_symlink() {
-            Mode::SYMLINK
-        } else if ft.is_file() {
-            Mode::FILE
-        } else {
-            self.out.needs_dirwalk = true; // a fifo, a socket, a device
-            return;
+        let mode = match file_type(fd, &d.entry) {
+            FileType::Directory => Mode::DIR,
+            FileType::Symlink => Mode::SYMLINK,
+            FileType::RegularFile => Mode::FILE,
+            _ => {
+                self.out.needs_dirwalk = true; // a fifo, a socket, a device, unreadable
+                return;
+            }
         };
         let mut rela = self.rela.clone();
-        rela.push_str(&d.name);
+        rela.push_str(d.name());
         match self.excluded(rela.as_bstr(), mode) {
             Some(true) => self.out.any_ignored = true,
             // An untracked directory (its files counted one by one, a nested repository,
@@ -276,25 +291,52 @@ impl Walker<'_> {
     }
 }
 
-/// The names of the directory `abs`, sorted bytewise; `None` when it cannot be read.
-fn read_dir(abs: &Path) -> Option<Vec<Dirent>> {
+/// How every directory of the walk is opened.
+const OPEN: OFlags = OFlags::DIRECTORY.union(OFlags::CLOEXEC);
+
+/// The directory `name` opened relative to `at` (one name to resolve), never through a
+/// symlink; `None` when it cannot be opened.
+fn open_dir(at: impl AsFd, name: impl rustix::path::Arg) -> Option<Dir> {
+    let flags = OPEN | OFlags::RDONLY | OFlags::NOFOLLOW;
+    let fd = rustix::fs::openat(at, name, flags, rustix::fs::Mode::empty()).ok()?;
+    Dir::new(fd).ok()
+}
+
+/// Every name of `dir` but `.` and `..`, sorted bytewise; `None` when it cannot be read
+/// to its end.
+fn read_dir(dir: &mut Dir) -> Option<Vec<Dirent>> {
     let mut names = Vec::new();
-    for entry in fs::read_dir(abs).ok()? {
+    while let Some(entry) = dir.read() {
         let entry = entry.ok()?;
+        if matches!(entry.file_name().to_bytes(), b"." | b"..") {
+            continue;
+        }
         names.push(Dirent {
-            name: entry.file_name().as_bytes().to_vec(),
             entry,
             tracked: false,
         });
     }
-    names.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    names.sort_unstable_by(|a, b| a.name().cmp(b.name()));
     Some(names)
 }
 
-/// The index's stat data of a file's metadata, as `gix_index::entry::Stat::from_fs` makes
-/// it (ctime is the inode's change time; fields truncated to 32 bits as git does).
-fn stat_of(md: &fs::Metadata) -> Stat {
-    let time = |secs: i64, nsecs: i64| {
+/// The type of a directory entry: `readdir`'s, or an `lstat`'s where the file system
+/// does not say (`DT_UNKNOWN`).
+fn file_type(fd: BorrowedFd<'_>, entry: &DirEntry) -> FileType {
+    match entry.file_type() {
+        FileType::Unknown => rustix::fs::statat(fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+            .map_or(FileType::Unknown, |st| {
+                FileType::from_raw_mode(st.st_mode as _)
+            }),
+        known => known,
+    }
+}
+
+/// The index's stat data of an `lstat`, as `gix_index::entry::Stat::from_fs` makes it
+/// (ctime is the inode's change time; fields truncated to 32 bits as git does).
+#[allow(clippy::unnecessary_cast)] // the field types differ between targets
+fn stat_of(st: &rustix::fs::Stat) -> Stat {
+    let time = |secs: i64, nsecs: u64| {
         if secs < 0 {
             stat::Time::default()
         } else {
@@ -305,12 +347,12 @@ fn stat_of(md: &fs::Metadata) -> Stat {
         }
     };
     Stat {
-        mtime: time(md.mtime(), md.mtime_nsec()),
-        ctime: time(md.ctime(), md.ctime_nsec()),
-        dev: md.dev() as u32,
-        ino: md.ino() as u32,
-        uid: md.uid(),
-        gid: md.gid(),
-        size: md.size() as u32,
+        mtime: time(st.st_mtime as i64, st.st_mtime_nsec as u64),
+        ctime: time(st.st_ctime as i64, st.st_ctime_nsec as u64),
+        dev: st.st_dev as u32,
+        ino: st.st_ino as u32,
+        uid: st.st_uid as u32,
+        gid: st.st_gid as u32,
+        size: st.st_size as u32,
     }
 }
