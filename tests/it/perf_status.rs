@@ -116,7 +116,8 @@ fn dirty_counts_equal_git_status_on_odd_trees() {
     let env = TestEnv::new();
     let repo = base_repo(&env);
     env.git(&repo, &["config", "core.ignorecase", "false"]);
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>)> = vec![
+    type Make = Box<dyn Fn(&Path)>;
+    let cases: Vec<(&str, Make)> = vec![
         ("issue-1-clean", Box::new(|_| {})),
         (
             "issue-2-modified",
