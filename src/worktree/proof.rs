@@ -97,83 +97,100 @@ struct Walker<'r> {
     out: Walk,
 }
 
-/// One name in a directory, read by `readdir`.
-struct Dirent {
-    entry: DirEntry,
-    tracked: bool,
+/// One name of a directory as the index has it: a file (its stages) or a directory
+/// (every entry under it).
+struct Child<'r> {
+    name: &'r [u8],
+    is_dir: bool,
+    entries: Range<usize>,
+    /// `readdir` returned the name.
+    found: bool,
 }
 
-impl Dirent {
-    fn name(&self) -> &[u8] {
-        self.entry.file_name().to_bytes()
-    }
-}
-
-impl Walker<'_> {
+impl<'r> Walker<'r> {
     /// Walk the open directory `dir` (repository-relative `self.rela`) whose index entries
     /// are `range` (every entry under it: entries sharing a prefix are contiguous in the
     /// index).
     fn dir(&mut self, mut dir: Dir, range: Range<usize>) {
         let names = read_dir(&mut dir);
-        let (Ok(fd), Some(mut names)) = (dir.fd(), names) else {
+        let (Ok(fd), Some(names)) = (dir.fd(), names) else {
             self.out.unproven += range.len();
             self.out.needs_dirwalk = true;
             return;
         };
-        let entries = self.index.entries();
-        let base = self.rela.len();
-        let mut i = range.start;
-        while i < range.end {
-            let path = entries[i].path(self.index);
-            let rest = &path[base..];
-            let slash = rest.find_byte(b'/');
-            let name = &rest[..slash.unwrap_or(rest.len())];
-            // The entries of this child: a file's stages, or everything under a directory.
-            let mut j = i + 1;
-            while j < range.end && self.same_child(entries[j].path(self.index), base, name, slash) {
-                j += 1;
-            }
-            let found = names.binary_search_by(|d| d.name().cmp(name)).ok();
-            if let Some(k) = found {
-                names[k].tracked = true;
-            }
-            match (slash, found) {
-                (_, None) => self.out.unproven += j - i, // removed: gix reports it
-                (Some(_), Some(k)) => {
+        let mut children = self.children(range);
+        for d in &names {
+            let name = d.file_name().to_bytes();
+            let ft = file_type(fd, d);
+            let is_dir = ft == FileType::Directory;
+            // By the name as the index would hold it, then as the other kind (a file
+            // replaced by a directory, or a directory by a file or a symlink).
+            let find = |dir: bool| {
+                children
+                    .binary_search_by(|c| index_order(c.name, c.is_dir, name, dir))
+                    .ok()
+            };
+            let Some(k) = find(is_dir).or_else(|| find(!is_dir)) else {
+                self.untracked(name, ft);
+                continue;
+            };
+            let c = &mut children[k];
+            c.found = true;
+            let entries = c.entries.clone();
+            match (c.is_dir, is_dir) {
+                (false, _) => self.file(entries, fd, d),
+                (true, true) => match open_dir(fd, d.file_name()) {
                     // Opened by its name in its parent, never following a symlink.
-                    let sub = (file_type(fd, &names[k].entry) == FileType::Directory)
-                        .then(|| open_dir(fd, names[k].entry.file_name()))
-                        .flatten();
-                    if let Some(sub) = sub {
+                    Some(sub) => {
                         let len = self.rela.len();
                         self.rela.push_str(name);
                         self.rela.push(b'/');
-                        self.dir(sub, i..j);
+                        self.dir(sub, entries);
                         self.rela.truncate(len);
-                    } else {
-                        // A tracked directory replaced by a file or a symlink (its entries
-                        // are removed, the new name is untracked), or unreadable.
-                        self.out.unproven += j - i;
+                    }
+                    None => {
+                        self.out.unproven += entries.len();
                         self.out.needs_dirwalk = true;
                     }
+                },
+                (true, false) => {
+                    // A tracked directory replaced by a file or a symlink: its entries
+                    // are removed, the new name is untracked.
+                    self.out.unproven += entries.len();
+                    self.out.needs_dirwalk = true;
                 }
-                (None, Some(k)) => self.file(i..j, fd, &names[k].entry),
             }
-            i = j;
         }
-        for d in names.iter().filter(|d| !d.tracked) {
-            self.untracked(fd, d);
+        for c in children.iter().filter(|c| !c.found) {
+            self.out.unproven += c.entries.len(); // removed: gix reports it
         }
     }
 
-    /// `path` belongs to the same child `name` of the directory at `base` as the entry
-    /// before it: the next stage of the file, or an entry under the directory.
-    fn same_child(&self, path: &BStr, base: usize, name: &[u8], slash: Option<usize>) -> bool {
-        let rest = &path[base..];
-        match slash {
-            None => rest == name,
-            Some(_) => rest.starts_with(name) && rest.get(name.len()) == Some(&b'/'),
+    /// The children of the directory `self.rela` from its index entries `range`, in index
+    /// order.
+    fn children(&self, range: Range<usize>) -> Vec<Child<'r>> {
+        let index = self.index;
+        let entries = index.entries();
+        let base = self.rela.len();
+        let mut out = Vec::new();
+        let mut i = range.start;
+        while i < range.end {
+            let rest = &entries[i].path(index)[base..];
+            let slash = rest.find_byte(b'/');
+            let name = &rest[..slash.unwrap_or(rest.len())];
+            let mut j = i + 1;
+            while j < range.end && same_child(&entries[j].path(index)[base..], name, slash) {
+                j += 1;
+            }
+            out.push(Child {
+                name,
+                is_dir: slash.is_some(),
+                entries: i..j,
+                found: false,
+            });
+            i = j;
         }
+        out
     }
 
     /// Prove the index entry at `range` (a file, symlink or gitlink; several stages when
@@ -225,15 +242,15 @@ impl Walker<'_> {
         }
     }
 
-    /// A name of the directory that is not in the index: ignored, an untracked file, or
-    /// something for gix's walk.
-    fn untracked(&mut self, fd: BorrowedFd<'_>, d: &Dirent) {
-        if d.name() == b".git" {
+    /// A name of the directory that is not in the index (of type `ft`): ignored, an
+    /// untracked file, or something for gix's walk.
+    fn untracked(&mut self, name: &[u8], ft: FileType) {
+        if name == b".git" {
             // The worktree's own `.git` at the top; anywhere else a nested repository.
             self.out.needs_dirwalk |= !self.rela.is_empty();
             return;
         }
-        let mode = match file_type(fd, &d.entry) {
+        let mode = match ft {
             FileType::Directory => Mode::DIR,
             FileType::Symlink => Mode::SYMLINK,
             FileType::RegularFile => Mode::FILE,
@@ -243,7 +260,7 @@ impl Walker<'_> {
             }
         };
         let mut rela = self.rela.clone();
-        rela.push_str(d.name());
+        rela.push_str(name);
         match self.excluded(rela.as_bstr(), mode) {
             Some(true) => self.out.any_ignored = true,
             // An untracked directory (its files counted one by one, a nested repository,
@@ -291,6 +308,28 @@ impl Walker<'_> {
     }
 }
 
+/// `rest` (an index path below the directory) belongs to the child `name` of the entry
+/// before it: the next stage of the file (`slash` is `None`), or an entry under the
+/// directory.
+fn same_child(rest: &[u8], name: &[u8], slash: Option<usize>) -> bool {
+    match slash {
+        None => rest == name,
+        Some(_) => rest.starts_with(name) && rest.get(name.len()) == Some(&b'/'),
+    }
+}
+
+/// Two names of one directory compared as the index orders its paths: a directory's name
+/// as if followed by `/` (so `a.b` sorts before the directory `a`, whose paths are `a/…`).
+fn index_order(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> std::cmp::Ordering {
+    let n = a.len().min(b.len());
+    a[..n].cmp(&b[..n]).then_with(|| {
+        // One name is a prefix of the other: the next byte decides, `/` for a directory,
+        // none at the end of a file's name (which sorts first).
+        let next = |s: &[u8], dir: bool| s.get(n).copied().or(dir.then_some(b'/'));
+        next(a, a_dir).cmp(&next(b, b_dir))
+    })
+}
+
 /// How every directory of the walk is opened.
 const OPEN: OFlags = OFlags::DIRECTORY.union(OFlags::CLOEXEC);
 
@@ -302,21 +341,16 @@ fn open_dir(at: impl AsFd, name: impl rustix::path::Arg) -> Option<Dir> {
     Dir::new(fd).ok()
 }
 
-/// Every name of `dir` but `.` and `..`, sorted bytewise; `None` when it cannot be read
-/// to its end.
-fn read_dir(dir: &mut Dir) -> Option<Vec<Dirent>> {
+/// Every name of `dir` but `.` and `..`, in `readdir`'s order; `None` when it cannot be
+/// read to its end.
+fn read_dir(dir: &mut Dir) -> Option<Vec<DirEntry>> {
     let mut names = Vec::new();
     while let Some(entry) = dir.read() {
         let entry = entry.ok()?;
-        if matches!(entry.file_name().to_bytes(), b"." | b"..") {
-            continue;
+        if !matches!(entry.file_name().to_bytes(), b"." | b"..") {
+            names.push(entry);
         }
-        names.push(Dirent {
-            entry,
-            tracked: false,
-        });
     }
-    names.sort_unstable_by(|a, b| a.name().cmp(b.name()));
     Some(names)
 }
 
@@ -354,5 +388,36 @@ fn stat_of(st: &rustix::fs::Stat) -> Stat {
         uid: st.st_uid as u32,
         gid: st.st_gid as u32,
         size: st.st_size as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::index_order;
+
+    /// Children ordered by `index_order` come in the order git sorts their paths.
+    #[test]
+    fn index_order_sorts_names_as_the_index_sorts_paths() {
+        let children = [
+            ("a", true),
+            ("a", false),
+            ("a-b", false),
+            ("a.b", false),
+            ("a0", true),
+            ("ab", false),
+            ("b", true),
+        ];
+        let mut by_order = children.to_vec();
+        by_order.sort_by(|x, y| index_order(x.0.as_bytes(), x.1, y.0.as_bytes(), y.1));
+        let mut by_path = children.to_vec();
+        // A directory's entries are `name/…`; a file's path is its name.
+        by_path.sort_by_key(|(n, dir)| {
+            if *dir {
+                format!("{n}/x")
+            } else {
+                n.to_string()
+            }
+        });
+        assert_eq!(by_order, by_path);
     }
 }

@@ -59,8 +59,9 @@ fn our_counts(env: &TestEnv, repo: &Path) -> (Vec<(String, [u64; 4])>, String) {
     (counts, String::from_utf8_lossy(&out.stderr).to_string())
 }
 
-/// A repository whose base has nested directories, an executable, a symlink, a file
-/// named like a directory elsewhere, and a tracked file inside an ignored directory.
+/// A repository whose base has nested directories, files whose names extend a
+/// directory's, an executable, a symlink, and a tracked file inside an ignored directory
+/// (14 entries).
 fn base_repo(env: &TestEnv) -> PathBuf {
     let repo = env.repo("r");
     let w = |p: &str, s: &str| {
@@ -73,6 +74,10 @@ fn base_repo(env: &TestEnv) -> PathBuf {
     w("src/deep/c.rs", "ccc\n");
     w("src/deep/er/d.rs", "ddd\n");
     w("src/a.b", "dot sorts before slash\n");
+    // A file whose name extends a directory's with a byte below `/`: the index sorts it
+    // before the directory's entries (`deep-x` < `deep.rs` < `deep/…`).
+    w("src/deep.rs", "after deep-x, before deep/\n");
+    w("src/deep-x", "first\n");
     w("run.sh", "#!/bin/sh\n");
     w("empty", "");
     w(".gitignore", "*.log\n!keep.log\nbuild/\n");
@@ -278,7 +283,7 @@ fn dirty_counts_equal_git_status_on_odd_trees() {
     let clean = env.root().join("wt-issue-1-clean");
     assert!(
         log.contains(&format!(
-            "status of {}: proven by one walk (12 entries)",
+            "status of {}: proven by one walk (14 entries)",
             clean.display()
         )),
         "{log}"
@@ -376,7 +381,7 @@ fn dirty_counts_equal_git_status_under_stat_options_sparse_and_submodules() {
     // The racy entry was left to gix's content compare, not proven by its stat data.
     assert!(
         log.contains(&format!(
-            "status of {}: 11 entries proven by one walk, 1 left to gix",
+            "status of {}: 13 entries proven by one walk, 1 left to gix",
             racy.display()
         )),
         "{log}"
