@@ -12,6 +12,8 @@ use jiff::Timestamp;
 use crate::model::{Dirty, Operation};
 use crate::repo::{RepoError, git};
 
+mod proof;
+
 /// One registered worktree.
 #[derive(Clone, Debug)]
 pub struct Worktree {
@@ -289,35 +291,77 @@ impl Changed {
 
 /// The changed paths of the worktree of `repo`: HEAD-to-index (staged) and
 /// index-to-worktree (unstaged, untracked, conflicted; a conflicted path only that).
+///
+/// One walk of our own ([`proof::walk`]) first proves unchanged entries and lists the
+/// untracked files of tracked directories; gix's status then looks only at what the walk
+/// did not prove (the proven entries marked up to date), and its directory walk runs only
+/// when the walk met something it leaves to gix. A clean worktree costs one `readdir` per
+/// directory and one `lstat` per tracked file, and no gix status at all.
 fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
-    let index = repo.index_or_empty().map_err(git)?;
+    // Our own copy (the walk's marks are made on it, never written): read afresh rather
+    // than cloned from the repository's shared one.
+    let mut index = match repo.open_index() {
+        Ok(index) => index,
+        Err(_) if !repo.index_path().exists() => (**repo.index_or_empty().map_err(git)?).clone(),
+        Err(e) => return Err(git(e)),
+    };
     // git's shortcut: when the index's cache-tree root is valid and equals HEAD's tree,
     // nothing is staged, and the HEAD-to-index diff can be skipped.
     let head_tree = repo.head_tree_id_or_empty().map_err(git)?.detach();
     let nothing_staged = index
         .tree()
         .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree);
-    let dirwalk = repo.dirwalk_options().map_err(git)?;
+    let mut c = Changed::default();
+    let walk = proof::walk(repo, &index);
+    let dirwalk = walk.as_ref().is_none_or(|w| w.needs_dirwalk);
+    let shown = repo.workdir().unwrap_or(repo.git_dir()).display();
+    if let Some(w) = walk {
+        if w.unproven == 0 && nothing_staged && !w.needs_dirwalk {
+            tracing::debug!(
+                "status of {shown}: proven by one walk ({} entries)",
+                w.proven.len()
+            );
+            c.untracked = w.untracked;
+            c.any_ignored = w.any_ignored;
+            return Ok(c);
+        }
+        tracing::debug!(
+            "status of {shown}: {} entries proven by one walk, {} left to gix, its directory walk {}",
+            w.proven.len(),
+            w.unproven,
+            if w.needs_dirwalk { "needed" } else { "skipped" }
+        );
+        proof::mark_proven(&mut index, &w.proven);
+        if !w.needs_dirwalk {
+            c.untracked = w.untracked;
+            c.any_ignored = w.any_ignored;
+        }
+    }
+    let dirwalk_options = repo.dirwalk_options().map_err(git)?;
     let platform = repo
         .status(gix::progress::Discard)
         .map_err(git)?
-        .index(gix::worktree::IndexPersistedOrInMemory::Persisted(index))
+        .index(gix::worktree::IndexPersistedOrInMemory::InMemory(index))
         .index_worktree_options_mut(|o| {
             // Worktrees are already read in parallel, one per thread: no nested pools.
             o.thread_limit = Some(1);
             // `status.showUntrackedFiles=no` turns gix's walk off: never for us. An
             // untracked file hidden from the count would make the worktree "clean" and let
             // it be deleted with the file (SPEC `empty`, safety rule 1).
-            let walk = o.dirwalk_options.get_or_insert(dirwalk);
+            let walk = o.dirwalk_options.get_or_insert(dirwalk_options);
             // Ignored entries are classified by the walk anyway; emitting them (not
             // recursing into ignored directories) tells whether any exist, so a clean
             // worktree with none needs no second walk for its ignored files.
             walk.set_emit_ignored(Some(gix::dir::walk::EmissionMode::Matching));
         })
-        .untracked_files(gix::status::UntrackedFiles::Files)
+        .untracked_files(if dirwalk {
+            gix::status::UntrackedFiles::Files
+        } else {
+            // Our walk listed the untracked files already.
+            gix::status::UntrackedFiles::None
+        })
         // Submodules as configured (git's default: a modified submodule is a change).
         .index_worktree_submodules(gix::status::Submodule::AsConfigured { check_dirty: true });
-    let mut c = Changed::default();
     let no_patterns = Vec::<gix::bstr::BString>::new();
     if nothing_staged {
         for item in platform

@@ -46,6 +46,7 @@ mod neverlose_shallow;
 mod newcomer;
 mod newcomer_complete;
 mod outcome;
+mod perf_status;
 mod pickup;
 mod published;
 mod recover;
