@@ -1,29 +1,45 @@
 //! The loop-level randomized harness (SPEC 1.2 "The loop settles").
 //!
 //! A trial is one generated repository with 4 to 10 workers in random field states
-//! (empty; dirty; commits ahead; gated; merged by hand with its remote branch left; only
-//! an untracked nested repository; a transient limit that resets later; a registered
-//! worktree whose directory is missing; a stale `index.lock` left by a killed git), on a
-//! remote with no forge or with the fake GitHub, with trial-wide faults (a gate that hangs
-//! past `recode.gateTimeout`; a clean filter that hangs `git add` past
-//! `recode.commandTimeout`). Then the README's loop runs tick after tick, an hour apart:
-//! `status --json`, then for each worker its action: `resume` (then a stand-in agent that
-//! commits and exits, commits and passes its gate, fails, dies, hangs until the loop's
-//! timeout, or hits a rate limit; `record exit` after it), `delete`/`publish`/`wip-commit`/
-//! `escalate` → `recover <branch>`. Any `recover` or `record` may be SIGKILLed at a random
+//! ([`field::Kind`]): the never-lose debris (empty; dirty; commits ahead; gated; merged by
+//! hand with its remote branch left; only an untracked nested repository; a registered
+//! worktree whose directory is missing) and the states that wedge loops: a transient limit
+//! that resets later; held pushes (a branch the remote's pre-receive hook refuses; a gated
+//! worker with an untracked nested repository; a gitlink to a submodule commit the
+//! submodule's remote lacks, the submodule sometimes dirty too); live agents that hang (a
+//! pid alive for ever with no activity, or parked on a limit and silent past its reset);
+//! stale locks of every kind a SIGKILL leaves ([`field::LOCKS`]: a worktree's `index.lock`
+//! and `HEAD.lock`, a branch's ref lock, `packed-refs.lock`, the notes ref's and the anchors
+//! ref's locks). Trial-wide: the remote has no forge at all (a plain bare repository), is on
+//! github.com with no token, has `recode.forge none`, or is one of the loopback fake forges
+//! (GitHub, GitLab, Gitea), which before each tick may answer a run of 5xx, answer slower
+//! than `recode.networkTimeout`, or rate-limit (403 with `x-ratelimit-reset`, 429 with
+//! `retry-after`); the gate hangs past `recode.gateTimeout` or waits on a socket that never
+//! answers; a clean filter hangs `git add` past `recode.commandTimeout`.
+//!
+//! Then the README's loop runs tick after tick, an hour apart: `status --json`, then for
+//! each worker its action: `resume` (then a stand-in agent that commits and exits —
+//! sometimes with a `Recode-Phase:` trailer, then the post-commit hook — commits and
+//! passes its gate, fails, dies, hangs until the loop's timeout, or hits a rate limit;
+//! `record exit` after it), `delete`/`publish`/`wip-commit`/`escalate` → `recover
+//! <branch>`. Any `recover`, `resume`, `record` or hook run may be SIGKILLed at a random
 //! moment; between ticks, lock files age (the next tick is an hour later).
 //!
-//! After each trial:
+//! After each tick: the never-lose invariants (`neverlose/invariants.rs`), and the reasons
+//! of waiting workers are true ("its pid is alive" only for a live agent; "recent
+//! activity" only within `recode.stallAfter`), and no worker whose agent lives is offered
+//! `resume` or resumed (never two agents). After each trial:
 //! - every worker reached a settled outcome (action `wait`, `none`, state `needs-human`,
 //!   or gone: deleted) within `recode.maxAttempts` + 2 ticks, plus one tick per SIGKILL
 //!   that landed on it and one per transient exit (which does not count towards the cap);
+//! - all of them are settled at one tick within the bound + 8 (else an action repeats);
 //! - the ledger does not grow on a tick where nothing changed (two last ticks with the
 //!   clock held, every worker settled);
-//! - nothing was lost (the never-lose invariants of `neverlose/invariants.rs`, after every
-//!   tick);
+//! - nothing was lost (the invariants; a submodule commit no remote has is still there);
 //! - no git-recode run exceeded its deadline ([`RUN_LIMIT`]).
 //!
-//! Prints `loop trials N, violations V, ticks-to-settle median M max X, kills K`.
+//! Prints a line per trial (seconds spent in setup, git-recode runs, checks) and
+//! `loop trials N, violations V, ticks-to-settle median M max X, kills K`.
 //! `RECODE_LOOP_TRIALS` (default 2), `RECODE_LOOP_SEED` (default 1) and
 //! `RECODE_THREADS` (default 2) override the run; `benches/loopharness.sh` runs it long.
 
@@ -32,6 +48,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::TestEnv;
+use crate::fake_forge::FakeForge;
 use crate::fake_github::FakeGitHub;
 use crate::neverlose::Rng;
 use crate::neverlose::invariants;
@@ -52,6 +69,8 @@ struct Trial {
     repo: PathBuf,
     origin: PathBuf,
     forge: Option<FakeGitHub>,
+    /// The fake GitLab or Gitea of a `ForgeMode::GitLab`/`Gitea` trial.
+    other: Option<FakeForge>,
     slug: String,
     workers: Vec<(String, Kind)>,
     /// The clock of the current tick (epoch seconds).
@@ -72,6 +91,9 @@ struct Trial {
     sub_commits: Vec<(PathBuf, String)>,
     /// Ticks the fake forge failed on (5xx, slow, rate limited).
     forge_faults: usize,
+    /// Wall time spent in git-recode runs and in the invariant checks.
+    in_recode: Duration,
+    in_checks: Duration,
     /// Transient exits per worker (they do not count towards the cap: SPEC "attempt").
     transients: std::collections::BTreeMap<String, usize>,
 }
@@ -102,6 +124,12 @@ impl Trial {
         let mut c = self.env.cmd(dir);
         c.env("RECODE_NOW", iso(self.now))
             .env("RECODE_FORGE_MAX_WAIT", "0");
+        if let (Some(f), Some((_, _, token))) = (&self.other, self.forge_mode.other()) {
+            c.env("RECODE_FORGE_API", &f.url)
+                .env(token, "test-token")
+                .env("RECODE_GITHUB_API", "http://127.0.0.1:9");
+            return c;
+        }
         match (&self.forge, self.forge_mode) {
             (Some(gh), _) => {
                 c.env("RECODE_GITHUB_API", &gh.url)
@@ -146,6 +174,7 @@ impl Trial {
         }
         let out = child.wait_with_output().unwrap();
         let took = started.elapsed();
+        self.in_recode += took;
         if took > RUN_LIMIT {
             self.violations.push(format!(
                 "seed {}: git-recode {args:?} took {took:?} (deadline)",
@@ -206,6 +235,11 @@ impl Trial {
         std::fs::create_dir_all(&repo).unwrap();
         let forge_mode = *rng.pick(&FORGES);
         let forge = (forge_mode == ForgeMode::GitHub).then(FakeGitHub::start);
+        let other = match forge_mode {
+            ForgeMode::GitLab => Some(crate::fake_gitlab::start()),
+            ForgeMode::Gitea => Some(crate::fake_gitea::start()),
+            _ => None,
+        };
         let gate = match rng.below(10) {
             0 => Gate::Hangs,
             1 => Gate::Socket,
@@ -219,6 +253,7 @@ impl Trial {
             repo: repo.clone(),
             origin: origin.clone(),
             forge,
+            other,
             slug: format!("l{seed}"),
             workers: Vec::new(),
             now: T0,
@@ -232,6 +267,8 @@ impl Trial {
             agents: Default::default(),
             sub_commits: Vec::new(),
             forge_faults: 0,
+            in_recode: Duration::ZERO,
+            in_checks: Duration::ZERO,
             transients: Default::default(),
         };
         t.git(&repo, &["init", "-q", "-b", "main"]);
@@ -254,12 +291,16 @@ impl Trial {
                 &["remote", "add", "origin", origin.to_str().unwrap()],
             );
         } else {
-            let url = format!("https://github.com/acme/{}.git", t.slug);
+            let host = forge_mode.other().map_or("github.com", |o| o.1);
+            let url = format!("https://{host}/acme/{}.git", t.slug);
             t.git(&repo, &["remote", "add", "origin", &url]);
             let key = format!("url.{}.insteadOf", origin.display());
             t.git(&repo, &["config", &key, &url]);
             if forge_mode == ForgeMode::ForgeNone {
                 t.git(&repo, &["config", "recode.forge", "none"]);
+            }
+            if let Some((kind, _, _)) = forge_mode.other() {
+                t.git(&repo, &["config", "recode.forge", kind]);
             }
         }
         t.git(&repo, &["push", "-q", "-u", "origin", "main"]);
@@ -579,15 +620,16 @@ impl Trial {
             }
             self.tick();
             self.age_locks();
-            for v in invariants::check(
+            let checking = Instant::now();
+            let found = invariants::check(
                 &self.env,
                 &self.repo,
                 &self.origin,
                 &before,
                 &format!("seed {} tick {tick}", self.seed),
-            ) {
-                self.violations.push(v);
-            }
+            );
+            self.violations.extend(found);
+            self.in_checks += checking.elapsed();
         }
         for (b, kind) in self.workers.clone() {
             let bound = limit
@@ -679,16 +721,23 @@ fn the_loop_settles_in_randomized_trials() {
                     if seed >= first + trials {
                         break;
                     }
+                    let started = Instant::now();
                     let mut t = Trial::new(seed);
+                    let setup = started.elapsed();
                     let at = t.run_loop();
                     for v in &t.violations {
                         eprintln!("loop violation: {v}");
                     }
                     println!(
-                        "loop trial seed {seed}: workers {}, settled at tick {at}, kills {}, violations {}",
+                        "loop trial seed {seed}: workers {}, settled at tick {at}, kills {}, forge faults {}, violations {}, s setup {:.1} recode {:.1} checks {:.1} total {:.1}",
                         t.workers.len(),
                         t.kills,
-                        t.violations.len()
+                        t.forge_faults,
+                        t.violations.len(),
+                        setup.as_secs_f64(),
+                        t.in_recode.as_secs_f64(),
+                        t.in_checks.as_secs_f64(),
+                        started.elapsed().as_secs_f64(),
                     );
                     results
                         .lock()

@@ -76,14 +76,31 @@ pub(super) enum ForgeMode {
     ForgeNone,
     /// The loopback fake GitHub, with failures now and then ([`Trial::forge_weather`]).
     GitHub,
+    /// The loopback fake GitLab (`recode.forge gitlab`), failing now and then.
+    GitLab,
+    /// The loopback fake Gitea (`recode.forge gitea`), failing now and then.
+    Gitea,
 }
 
-pub(super) const FORGES: [ForgeMode; 4] = [
+pub(super) const FORGES: [ForgeMode; 6] = [
     ForgeMode::Plain,
     ForgeMode::NoToken,
     ForgeMode::ForgeNone,
     ForgeMode::GitHub,
+    ForgeMode::GitLab,
+    ForgeMode::Gitea,
 ];
+
+impl ForgeMode {
+    /// `recode.forge`, the remote's host and the token variable of a GitLab or Gitea.
+    pub(super) fn other(self) -> Option<(&'static str, &'static str, &'static str)> {
+        match self {
+            ForgeMode::GitLab => Some(("gitlab", "gitlab.example", "GITLAB_TOKEN")),
+            ForgeMode::Gitea => Some(("gitea", "gitea.example", "GITEA_TOKEN")),
+            _ => None,
+        }
+    }
+}
 
 /// The gate a trial configures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,10 +240,14 @@ impl Trial {
                 self.git(wt, &["push", "-q", "-u", "origin", branch]);
                 self.git(&self.repo, &["merge", "-q", "--no-edit", branch]);
                 self.git(&self.repo, &["push", "-q", "origin", "main"]);
+                let tip = self.git(wt, &["rev-parse", "HEAD"]);
                 if let Some(gh) = &self.forge {
-                    let tip = self.git(wt, &["rev-parse", "HEAD"]);
                     let n = gh.add_pr("acme", &self.slug, branch, "merged");
                     gh.set_head(n, &tip);
+                }
+                if let Some(f) = &self.other {
+                    let n = f.add_pr("acme", &self.slug, branch, "merged");
+                    f.set_head(n, &tip);
                 }
             }
             Kind::Dirty | Kind::StaleLock => {
@@ -306,6 +327,28 @@ impl Trial {
     /// Before a tick, maybe make the fake forge fail for a while: a run of 5xx answers,
     /// answers slower than `recode.networkTimeout`, or a 403 rate limit with its reset.
     pub(super) fn forge_weather(&mut self) {
+        if let Some(f) = &self.other {
+            match self.rng.below(10) {
+                0 | 1 => {
+                    for _ in 0..1 + self.rng.below(6) {
+                        f.fail_next(502, &[], r#"{"message":"502 Bad Gateway"}"#);
+                    }
+                    self.forge_faults += 1;
+                }
+                2 => {
+                    for _ in 0..1 + self.rng.below(3) {
+                        f.fail_next(
+                            429,
+                            &[("retry-after", "1800"), ("ratelimit-remaining", "0")],
+                            r#"{"message":"429 Too Many Requests"}"#,
+                        );
+                    }
+                    self.forge_faults += 1;
+                }
+                _ => {}
+            }
+            return;
+        }
         let Some(gh) = &self.forge else { return };
         match self.rng.below(10) {
             0 | 1 => {
