@@ -187,14 +187,12 @@ fn stalled_alive(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
         d.action,
         Action::Resume | Action::WipCommit | Action::Publish | Action::Delete
     );
-    (f.liveness == Liveness::Stalled && f.s.pid_alive == Some(true) && acts).then(|| {
-        (
-            Action::Escalate,
-            Override::StalledAlive {
-                until: f.s.parked_until,
-            },
-        )
-    })
+    (f.liveness == Liveness::Stalled && f.s.pid_alive == Some(true) && acts).then_some((
+        Action::Escalate,
+        Override::StalledAlive {
+            until: f.s.parked_until,
+        },
+    ))
 }
 
 /// SPEC: a running worker's action is `wait`, whatever its debris; the reason names the
