@@ -583,7 +583,10 @@ impl Trial {
         let mut now_settled = false;
         for tick in 1..=(limit + 8) {
             self.now = T0 + tick as i64 * 3600;
+            let faults = self.forge_faults;
             self.forge_weather();
+            // A tick the forge fails on is no end: its waits end once it answers again.
+            let stormy = self.forge_faults > faults;
             let st = self.status();
             if std::env::var_os("RECODE_LOOP_TRACE").is_some() {
                 for w in &st {
@@ -605,7 +608,7 @@ impl Trial {
             if names.iter().all(|b| reached.contains_key(b)) && all_at == 0 {
                 all_at = tick;
             }
-            if all_at > 0 && now_settled {
+            if all_at > 0 && now_settled && !stormy {
                 break;
             }
             if tick == limit + 8 {
