@@ -12,7 +12,7 @@ use crate::clock;
 #[cfg(test)]
 use crate::ledger::replay;
 use crate::ledger::{Body, Event, Replay, gate_on, left_out_last, pushed_by_hand, replay_for};
-use crate::model::reason::{GateSeen, Override, Reason, Row};
+use crate::model::reason::{GateSeen, Override, Reason, Row, RunningBy};
 use crate::model::*;
 use crate::outcome::Outcome;
 
@@ -24,7 +24,7 @@ pub fn classify(s: &Snapshot) -> Worker {
     }
     let mut ev: Vec<String> = Vec::new();
     let (last_activity, idle, fresh_activity) = activity(s, &r, &mut ev);
-    let liveness = liveness(s, &r, fresh_activity, &mut ev);
+    let (liveness, running_by) = liveness(s, &r, fresh_activity, &mut ev);
     let wt = s.worktree.as_ref();
 
     let dirty = wt.and_then(|w| if w.missing { None } else { w.dirty });
@@ -60,6 +60,7 @@ pub fn classify(s: &Snapshot) -> Worker {
         s,
         r: &r,
         liveness,
+        running_by,
         fresh_activity,
         idle,
     };
@@ -208,8 +209,13 @@ fn activity(
 }
 
 /// Liveness (SPEC "Liveness"): from the newest attempt, its exit, the pid probe and
-/// fresh activity.
-fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>) -> Liveness {
+/// fresh activity; when `running`, the fact it was decided on.
+fn liveness(
+    s: &Snapshot,
+    r: &Replay,
+    fresh_activity: bool,
+    ev: &mut Vec<String>,
+) -> (Liveness, Option<RunningBy>) {
     let attempt_desc = r.last_attempt.map(|i| {
         let e = &s.events[i];
         match &e.body {
@@ -229,17 +235,17 @@ fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>
     match (&attempt_desc, r.last_attempt_exited) {
         (None, _) => {
             ev.push("liveness unknown: no attempt in the ledger".into());
-            Liveness::Unknown
+            (Liveness::Unknown, None)
         }
         (Some(a), true) if r.exit_unnamed && s.pid_alive == Some(true) => {
             ev.push(format!(
                 "running: the newest {a} is followed by an exit naming no branch, and its own pid is alive"
             ));
-            Liveness::Running
+            (Liveness::Running, Some(RunningBy::PidAlive))
         }
         (Some(a), true) => {
             ev.push(format!("exited: the newest {a} has an exit after it"));
-            Liveness::Exited
+            (Liveness::Exited, None)
         }
         (Some(a), false) => {
             // A gone process waits on nothing: parked only while alive or not probeable.
@@ -250,12 +256,12 @@ fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>
                 ev.push(format!(
                     "running: the newest {a} has no exit and its pid is alive"
                 ));
-                Liveness::Running
+                (Liveness::Running, Some(RunningBy::PidAlive))
             } else if fresh_activity {
                 ev.push(format!(
                     "running: the newest {a} has no exit and activity is recent"
                 ));
-                Liveness::Running
+                (Liveness::Running, Some(RunningBy::Activity))
             } else {
                 let pid = match s.pid_alive {
                     Some(false) => "its pid is gone",
@@ -265,7 +271,7 @@ fn liveness(s: &Snapshot, r: &Replay, fresh_activity: bool, ev: &mut Vec<String>
                     "stalled: the newest {a} has no exit, no activity for {}, {pid}",
                     clock::human_secs(s.stall_after_secs)
                 ));
-                Liveness::Stalled
+                (Liveness::Stalled, None)
             }
         }
     }
@@ -280,21 +286,27 @@ fn parked(
     until: jiff::Timestamp,
     fresh_activity: bool,
     ev: &mut Vec<String>,
-) -> Liveness {
+) -> (Liveness, Option<RunningBy>) {
     let deadline = until.as_second().saturating_add(s.stall_after_secs);
-    if s.now.as_second() <= deadline || fresh_activity {
+    if s.now.as_second() <= deadline {
         ev.push(format!(
             "running: the newest {a} has no exit and its newest output waits on a limit until {}",
             clock::format_secs(until)
         ));
-        Liveness::Running
+        (Liveness::Running, Some(RunningBy::Parked { until }))
+    } else if fresh_activity {
+        ev.push(format!(
+            "running: the newest {a} has no exit, its limit reset at {} and activity is recent",
+            clock::format_secs(until)
+        ));
+        (Liveness::Running, Some(RunningBy::Activity))
     } else {
         ev.push(format!(
             "stalled: the newest {a} has no exit and waited on a limit that reset at {}, no activity for {} since",
             clock::format_secs(until),
             clock::human_secs(s.stall_after_secs)
         ));
-        Liveness::Stalled
+        (Liveness::Stalled, None)
     }
 }
 

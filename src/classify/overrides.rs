@@ -3,7 +3,7 @@
 //! say why. Each is a named pure function, tested on its own in `tests.rs`.
 
 use crate::ledger::Replay;
-use crate::model::reason::{HostWait, Kept, Override, Reason};
+use crate::model::reason::{HostWait, Kept, Override, Reason, RunningBy};
 use crate::model::{Action, Liveness, Snapshot};
 use crate::outcome::Outcome;
 
@@ -15,6 +15,8 @@ pub(super) struct Facts<'a> {
     pub r: &'a Replay,
     /// Liveness.
     pub liveness: Liveness,
+    /// When `running`, why ([`RunningBy`]).
+    pub running_by: Option<RunningBy>,
     /// Activity within `recode.stallAfter`.
     pub fresh_activity: bool,
     /// Seconds since the last activity.
@@ -45,6 +47,7 @@ pub(super) const OVERRIDES: &[(&str, Rule)] = &[
     ("forge-failed", forge_failed),
     ("transient-limit", transient),
     ("blocked", blocked),
+    ("stalled-alive", stalled_alive),
     ("running", running),
     ("unrecorded-activity", unrecorded_activity),
     ("other-host", other_host),
@@ -185,10 +188,27 @@ fn blocked(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     Some((Action::Wait, Override::Blocked { on: b.clone() }))
 }
 
-/// SPEC: a running worker's action is `wait`, whatever its debris.
+/// SPEC 1.2 "The loop settles": a worker stalled while its agent's pid is alive (parked
+/// on a limit, silent past the reset + `recode.stallAfter`) is never resumed beside that
+/// agent, nor WIP-committed, published or deleted under it: `escalate`.
+fn stalled_alive(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
+    let acts = matches!(
+        d.action,
+        Action::Resume | Action::WipCommit | Action::Publish | Action::Delete
+    );
+    (f.liveness == Liveness::Stalled && f.s.pid_alive == Some(true) && acts).then_some((
+        Action::Escalate,
+        Override::StalledAlive {
+            until: f.s.parked_until,
+        },
+    ))
+}
+
+/// SPEC: a running worker's action is `wait`, whatever its debris; the reason names the
+/// fact its liveness was decided on.
 fn running(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     let why = Override::Running {
-        pid_alive: f.s.pid_alive == Some(true),
+        by: f.running_by.unwrap_or(RunningBy::Activity),
     };
     (f.liveness == Liveness::Running && !repeats(d, &why)).then_some((Action::Wait, why))
 }

@@ -126,6 +126,22 @@ pub enum Row {
     },
 }
 
+/// Why a worker is `running` (SPEC "liveness"; 1.2 "parked on a limit"): the fact its
+/// liveness was decided on, so the reason never names one that is not the cause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunningBy {
+    /// Its recorded pid is alive on this host with its recorded start.
+    PidAlive,
+    /// Activity within `recode.stallAfter`.
+    Activity,
+    /// Its newest output waits on a limit until this time (and `recode.stallAfter`
+    /// after it has not passed).
+    Parked {
+        /// The limit's reset.
+        until: Timestamp,
+    },
+}
+
 /// Why a worktree is never removed ([`Override::NeverRemoved`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Kept {
@@ -173,8 +189,13 @@ pub enum Override {
     Transient { retry_after: Timestamp },
     /// Blocked on an issue until `record unblock`.
     Blocked { on: String },
-    /// The worker is running (`pid_alive`: its pid is alive, else recent activity).
-    Running { pid_alive: bool },
+    /// The worker is running, for the reason its liveness was decided on ([`RunningBy`]).
+    Running { by: RunningBy },
+    /// SPEC 1.2 "The loop settles": the worker stalled (parked on a limit that reset at
+    /// `until`, silent for `recode.stallAfter` since) while its agent's pid is still
+    /// alive: no second agent is started beside it and nothing is committed under it:
+    /// `escalate`.
+    StalledAlive { until: Option<Timestamp> },
     /// No attempt recorded, but activity `idle` seconds ago.
     UnrecordedActivity { idle: i64 },
     /// The newest attempt ran on another host that is not silent: never acted on here
@@ -513,14 +534,21 @@ impl fmt::Display for Override {
             Override::Blocked { on } => {
                 write!(f, "blocked on {on} until `git recode record unblock`")
             }
-            Override::Running { pid_alive } => write!(
+            Override::Running { by } => match by {
+                RunningBy::PidAlive => f.write_str("worker is running (its pid is alive)"),
+                RunningBy::Activity => f.write_str("worker is running (recent activity)"),
+                RunningBy::Parked { until } => write!(
+                    f,
+                    "worker is running (its output waits on a limit until {})",
+                    clock::format_secs(*until)
+                ),
+            },
+            Override::StalledAlive { until } => write!(
                 f,
-                "worker is running ({})",
-                if *pid_alive {
-                    "its pid is alive"
-                } else {
-                    "recent activity"
-                }
+                "its agent's pid is alive but it has been silent for recode.stallAfter{}: stop that process (or `git recode record exit`), then `git recode record clear`",
+                until
+                    .map(|t| format!(" since its limit reset at {}", clock::format_secs(t)))
+                    .unwrap_or_default()
             ),
             Override::OtherHost { host, why } => {
                 write!(f, "worker of host {host}")?;

@@ -222,6 +222,23 @@ impl Run<'_> {
     /// A mechanical step failed: ledger the error; the third failure in a row of the same
     /// step on the same head escalates the worker with it (SPEC safety rule 0).
     fn step_failed(&self, w: &Worker, error: String, is_error: bool) -> Result<Step, RecoverError> {
+        let (error, _) = self.count_failure(w, error)?;
+        Ok(failed(w, error, is_error))
+    }
+
+    /// A step held back by what only a human or the agent can change (a push that would
+    /// carry a secret or a gitlink to a commit the submodule's remote lacks): the result
+    /// is `held`, and it counts as a failure: the third in a row on the same head
+    /// escalates (SPEC 1.2 "The loop settles": no action carried out every tick).
+    fn step_held(&self, w: &Worker, why: String) -> Result<Step, RecoverError> {
+        let (why, _) = self.count_failure(w, why)?;
+        Ok(step(w, Outcome::Held, why))
+    }
+
+    /// Ledger a failed (or held) step and escalate on the [`ESCALATE_AFTER`]th in a row
+    /// on this head; returns the reason to report (naming the escalation) and whether it
+    /// escalated.
+    fn count_failure(&self, w: &Worker, error: String) -> Result<(String, bool), RecoverError> {
         self.classified_with(w, Some(error.clone()))?;
         let mut streak = 0;
         let escalated = self.append_if(w, w.head.clone(), |events| {
@@ -236,13 +253,12 @@ impl Run<'_> {
             })
         })?;
         if escalated {
-            return Ok(failed(
-                w,
+            return Ok((
                 format!("{error}; failed {streak} times in a row on this head: escalated"),
-                is_error,
+                true,
             ));
         }
-        Ok(failed(w, error, is_error))
+        Ok((error, false))
     }
 }
 

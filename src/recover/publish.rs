@@ -98,7 +98,7 @@ fn push_branch(
     cwd: &Path,
 ) -> Result<Option<Step>, RecoverError> {
     match push::secrets_hold(r, w, cwd) {
-        Ok(Some(why)) => return Ok(Some(step(w, Outcome::Held, format!("push held: {why}")))),
+        Ok(Some(why)) => return r.step_held(now_w, format!("push held: {why}")).map(Some),
         Ok(None) => {}
         Err(e) => return r.step_failed(now_w, e.to_string(), false).map(Some),
     }

@@ -1,29 +1,45 @@
 //! The loop-level randomized harness (SPEC 1.2 "The loop settles").
 //!
 //! A trial is one generated repository with 4 to 10 workers in random field states
-//! (empty; dirty; commits ahead; gated; merged by hand with its remote branch left; only
-//! an untracked nested repository; a transient limit that resets later; a registered
-//! worktree whose directory is missing; a stale `index.lock` left by a killed git), on a
-//! remote with no forge or with the fake GitHub, with trial-wide faults (a gate that hangs
-//! past `recode.gateTimeout`; a clean filter that hangs `git add` past
-//! `recode.commandTimeout`). Then the README's loop runs tick after tick, an hour apart:
-//! `status --json`, then for each worker its action: `resume` (then a stand-in agent that
-//! commits and exits, commits and passes its gate, fails, dies, hangs until the loop's
-//! timeout, or hits a rate limit; `record exit` after it), `delete`/`publish`/`wip-commit`/
-//! `escalate` → `recover <branch>`. Any `recover` or `record` may be SIGKILLed at a random
+//! ([`field::Kind`]): the never-lose debris (empty; dirty; commits ahead; gated; merged by
+//! hand with its remote branch left; only an untracked nested repository; a registered
+//! worktree whose directory is missing) and the states that wedge loops: a transient limit
+//! that resets later; held pushes (a branch the remote's pre-receive hook refuses; a gated
+//! worker with an untracked nested repository; a gitlink to a submodule commit the
+//! submodule's remote lacks, the submodule sometimes dirty too); live agents that hang (a
+//! pid alive for ever with no activity, or parked on a limit and silent past its reset);
+//! stale locks of every kind a SIGKILL leaves ([`field::LOCKS`]: a worktree's `index.lock`
+//! and `HEAD.lock`, a branch's ref lock, `packed-refs.lock`, the notes ref's and the anchors
+//! ref's locks). Trial-wide: the remote has no forge at all (a plain bare repository), is on
+//! github.com with no token, has `recode.forge none`, or is one of the loopback fake forges
+//! (GitHub, GitLab, Gitea), which before each tick may answer a run of 5xx, answer slower
+//! than `recode.networkTimeout`, or rate-limit (403 with `x-ratelimit-reset`, 429 with
+//! `retry-after`); the gate hangs past `recode.gateTimeout` or waits on a socket that never
+//! answers; a clean filter hangs `git add` past `recode.commandTimeout`.
+//!
+//! Then the README's loop runs tick after tick, an hour apart: `status --json`, then for
+//! each worker its action: `resume` (then a stand-in agent that commits and exits —
+//! sometimes with a `Recode-Phase:` trailer, then the post-commit hook — commits and
+//! passes its gate, fails, dies, hangs until the loop's timeout, or hits a rate limit;
+//! `record exit` after it), `delete`/`publish`/`wip-commit`/`escalate` → `recover
+//! <branch>`. Any `recover`, `resume`, `record` or hook run may be SIGKILLed at a random
 //! moment; between ticks, lock files age (the next tick is an hour later).
 //!
-//! After each trial:
+//! After each tick: the never-lose invariants (`neverlose/invariants.rs`), and the reasons
+//! of waiting workers are true ("its pid is alive" only for a live agent; "recent
+//! activity" only within `recode.stallAfter`), and no worker whose agent lives is offered
+//! `resume` or resumed (never two agents). After each trial:
 //! - every worker reached a settled outcome (action `wait`, `none`, state `needs-human`,
 //!   or gone: deleted) within `recode.maxAttempts` + 2 ticks, plus one tick per SIGKILL
 //!   that landed on it and one per transient exit (which does not count towards the cap);
+//! - all of them are settled at one tick within the bound + 8 (else an action repeats);
 //! - the ledger does not grow on a tick where nothing changed (two last ticks with the
 //!   clock held, every worker settled);
-//! - nothing was lost (the never-lose invariants of `neverlose/invariants.rs`, after every
-//!   tick);
+//! - nothing was lost (the invariants; a submodule commit no remote has is still there);
 //! - no git-recode run exceeded its deadline ([`RUN_LIMIT`]).
 //!
-//! Prints `loop trials N, violations V, ticks-to-settle median M max X, kills K`.
+//! Prints a line per trial (seconds spent in setup, git-recode runs, checks) and
+//! `loop trials N, violations V, ticks-to-settle median M max X, kills K`.
 //! `RECODE_LOOP_TRIALS` (default 2), `RECODE_LOOP_SEED` (default 1) and
 //! `RECODE_THREADS` (default 2) override the run; `benches/loopharness.sh` runs it long.
 
@@ -32,40 +48,19 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::TestEnv;
+use crate::fake_forge::FakeForge;
 use crate::fake_github::FakeGitHub;
 use crate::neverlose::Rng;
 use crate::neverlose::invariants;
+
+mod field;
+use field::{Agent, FORGES, ForgeMode, Gate, KINDS, Kind};
 
 /// The longest any one git-recode run may take in a trial: the trial's deadlines are 1 s
 /// (gate) and 2 s (other children), so a run past this has hung somewhere.
 const RUN_LIMIT: Duration = Duration::from_secs(25);
 /// `recode.maxAttempts` in every trial.
 const MAX_ATTEMPTS: usize = 3;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Empty,
-    Dirty,
-    Ahead,
-    Gated,
-    Merged,
-    Nested,
-    Transient,
-    Missing,
-    StaleLock,
-}
-
-const KINDS: [Kind; 9] = [
-    Kind::Empty,
-    Kind::Dirty,
-    Kind::Ahead,
-    Kind::Gated,
-    Kind::Merged,
-    Kind::Nested,
-    Kind::Transient,
-    Kind::Missing,
-    Kind::StaleLock,
-];
 
 struct Trial {
     seed: u64,
@@ -74,6 +69,8 @@ struct Trial {
     repo: PathBuf,
     origin: PathBuf,
     forge: Option<FakeGitHub>,
+    /// The fake GitLab or Gitea of a `ForgeMode::GitLab`/`Gitea` trial.
+    other: Option<FakeForge>,
     slug: String,
     workers: Vec<(String, Kind)>,
     /// The clock of the current tick (epoch seconds).
@@ -85,14 +82,36 @@ struct Trial {
     kill_pct: u64,
     /// The trial's gate hangs past `recode.gateTimeout`.
     hung_gate: bool,
+    forge_mode: ForgeMode,
+    /// The loopback listener a `Gate::Socket` gate connects to (never accepted).
+    _socket: Option<std::net::TcpListener>,
+    /// Live stand-in agents (`Hung`, `Parked`) by branch: alive until the trial ends.
+    agents: std::collections::BTreeMap<String, Agent>,
+    /// Submodule commits no remote has: (submodule directory, commit), never lost.
+    sub_commits: Vec<(PathBuf, String)>,
+    /// Ticks the fake forge failed on (5xx, slow, rate limited).
+    forge_faults: usize,
+    /// Wall time spent in git-recode runs and in the invariant checks.
+    in_recode: Duration,
+    in_checks: Duration,
     /// Transient exits per worker (they do not count towards the cap: SPEC "attempt").
     transients: std::collections::BTreeMap<String, usize>,
 }
 
-/// The clock of tick 0: after every real mtime a trial makes.
-const T0: i64 = 1_893_456_000; // 2030-01-01T00:00:00Z
+/// One worker as `status --json --all` shows it.
+struct Seen {
+    branch: String,
+    state: String,
+    action: String,
+    reason: String,
+    liveness: String,
+    idle: Option<i64>,
+}
 
-fn iso(epoch: i64) -> String {
+/// The clock of tick 0: after every real mtime a trial makes.
+pub(super) const T0: i64 = 1_893_456_000; // 2030-01-01T00:00:00Z
+
+pub(super) fn iso(epoch: i64) -> String {
     jiff::Timestamp::from_second(epoch).unwrap().to_string()
 }
 
@@ -105,9 +124,25 @@ impl Trial {
         let mut c = self.env.cmd(dir);
         c.env("RECODE_NOW", iso(self.now))
             .env("RECODE_FORGE_MAX_WAIT", "0");
-        if let Some(gh) = &self.forge {
-            c.env("RECODE_GITHUB_API", &gh.url)
-                .env("GH_TOKEN", "test-token");
+        if let (Some(f), Some((_, _, token))) = (&self.other, self.forge_mode.other()) {
+            c.env("RECODE_FORGE_API", &f.url)
+                .env(token, "test-token")
+                .env("RECODE_GITHUB_API", "http://127.0.0.1:9");
+            return c;
+        }
+        match (&self.forge, self.forge_mode) {
+            (Some(gh), _) => {
+                c.env("RECODE_GITHUB_API", &gh.url)
+                    .env("GH_TOKEN", "test-token");
+            }
+            // Never the network: a port nothing listens on, should anything ask.
+            (None, ForgeMode::ForgeNone) => {
+                c.env("RECODE_GITHUB_API", "http://127.0.0.1:9")
+                    .env("GH_TOKEN", "test-token");
+            }
+            (None, _) => {
+                c.env("RECODE_GITHUB_API", "http://127.0.0.1:9");
+            }
         }
         c
     }
@@ -139,6 +174,7 @@ impl Trial {
         }
         let out = child.wait_with_output().unwrap();
         let took = started.elapsed();
+        self.in_recode += took;
         if took > RUN_LIMIT {
             self.violations.push(format!(
                 "seed {}: git-recode {args:?} took {took:?} (deadline)",
@@ -197,7 +233,18 @@ impl Trial {
         let repo = root.join("r");
         let origin = root.join("origin.git");
         std::fs::create_dir_all(&repo).unwrap();
-        let forge = rng.chance(40).then(FakeGitHub::start);
+        let forge_mode = *rng.pick(&FORGES);
+        let forge = (forge_mode == ForgeMode::GitHub).then(FakeGitHub::start);
+        let other = match forge_mode {
+            ForgeMode::GitLab => Some(crate::fake_gitlab::start()),
+            ForgeMode::Gitea => Some(crate::fake_gitea::start()),
+            _ => None,
+        };
+        let gate = match rng.below(10) {
+            0 => Gate::Hangs,
+            1 => Gate::Socket,
+            _ => Gate::None,
+        };
         let kill_pct = 15;
         let mut t = Trial {
             seed,
@@ -206,6 +253,7 @@ impl Trial {
             repo: repo.clone(),
             origin: origin.clone(),
             forge,
+            other,
             slug: format!("l{seed}"),
             workers: Vec::new(),
             now: T0,
@@ -213,7 +261,14 @@ impl Trial {
             killed: Default::default(),
             violations: Vec::new(),
             kill_pct,
-            hung_gate: false,
+            hung_gate: gate != Gate::None,
+            forge_mode,
+            _socket: None,
+            agents: Default::default(),
+            sub_commits: Vec::new(),
+            forge_faults: 0,
+            in_recode: Duration::ZERO,
+            in_checks: Duration::ZERO,
             transients: Default::default(),
         };
         t.git(&repo, &["init", "-q", "-b", "main"]);
@@ -229,16 +284,24 @@ impl Trial {
                 origin.to_str().unwrap(),
             ],
         );
-        if t.forge.is_some() {
-            let url = format!("https://github.com/acme/{}.git", t.slug);
-            t.git(&repo, &["remote", "add", "origin", &url]);
-            let key = format!("url.{}.insteadOf", origin.display());
-            t.git(&repo, &["config", &key, &url]);
-        } else {
+        t.refuse_rejected_branches();
+        if forge_mode == ForgeMode::Plain {
             t.git(
                 &repo,
                 &["remote", "add", "origin", origin.to_str().unwrap()],
             );
+        } else {
+            let host = forge_mode.other().map_or("github.com", |o| o.1);
+            let url = format!("https://{host}/acme/{}.git", t.slug);
+            t.git(&repo, &["remote", "add", "origin", &url]);
+            let key = format!("url.{}.insteadOf", origin.display());
+            t.git(&repo, &["config", &key, &url]);
+            if forge_mode == ForgeMode::ForgeNone {
+                t.git(&repo, &["config", "recode.forge", "none"]);
+            }
+            if let Some((kind, _, _)) = forge_mode.other() {
+                t.git(&repo, &["config", "recode.forge", kind]);
+            }
         }
         t.git(&repo, &["push", "-q", "-u", "origin", "main"]);
         t.git(
@@ -247,18 +310,28 @@ impl Trial {
         );
         t.git(&repo, &["config", "recode.commandTimeout", "2s"]);
         t.git(&repo, &["config", "recode.gateTimeout", "1s"]);
-        if t.rng.chance(20) {
-            t.hung_gate = true;
-            // A gate that waits on a socket that never answers.
-            t.git(
+        t.git(&repo, &["config", "recode.networkTimeout", "1s"]);
+        t.git(&repo, &["config", "protocol.file.allow", "always"]);
+        match gate {
+            Gate::Hangs => t.git(
                 &repo,
                 &[
                     "config",
                     "recode.gate",
                     "echo 'waiting for the database' >&2; sleep 30",
                 ],
-            );
-        }
+            ),
+            Gate::Socket => {
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                let port = l.local_addr().unwrap().port();
+                t._socket = Some(l);
+                let cmd = format!(
+                    "echo 'connecting to the test database' >&2; bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}; read -r line <&3'"
+                );
+                t.git(&repo, &["config", "recode.gate", &cmd])
+            }
+            Gate::None => String::new(),
+        };
         if t.rng.chance(15) {
             // A clean filter that never returns (git-lfs waiting on a server).
             t.git(&repo, &["config", "filter.slow.clean", "sleep 30"]);
@@ -283,13 +356,18 @@ impl Trial {
             &self.repo,
             &["worktree", "add", "-q", "-b", &branch, &wt_s, "main"],
         );
-        if matches!(
+        if !matches!(
             kind,
-            Kind::Ahead | Kind::Gated | Kind::Merged | Kind::Transient | Kind::Missing
+            Kind::Empty | Kind::Dirty | Kind::StaleLock | Kind::Nested
         ) {
             for k in 0..1 + self.rng.below(2) {
                 self.commit_file(&wt, &format!("w{i}-{k}.txt"), &format!("{branch} {k}\n"));
             }
+        }
+        if matches!(kind, Kind::Hung | Kind::Parked) {
+            self.live_agent(kind, &branch, &wt);
+            self.workers.push((branch, kind));
+            return;
         }
         self.record_setup(&["spawn", &branch, "--cwd", &wt_s]);
         let msg = self.env.root().join(format!("msg{i}"));
@@ -299,64 +377,19 @@ impl Trial {
         } else {
             std::fs::write(&msg, "stopped\n").unwrap();
         }
-        let rc = if kind == Kind::Gated { "0" } else { "1" };
+        let gated = matches!(
+            kind,
+            Kind::Gated | Kind::Rejected | Kind::NestedGated | Kind::Submodule
+        );
+        let rc = if gated { "0" } else { "1" };
         let msg_s = msg.to_str().unwrap().to_string();
         self.record_setup(&["exit", &branch, "--rc", rc, "--message-file", &msg_s]);
-        match kind {
-            Kind::Gated => self.record_setup(&["gate", &branch, "--passed"]),
-            Kind::Merged => {
-                self.git(&wt, &["push", "-q", "-u", "origin", &branch]);
-                self.git(&self.repo, &["merge", "-q", "--no-edit", &branch]);
-                self.git(&self.repo, &["push", "-q", "origin", "main"]);
-                if let Some(gh) = &self.forge {
-                    let tip = self.git(&wt, &["rev-parse", "HEAD"]);
-                    let n = gh.add_pr("acme", &self.slug, &branch, "merged");
-                    gh.set_head(n, &tip);
-                }
-            }
-            Kind::Dirty | Kind::StaleLock => {
-                std::fs::write(wt.join(format!("u{i}.txt")), "unsaved\n").unwrap();
-                std::fs::write(wt.join(format!("s{i}.txt")), "staged\n").unwrap();
-                self.git(&wt, &["add", &format!("s{i}.txt")]);
-                if self.rng.chance(50) {
-                    std::fs::write(wt.join(format!("d{i}.dat")), "data\n").unwrap();
-                }
-                if kind == Kind::StaleLock {
-                    let lock = PathBuf::from(self.git(
-                        &wt,
-                        &[
-                            "rev-parse",
-                            "--path-format=absolute",
-                            "--git-path",
-                            "index.lock",
-                        ],
-                    ));
-                    std::fs::write(&lock, "").unwrap();
-                    // Left by a git killed ten minutes ago: stale.
-                    std::fs::File::options()
-                        .write(true)
-                        .open(&lock)
-                        .unwrap()
-                        .set_modified(std::time::SystemTime::now() - Duration::from_secs(600))
-                        .unwrap();
-                }
-            }
-            Kind::Nested => {
-                let dep = wt.join("vendor/dep");
-                std::fs::create_dir_all(&dep).unwrap();
-                self.git(&dep, &["init", "-q", "-b", "main"]);
-                self.commit_file(&dep, "lib.c", "patched\n");
-            }
-            Kind::Missing => {
-                std::fs::rename(&wt, self.env.root().join(format!("away{i}"))).unwrap();
-            }
-            Kind::Empty | Kind::Ahead | Kind::Transient => {}
-        }
+        self.lay(i, kind, &branch, &wt);
         self.workers.push((branch, kind));
     }
 
-    /// The workers `status --json --all` lists: branch → (state, action, worktree).
-    fn status(&mut self) -> Vec<(String, String, String, Option<String>)> {
+    /// The workers `status --json --all` lists.
+    fn status(&mut self) -> Vec<Seen> {
         let repo = self.repo.clone();
         let out = self
             .run(&repo, &["status", "--json", "--all"], "", false)
@@ -373,14 +406,41 @@ impl Trial {
             .iter()
             .map(|w| {
                 let s = |k: &str| w[k].as_str().unwrap_or_default().to_string();
-                (
-                    s("branch"),
-                    s("state"),
-                    s("action"),
-                    w["worktree"].as_str().map(str::to_string),
-                )
+                Seen {
+                    branch: s("branch"),
+                    state: s("state"),
+                    action: s("action"),
+                    reason: s("reason"),
+                    liveness: s("liveness"),
+                    idle: w["idle_seconds"].as_i64(),
+                }
             })
             .collect()
+    }
+
+    /// SPEC 1.2 "The loop settles": a waiting worker's reason is true. "its pid is alive"
+    /// only for a worker whose stand-in agent lives; "recent activity" only within
+    /// `recode.stallAfter` (30 min); a worker whose live agent hangs is never resumed
+    /// (never two agents) and, with no limit in its output, waits with "its pid is alive".
+    fn check_reasons(&mut self, tick: usize, seen: &[Seen]) {
+        for w in seen {
+            let alive = self.agents.get_mut(&w.branch).is_some_and(Agent::alive);
+            let mut bad = |why: &str| {
+                self.violations.push(format!(
+                    "seed {} tick {tick}: {} ({} {} {}): {why}: {:?}",
+                    self.seed, w.branch, w.liveness, w.state, w.action, w.reason
+                ))
+            };
+            if w.reason.contains("its pid is alive") && !alive {
+                bad("the reason says the pid is alive, but no agent of it lives");
+            }
+            if w.reason.contains("(recent activity)") && w.idle.is_none_or(|i| i >= 1800) {
+                bad("the reason says recent activity, but it is idle past stallAfter");
+            }
+            if alive && w.action == "resume" {
+                bad("resume offered while its agent is alive (two agents)");
+            }
+        }
     }
 
     /// The stand-in agent after `resume`: commits and exits, commits and passes its gate,
@@ -402,6 +462,13 @@ impl Trial {
         }
         let repo = self.repo.clone();
         let msg = self.env.root().join("agent-msg");
+        // An agent still alive is never joined by a second one.
+        if self.agents.get_mut(branch).is_some_and(Agent::alive) {
+            self.violations.push(format!(
+                "seed {}: {branch} resumed while its agent is alive (two agents)",
+                self.seed
+            ));
+        }
         let (rc, text, commit, gate) = match roll {
             0..30 => ("0", "Done: implemented the change.", true, false),
             30..50 => ("0", "Done: all tests pass.", true, true),
@@ -419,11 +486,23 @@ impl Trial {
             let name = format!("agent-{}.txt", self.rng.below(1_000_000));
             std::fs::write(wt.join(&name), "agent work\n").unwrap();
             let _ = self.env.git_cmd(wt).args(["add", "--", &name]).output();
-            let _ = self
-                .env
-                .git_cmd(wt)
-                .args(["commit", "-q", "-m", "agent work"])
-                .output();
+            let phase = self.rng.chance(50);
+            let mut c = self.env.git_cmd(wt);
+            c.args([
+                "-c",
+                "core.hooksPath=/dev/null",
+                "commit",
+                "-q",
+                "-m",
+                "agent work",
+            ]);
+            if phase {
+                c.args(["-m", "Recode-Phase: implemented"]);
+            }
+            let _ = c.output();
+            // The post-commit hook, killable at any moment like the rest.
+            let wt = wt.clone();
+            self.run(&wt, &["hook", "post-commit"], branch, true);
             // The agent runs the project's gate itself: a gate that hangs never passes.
             if gate && !self.hung_gate {
                 self.run(&repo, &["record", "gate", branch, "--passed"], branch, true);
@@ -442,7 +521,7 @@ impl Trial {
     /// One README tick: status, then each worker's action.
     fn tick(&mut self) {
         let repo = self.repo.clone();
-        for (branch, _state, action, _wt) in self.status() {
+        for Seen { branch, action, .. } in self.status() {
             match action.as_str() {
                 "resume" => {
                     let prompt = self.env.root().join("prompt.md");
@@ -501,39 +580,59 @@ impl Trial {
         let names: Vec<String> = self.workers.iter().map(|w| w.0.clone()).collect();
         let limit = MAX_ATTEMPTS + 2;
         let mut all_at = 0;
+        let mut now_settled = false;
         for tick in 1..=(limit + 8) {
             self.now = T0 + tick as i64 * 3600;
+            let faults = self.forge_faults;
+            self.forge_weather();
+            // A tick the forge fails on is no end: its waits end once it answers again.
+            let stormy = self.forge_faults > faults;
             let st = self.status();
             if std::env::var_os("RECODE_LOOP_TRACE").is_some() {
                 for w in &st {
-                    eprintln!("seed {} tick {tick}: {} {} {}", self.seed, w.0, w.1, w.2);
+                    eprintln!(
+                        "seed {} tick {tick}: {} {} {} {}: {}",
+                        self.seed, w.branch, w.liveness, w.state, w.action, w.reason
+                    );
                 }
             }
+            self.check_reasons(tick, &st);
             for b in &names {
-                let s = st.iter().find(|w| &w.0 == b);
-                let ok = s.is_none_or(|w| settled(&w.1, &w.2));
+                let s = st.iter().find(|w| &w.branch == b);
+                let ok = s.is_none_or(|w| settled(&w.state, &w.action));
                 if ok {
                     reached.entry(b.clone()).or_insert(tick);
                 }
             }
-            let now_settled = st.iter().all(|w| settled(&w.1, &w.2));
+            now_settled = st.iter().all(|w| settled(&w.state, &w.action));
             if names.iter().all(|b| reached.contains_key(b)) && all_at == 0 {
                 all_at = tick;
             }
-            if all_at > 0 && now_settled {
+            if all_at > 0 && now_settled && !stormy {
+                break;
+            }
+            if tick == limit + 8 {
+                // An action still asked for after every bound: it repeats for ever.
+                for w in st.iter().filter(|w| !settled(&w.state, &w.action)) {
+                    self.violations.push(format!(
+                        "seed {}: {} still {} {} after {tick} ticks (an action that repeats): {}",
+                        self.seed, w.branch, w.state, w.action, w.reason
+                    ));
+                }
                 break;
             }
             self.tick();
             self.age_locks();
-            for v in invariants::check(
+            let checking = Instant::now();
+            let found = invariants::check(
                 &self.env,
                 &self.repo,
                 &self.origin,
                 &before,
                 &format!("seed {} tick {tick}", self.seed),
-            ) {
-                self.violations.push(v);
-            }
+            );
+            self.violations.extend(found);
+            self.in_checks += checking.elapsed();
         }
         for (b, kind) in self.workers.clone() {
             let bound = limit
@@ -581,6 +680,24 @@ impl Trial {
         ) {
             self.violations.push(v);
         }
+        // A submodule commit no remote has is still in the submodule.
+        for (dir, sha) in &self.sub_commits {
+            let ok = dir.is_dir()
+                && self
+                    .env
+                    .git_cmd(dir)
+                    .args(["cat-file", "-e", &format!("{sha}^{{commit}}")])
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+            if !ok {
+                self.violations.push(format!(
+                    "seed {}: submodule commit {sha} in {} was lost",
+                    self.seed,
+                    dir.display()
+                ));
+            }
+        }
+        let _ = now_settled;
         all_at
     }
 }
@@ -607,16 +724,23 @@ fn the_loop_settles_in_randomized_trials() {
                     if seed >= first + trials {
                         break;
                     }
+                    let started = Instant::now();
                     let mut t = Trial::new(seed);
+                    let setup = started.elapsed();
                     let at = t.run_loop();
                     for v in &t.violations {
                         eprintln!("loop violation: {v}");
                     }
                     println!(
-                        "loop trial seed {seed}: workers {}, settled at tick {at}, kills {}, violations {}",
+                        "loop trial seed {seed}: workers {}, settled at tick {at}, kills {}, forge faults {}, violations {}, s setup {:.1} recode {:.1} checks {:.1} total {:.1}",
                         t.workers.len(),
                         t.kills,
-                        t.violations.len()
+                        t.forge_faults,
+                        t.violations.len(),
+                        setup.as_secs_f64(),
+                        t.in_recode.as_secs_f64(),
+                        t.in_checks.as_secs_f64(),
+                        started.elapsed().as_secs_f64(),
                     );
                     results
                         .lock()

@@ -54,6 +54,7 @@ mod report;
 mod resume;
 mod settle;
 mod settle_kill;
+mod settle_loop;
 mod smoke;
 mod status;
 mod sync;

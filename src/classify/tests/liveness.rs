@@ -33,7 +33,9 @@ fn a_live_worker_not_read_waits_with_dirty_null() {
     assert_eq!((w.dirty, w.dirty_not_read), (None, true));
     assert_eq!(
         w.reason.last_override(),
-        Some(&Override::Running { pid_alive: true })
+        Some(&Override::Running {
+            by: crate::model::reason::RunningBy::PidAlive
+        })
     );
     assert!(
         w.evidence
