@@ -54,13 +54,13 @@ fn sigkills_in_recover_the_hook_and_record_never_wedge_the_loop() {
     fn tick(env: &TestEnv, repo: &Path, n: u64, i: u64) -> (bool, String) {
         let task = format!("issue-{}", 1000 + n * 10 + i);
         let spawn = env
-            .cmd(&repo)
+            .cmd(repo)
             .env("RECODE_NOW", LATER)
             .args(["record", "spawn", &task])
             .output()
             .unwrap();
         let rec = env
-            .cmd(&repo)
+            .cmd(repo)
             .env("RECODE_NOW", LATER)
             .args(["recover", "--all", "--json"])
             .output()
