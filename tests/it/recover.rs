@@ -796,7 +796,14 @@ fn a_second_recover_is_refused_while_the_first_holds_the_lock() {
         )
     );
     // It exits (or is killed): the kernel releases the lock, and the next recover runs.
+    // (A child another test thread forked in this instant shares the open file until its
+    // exec closes it: wait until the lock is free, as the next tick would.)
     drop(held);
+    let free = std::time::Instant::now();
+    while std::fs::File::open(&path).unwrap().try_lock().is_err() {
+        assert!(free.elapsed().as_secs() < 10, "the lock stayed held");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     assert_eq!(
         env.cmd(&repo)
             .env("RECODE_NOW", LATER)
