@@ -228,6 +228,24 @@ pub fn start(
         }
         let here = crate::process::hostname();
         let from = snap.hosts.other.as_ref().map(|o| o.host.clone());
+        // SPEC 1.2 "Several machines": one host takes a silent host's worker over, even
+        // when several see it silent at once: the claim on the remote decides first.
+        if let Some(f) = &from {
+            let attempt_ts = crate::hosts::newest_attempt(&snap.events, &w.branch)
+                .and_then(|(i, _)| snap.events.get(i))
+                .map(|e| e.ts.to_string())
+                .unwrap_or_default();
+            let claim = super::takeover::claim(repo, cfg, &w.branch, f, &attempt_ts, &here)?;
+            if claim == super::takeover::Claim::Lost {
+                return Ok(Resumed::Refused {
+                    why: format!(
+                        "{} was taken over from {f} by another host first (its claim is on {}): nothing ledgered",
+                        w.branch, cfg.remote
+                    ),
+                    running: true,
+                });
+            }
+        }
         let mut lost_to: Option<String> = None;
         let stored = ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
             // SPEC 1.2 "Several machines": a takeover is decided on the ledger as it

@@ -546,3 +546,76 @@ fn b_waits_while_a_ticks_takes_over_after_its_silence_and_a_comes_back_to_a_side
     );
     env.assert_nothing_lost(&b, &before_b);
 }
+
+#[test]
+fn of_two_hosts_that_both_see_a_third_silent_only_the_first_claim_takes_over() {
+    let f = Fleet::new();
+    let env = &f.env;
+    let (a, b, c) = (f.clone("a"), f.clone("b"), f.clone("c"));
+    let agent = Agent::start();
+    a_starts_issue_1(&f, &a, &agent);
+    f.ok("hostA", &a, &at(MIN), &["recover", "--all"]);
+    f.ok("hostA", &a, &at(MIN), &["sync"]);
+    // A is silent past recode.hostTimeout; B and C both see it so.
+    let late = at(181 * MIN);
+    for (host, dir) in [("hostB", &b), ("hostC", &c)] {
+        env.git(dir, &["fetch", "-q", "origin"]);
+        f.ok(host, dir, &late, &["sync"]);
+        assert_eq!(f.worker(host, dir, &late, "issue-1")["action"], "resume");
+    }
+    // B's takeover is ledgered but its ledger push does not reach the remote (the race
+    // window: C syncs before B's push lands).
+    let hook = f.bare.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nwhile read old new ref; do case $ref in refs/notes/*) echo held >&2; exit 1;; esac; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let prompt = env.root().join("prompt.md");
+    f.ok(
+        "hostB",
+        &b,
+        &late,
+        &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
+    );
+    assert_eq!(
+        f.kinds(&b, "issue-1")
+            .iter()
+            .rev()
+            .take(2)
+            .collect::<Vec<_>>(),
+        vec!["resume", "takeover"]
+    );
+    // C syncs, sees no takeover in the ledger, and still does not take it over: B's claim
+    // on the remote holds.
+    let refused = f.on(
+        "hostC",
+        &c,
+        &late,
+        &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
+    );
+    assert_eq!(refused.status.code(), Some(3), "{refused:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr)
+            .lines()
+            .next()
+            .unwrap(),
+        "error: issue-1 was taken over from hostA by another host first (its claim is on origin): nothing ledgered"
+    );
+    assert!(
+        !f.kinds(&c, "issue-1")
+            .iter()
+            .any(|k| k == "takeover" || k == "resume"),
+        "{:?}",
+        f.kinds(&c, "issue-1")
+    );
+    // The remote takes notes again: B's ledger reaches it; one claim ref, B's.
+    std::fs::remove_file(&hook).unwrap();
+    f.ok("hostB", &b, &late, &["sync"]);
+    let claims = env.git(
+        &f.bare,
+        &["for-each-ref", "--format=%(refname)", "refs/recode/claims/"],
+    );
+    assert_eq!(claims.lines().count(), 1, "{claims}");
+}
