@@ -333,17 +333,14 @@ impl Client {
     }
 }
 
-/// The `rel="next"` URL of a `link` header.
+/// The `rel="next"` URL of a `link` header (RFC 8288, parsed by `parse_link_header`);
+/// `None` when there is none or the header does not parse (pagination then stops at this
+/// page, as on the last one).
 pub(crate) fn next_link(link: &str) -> Option<String> {
-    link.split(',').find_map(|part| {
-        let (url, rel) = part.split_once(';')?;
-        rel.contains("rel=\"next\"").then(|| {
-            url.trim()
-                .trim_start_matches('<')
-                .trim_end_matches('>')
-                .to_string()
-        })
-    })
+    parse_link_header::parse_with_rel(link)
+        .ok()?
+        .remove("next")
+        .map(|l| l.raw_uri)
 }
 
 #[cfg(test)]
@@ -358,5 +355,12 @@ mod tests {
             Some("https://api.github.com/repositories/3003/pulls?state=all&per_page=100&page=2")
         );
         assert_eq!(next_link(r#"<https://x/p?page=4>; rel="last""#), None);
+        // GitLab's order and unquoted values parse too; an unparsable header is no next page.
+        let gitlab = r#"<https://gitlab.example/api/v4/projects/8/merge_requests?page=1&per_page=3>; rel="prev", <https://gitlab.example/api/v4/projects/8/merge_requests?page=3&per_page=3>; rel=next"#;
+        assert_eq!(
+            next_link(gitlab).as_deref(),
+            Some("https://gitlab.example/api/v4/projects/8/merge_requests?page=3&per_page=3")
+        );
+        assert_eq!(next_link("garbage; rel"), None);
     }
 }

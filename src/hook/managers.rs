@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use yaml_rust2::{Yaml, YamlLoader};
 
 use super::walk::normalize;
 
@@ -160,22 +161,27 @@ pub fn detect(wt: &Path, dir: &Path, hook_text: Option<&str>) -> Option<Manager>
     }
 }
 
-/// Lines of the YAML block under the top-level key `key:` (until the next top-level key).
-fn yaml_block<'a>(text: &'a str, key: &str) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut inside = false;
-    for line in text.lines() {
-        let top = !line.starts_with([' ', '\t']) && !line.trim().is_empty();
-        if top && !line.starts_with('#') {
-            inside = line.trim_end().trim_end_matches(':') == key
-                || line.starts_with(&format!("{key}:"));
-            continue;
-        }
-        if inside {
-            out.push(line);
-        }
+/// The first YAML document of `text` (`yaml-rust2`); `None` when it does not parse (the
+/// manager would refuse it too).
+fn yaml(text: &str) -> Option<Yaml> {
+    YamlLoader::load_from_str(text).ok()?.into_iter().next()
+}
+
+/// Whether a string anywhere inside `node` (a `run:`, a job list, a script) calls us.
+fn any_string_calls_us(node: &Yaml) -> bool {
+    match node {
+        Yaml::String(s) => calls_us(s),
+        Yaml::Array(items) => items.iter().any(any_string_calls_us),
+        Yaml::Hash(map) => map.values().any(any_string_calls_us),
+        _ => false,
     }
-    out
+}
+
+/// Whether lefthook configuration text runs the command on post-commit: a string under
+/// the top-level `post-commit` key (`commands: {x: {run: …}}`, `jobs: [{run: …}]`) that
+/// calls it.
+fn lefthook_text_runs_us(text: &str) -> bool {
+    yaml(text).is_some_and(|doc| any_string_calls_us(&doc["post-commit"]))
 }
 
 /// The lefthook configuration in `wt` that runs the command on post-commit, if any.
@@ -184,27 +190,36 @@ pub(super) fn lefthook_runs_us(wt: &Path) -> Option<PathBuf> {
         .iter()
         .chain(LEFTHOOK_LOCAL.iter())
         .map(|n| wt.join(n))
-        .find(|p| read(p).is_some_and(|t| calls_us(&yaml_block(&t, "post-commit").join("\n"))))
+        .find(|p| read(p).is_some_and(|t| lefthook_text_runs_us(&t)))
 }
 
-/// Whether `.pre-commit-config.yaml` text has a hook running the command with the
-/// `post-commit` stage (each `- id:` item is read on its own).
-pub(super) fn pre_commit_runs_us(text: &str) -> bool {
-    let mut items: Vec<Vec<&str>> = Vec::new();
-    for line in text.lines() {
-        let t = line.trim_start();
-        if t.starts_with("- id:") || t.starts_with("- repo:") {
-            items.push(Vec::new());
-        }
-        if let Some(item) = items.last_mut() {
-            item.push(line);
-        }
+/// The stage names of a `stages`/`default_stages` value (a list, or one name).
+fn stage_names(node: &Yaml) -> Option<Vec<&str>> {
+    match node {
+        Yaml::Array(items) => Some(items.iter().filter_map(Yaml::as_str).collect()),
+        Yaml::String(s) => Some(vec![s.as_str()]),
+        _ => None,
     }
-    items.iter().any(|item| {
-        calls_us(&item.join("\n"))
-            && item.iter().any(|l| {
-                !calls_us(l) && !l.trim_start().starts_with('#') && l.contains("post-commit")
-            })
+}
+
+/// Whether `.pre-commit-config.yaml` text has a hook (under `repos: [{hooks: […]}]`) whose
+/// `entry` or `args` call the command and whose stages (its own `stages`, else the file's
+/// `default_stages`) include `post-commit`.
+pub(super) fn pre_commit_runs_us(text: &str) -> bool {
+    let Some(doc) = yaml(text) else {
+        return false;
+    };
+    let defaults = stage_names(&doc["default_stages"]);
+    let hooks = doc["repos"]
+        .as_vec()
+        .into_iter()
+        .flatten()
+        .filter_map(|repo| repo["hooks"].as_vec())
+        .flatten();
+    hooks.into_iter().any(|hook| {
+        let stages = stage_names(&hook["stages"]).or_else(|| defaults.clone());
+        (any_string_calls_us(&hook["entry"]) || any_string_calls_us(&hook["args"]))
+            && stages.is_some_and(|s| s.contains(&"post-commit"))
     })
 }
 
@@ -245,10 +260,21 @@ mod tests {
     #[test]
     fn lefthook_block_is_the_post_commit_key_only() {
         let yml = "pre-commit:\n  commands:\n    x:\n      run: git-recode hook post-commit\npost-commit:\n  commands:\n    lint:\n      run: echo\n";
-        assert!(!calls_us(&yaml_block(yml, "post-commit").join("\n")));
+        assert!(!lefthook_text_runs_us(yml));
         let yml =
             "post-commit:\n  commands:\n    git-recode:\n      run: git-recode hook post-commit\n";
-        assert!(calls_us(&yaml_block(yml, "post-commit").join("\n")));
+        assert!(lefthook_text_runs_us(yml));
+        // Flow style, a jobs list and a quoted key: shapes line scanning missed.
+        assert!(lefthook_text_runs_us(
+            "\"post-commit\": {jobs: [{name: r, run: \"git recode hook post-commit\"}]}\n"
+        ));
+        // A YAML comment is no command; nor is a file that does not parse.
+        assert!(!lefthook_text_runs_us(
+            "post-commit:\n  commands:\n    x:\n      # run: git-recode hook post-commit\n      run: echo\n"
+        ));
+        assert!(!lefthook_text_runs_us(
+            "post-commit: [git-recode hook post-commit\n"
+        ));
     }
 
     #[test]
@@ -259,5 +285,13 @@ mod tests {
         assert!(pre_commit_runs_us(listed));
         let wrong_stage = "repos:\n- repo: local\n  hooks:\n    - id: git-recode\n      entry: git-recode hook post-commit\n      language: system\n    - id: other\n      entry: x\n      stages: [post-commit]\n";
         assert!(!pre_commit_runs_us(wrong_stage));
+        // `default_stages` applies to a hook with no `stages` of its own.
+        let by_default = "default_stages: [post-commit]\nrepos:\n- repo: local\n  hooks:\n    - id: git-recode\n      entry: git-recode hook post-commit\n      language: system\n";
+        assert!(pre_commit_runs_us(by_default));
+        let own_stage_wins = "default_stages: [post-commit]\nrepos:\n- repo: local\n  hooks:\n    - id: git-recode\n      entry: git-recode hook post-commit\n      stages: [pre-push]\n";
+        assert!(!pre_commit_runs_us(own_stage_wins));
+        // The stage named in a comment is not a stage.
+        let commented = "repos:\n- repo: local\n  hooks:\n    - id: git-recode\n      entry: git-recode hook post-commit  # for post-commit\n      language: system\n";
+        assert!(!pre_commit_runs_us(commented));
     }
 }
