@@ -9,9 +9,12 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use jiff::Timestamp;
+
 use super::ForgeError;
 use super::etag::{Cache, Entry};
 use super::http::{self, Heads, RETRIES};
+use crate::model::Pr;
 
 /// Most pages followed in one paginated read (a guard against a looping `link`).
 const MAX_PAGES: usize = 1000;
@@ -330,6 +333,47 @@ impl Client {
             .into_iter()
             .flatten()
             .collect())
+    }
+}
+
+/// A forge's pull/merge request as listed, newest first, with its opening time.
+pub(super) trait Opened {
+    /// `created_at` as the forge wrote it (RFC 3339), if it did.
+    fn created_at(&self) -> Option<&str>;
+
+    /// Opened before `cutoff` (unknown or unreadable dates are not).
+    fn created_before(&self, cutoff: Timestamp) -> bool {
+        self.created_at()
+            .and_then(|t| t.parse::<Timestamp>().ok())
+            .is_some_and(|t| t < cutoff)
+    }
+}
+
+/// The `more` of [`Client::pages`] for a listing sorted newest first: go on while the
+/// page's oldest item was opened at or after `since` less [`super::CUTOFF_SLACK_SECS`]
+/// (a day, for clock skew and late pushes); every page with `since` `None`.
+pub(super) fn opened_since<T: Opened>(since: Option<Timestamp>) -> impl FnMut(&Vec<T>) -> bool {
+    let cutoff = since.map(|t| crate::clock::from_secs(t.as_second() - super::CUTOFF_SLACK_SECS));
+    move |page| match (cutoff, page.last()) {
+        (Some(c), Some(oldest)) => !oldest.created_before(c),
+        _ => true,
+    }
+}
+
+/// What a POST opening a pull/merge request comes to: the request it `opened`, or, when the
+/// forge answered 409 (one is open for the branch already: GitLab, Gitea), the one
+/// `existing` finds; a 409 with none found stays the error.
+///
+/// Errors: `posted`'s error, or those of `opened` and `existing`.
+pub(super) fn opened_or_existing(
+    posted: Result<Answer, ForgeError>,
+    opened: impl FnOnce(Answer) -> Result<Pr, ForgeError>,
+    existing: impl FnOnce() -> Result<Option<Pr>, ForgeError>,
+) -> Result<Pr, ForgeError> {
+    match posted {
+        Ok(a) => opened(a),
+        Err(e @ ForgeError::Status { status: 409, .. }) => existing()?.ok_or(e),
+        Err(e) => Err(e),
     }
 }
 

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::client::{Client, Limits};
+use super::client::{Client, Limits, opened_or_existing};
 use super::feedback::{self, CombinedStatus, ReviewComment, ReviewItem, Status, User};
 use super::{Forge, ForgeError};
 use crate::model::{Checks, Feedback, Pr, PrState, Review};
@@ -298,23 +298,12 @@ impl Forge for Gitea {
         let what = "opening the pull request";
         let payload =
             serde_json::json!({"head": branch, "base": base, "title": title, "body": body});
-        match self
-            .http
-            .call("POST", &self.url("pulls"), &[], Some(&payload), what)
-        {
-            Ok(a) => Ok(self.http.parse::<GiteaPull>(&a.text, what)?.to_pr()),
-            Err(ForgeError::Status {
-                status: 409,
-                message,
-                ..
-            }) => self.pull_for(branch)?.ok_or(ForgeError::Status {
-                forge: "Gitea",
-                status: 409,
-                what: what.into(),
-                message,
-            }),
-            Err(e) => Err(e),
-        }
+        opened_or_existing(
+            self.http
+                .call("POST", &self.url("pulls"), &[], Some(&payload), what),
+            |a| Ok(self.http.parse::<GiteaPull>(&a.text, what)?.to_pr()),
+            || self.pull_for(branch),
+        )
     }
 
     fn issue_closed(&self, number: u64) -> Result<bool, ForgeError> {

@@ -117,8 +117,6 @@ impl GitHub {
         &self,
         since: Option<Timestamp>,
     ) -> Result<Vec<PullRequest>, ForgeError> {
-        let cutoff = since.map(|t| t.as_second() - CUTOFF_SLACK_SECS);
-        let cutoff = cutoff.map(crate::clock::from_secs);
         let pages = self.http.pages::<Vec<PullRequest>>(
             &self.repo_url("pulls"),
             &[
@@ -128,10 +126,7 @@ impl GitHub {
                 ("per_page", PER_PAGE),
             ],
             "the pull request listing",
-            |page| match (cutoff, page.last()) {
-                (Some(c), Some(oldest)) => !oldest.created_before(c),
-                _ => true,
-            },
+            super::client::opened_since(since),
         )?;
         Ok(pages.into_iter().flatten().collect())
     }

@@ -27,9 +27,9 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::client::{Client, Limits};
+use super::client::{Client, Limits, Opened, opened_or_existing, opened_since};
 use super::feedback::truncate;
-use super::{CUTOFF_SLACK_SECS, Forge, ForgeError};
+use super::{Forge, ForgeError};
 use crate::model::{ChangeRequest, Checks, FailingCheck, Feedback, Pr, PrState, Review};
 
 /// Items per page (GitLab's maximum).
@@ -84,12 +84,11 @@ impl MergeRequest {
             _ => true,
         }
     }
+}
 
-    fn created_before(&self, cutoff: Timestamp) -> bool {
-        self.created_at
-            .as_deref()
-            .and_then(|t| t.parse::<Timestamp>().ok())
-            .is_some_and(|t| t < cutoff)
+impl Opened for MergeRequest {
+    fn created_at(&self) -> Option<&str> {
+        self.created_at.as_deref()
     }
 }
 
@@ -221,7 +220,6 @@ impl GitLab {
     ///
     /// Errors: [`ForgeError`].
     pub fn list(&self, since: Option<Timestamp>) -> Result<Vec<MergeRequest>, ForgeError> {
-        let cutoff = since.map(|t| crate::clock::from_secs(t.as_second() - CUTOFF_SLACK_SECS));
         let pages = self.http.pages::<Vec<MergeRequest>>(
             &self.url("merge_requests"),
             &[
@@ -231,10 +229,7 @@ impl GitLab {
                 ("per_page", PER_PAGE),
             ],
             "the merge request listing",
-            |page| match (cutoff, page.last()) {
-                (Some(c), Some(oldest)) => !oldest.created_before(c),
-                _ => true,
-            },
+            opened_since(since),
         )?;
         Ok(pages.into_iter().flatten().filter(|m| m.ours()).collect())
     }
@@ -397,29 +392,17 @@ impl Forge for GitLab {
         let what = "opening the merge request";
         let payload = serde_json::json!({"source_branch": branch, "target_branch": base,
                                          "title": title, "description": body});
-        match self.http.call(
-            "POST",
-            &self.url("merge_requests"),
-            &[],
-            Some(&payload),
-            what,
-        ) {
-            Ok(a) => Ok(self.http.parse::<MergeRequest>(&a.text, what)?.to_pr()),
-            Err(ForgeError::Status {
-                status: 409,
-                message,
-                ..
-            }) => self
-                .find(branch)?
-                .map(|m| m.to_pr())
-                .ok_or(ForgeError::Status {
-                    forge: "GitLab",
-                    status: 409,
-                    what: what.into(),
-                    message,
-                }),
-            Err(e) => Err(e),
-        }
+        opened_or_existing(
+            self.http.call(
+                "POST",
+                &self.url("merge_requests"),
+                &[],
+                Some(&payload),
+                what,
+            ),
+            |a| Ok(self.http.parse::<MergeRequest>(&a.text, what)?.to_pr()),
+            || Ok(self.find(branch)?.map(|m| m.to_pr())),
+        )
     }
 
     fn issue_closed(&self, number: u64) -> Result<bool, ForgeError> {

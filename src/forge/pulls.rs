@@ -1,9 +1,9 @@
 //! GitHub's pull request as its REST API returns it (only the fields used), and its
 //! conversion to the classifier's [`Pr`].
 
-use jiff::Timestamp;
 use serde::Deserialize;
 
+use super::client::Opened;
 use crate::model::{Pr, PrState};
 
 /// A pull request as GitHub's REST API returns it (only the fields used).
@@ -58,13 +58,11 @@ impl PullRequest {
             feedback: Default::default(),
         }
     }
+}
 
-    /// Opened before `cutoff` (unknown dates are not).
-    pub(super) fn created_before(&self, cutoff: Timestamp) -> bool {
-        self.created_at
-            .as_deref()
-            .and_then(|t| t.parse::<Timestamp>().ok())
-            .is_some_and(|t| t < cutoff)
+impl Opened for PullRequest {
+    fn created_at(&self) -> Option<&str> {
+        self.created_at.as_deref()
     }
 }
 
@@ -76,6 +74,7 @@ pub(super) fn pick<'a>(prs: impl Iterator<Item = &'a PullRequest>) -> Option<&'a
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jiff::Timestamp;
 
     #[test]
     fn list_items_parse_from_the_documented_shape() {
