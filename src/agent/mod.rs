@@ -582,6 +582,18 @@ mod tests {
         "2026-07-15T00:00:00Z".parse().unwrap()
     }
 
+    /// [`decide`] on exit code `rc` and the parsed output `r`, its message the final one.
+    fn verdict(rc: i32, r: &AgentResult) -> Verdict {
+        decide(
+            rc,
+            r.message.as_deref().unwrap(),
+            Some(r),
+            None,
+            now(),
+            true,
+        )
+    }
+
     #[test]
     fn claude_json_success_and_api_error_reported_as_success() {
         let ok = parse_result(include_str!(
@@ -591,14 +603,7 @@ mod tests {
             ok.session_id.as_deref(),
             Some("6f1c2b7e-3d4a-4b5c-9e8f-0a1b2c3d4e5f")
         );
-        let v = decide(
-            0,
-            ok.message.as_deref().unwrap(),
-            Some(&ok),
-            None,
-            now(),
-            true,
-        );
+        let v = verdict(0, &ok);
         assert_eq!(v.outcome, Outcome::Success);
 
         let err = parse_result(include_str!(
@@ -606,14 +611,7 @@ mod tests {
         ));
         assert!(err.is_error);
         assert_eq!(err.api_error_status, Some(403));
-        let v = decide(
-            0,
-            err.message.as_deref().unwrap(),
-            Some(&err),
-            None,
-            now(),
-            true,
-        );
+        let v = verdict(0, &err);
         assert_eq!(
             v.outcome,
             Outcome::NeedsHuman,
@@ -628,14 +626,7 @@ mod tests {
             r.session_id.as_deref(),
             Some("9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d")
         );
-        let v = decide(
-            0,
-            r.message.as_deref().unwrap(),
-            Some(&r),
-            None,
-            now(),
-            true,
-        );
+        let v = verdict(0, &r);
         assert_eq!(v.outcome, Outcome::Transient);
         assert_eq!(
             v.retry_after.unwrap().as_second(),
@@ -652,14 +643,7 @@ mod tests {
             Some("0199a213-81c0-7800-8aa1-bbab2a035a53")
         );
         assert!(r.is_error);
-        let v = decide(
-            0,
-            r.message.as_deref().unwrap(),
-            Some(&r),
-            None,
-            now(),
-            true,
-        );
+        let v = verdict(0, &r);
         assert_eq!(v.outcome, Outcome::Transient);
         // "try again at 3:28 PM" in the system zone: some time after now.
         assert!(v.retry_after.unwrap() > now());
@@ -698,14 +682,7 @@ mod tests {
         assert_eq!(quota.session_id.as_deref(), Some("g-1"));
         assert_eq!(quota.error_code, Some(429));
         assert_eq!(json_kind(&quota), Some(Kind::Transient));
-        let v = decide(
-            0,
-            quota.message.as_deref().unwrap(),
-            Some(&quota),
-            None,
-            now(),
-            true,
-        );
+        let v = verdict(0, &quota);
         assert_eq!(v.outcome, Outcome::Transient);
 
         let auth = parse_result(
@@ -713,14 +690,7 @@ mod tests {
         );
         assert_eq!(auth.session_id.as_deref(), Some("g-2"));
         assert!(auth.is_error);
-        let v = decide(
-            1,
-            auth.message.as_deref().unwrap(),
-            Some(&auth),
-            None,
-            now(),
-            true,
-        );
+        let v = verdict(1, &auth);
         assert_eq!(v.outcome, Outcome::NeedsHuman);
     }
 
@@ -737,14 +707,7 @@ mod tests {
             r.message.as_deref(),
             Some("API Error: Repeated 529 Overloaded errors")
         );
-        let v = decide(
-            0,
-            r.message.as_deref().unwrap(),
-            Some(&r),
-            None,
-            now(),
-            true,
-        );
+        let v = verdict(0, &r);
         assert_eq!(v.outcome, Outcome::Transient);
     }
 
@@ -785,14 +748,7 @@ mod tests {
             r#"{"type":"turn.failed","error":{"message":"stream disconnected before completion: stream closed before response.completed"}}"#,
         ));
         assert!(r.is_error);
-        let v = decide(
-            1,
-            r.message.as_deref().unwrap(),
-            Some(&r),
-            None,
-            now(),
-            true,
-        );
+        let v = verdict(1, &r);
         assert_eq!(v.outcome, Outcome::Transient);
         assert_eq!(v.retry_after, None, "the backoff is added by record exit");
     }
