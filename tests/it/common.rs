@@ -343,3 +343,39 @@ pub fn install_binary(dest: &Path) {
         std::fs::copy(&bin, dest).unwrap();
     }
 }
+
+/// The number in environment variable `name` (a harness's trials, first seed, threads),
+/// else `default`.
+pub fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// `run(seed)` for every seed of `first..first + trials` on `threads` threads (at least
+/// one), each taking the next seed when done; the results in the order they finished.
+pub fn each_seed<R: Send>(
+    first: u64,
+    trials: u64,
+    threads: u64,
+    run: impl Fn(u64) -> R + Sync,
+) -> Vec<R> {
+    let next = std::sync::atomic::AtomicU64::new(first);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            s.spawn(|| {
+                loop {
+                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if seed >= first + trials {
+                        break;
+                    }
+                    let r = run(seed);
+                    results.lock().unwrap().push(r);
+                }
+            });
+        }
+    });
+    results.into_inner().unwrap()
+}

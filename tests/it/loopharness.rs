@@ -47,7 +47,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, each_seed, env_u64};
 use crate::fake_forge::FakeForge;
 use crate::fake_github::FakeGitHub;
 use crate::neverlose::Rng;
@@ -702,55 +702,32 @@ impl Trial {
     }
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 #[test]
 fn the_loop_settles_in_randomized_trials() {
     let trials = env_u64("RECODE_LOOP_TRIALS", 2);
     let first = env_u64("RECODE_LOOP_SEED", 1);
-    let threads = env_u64("RECODE_THREADS", 2).max(1);
-    let next = std::sync::atomic::AtomicU64::new(first);
-    let results = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                loop {
-                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if seed >= first + trials {
-                        break;
-                    }
-                    let started = Instant::now();
-                    let mut t = Trial::new(seed);
-                    let setup = started.elapsed();
-                    let at = t.run_loop();
-                    for v in &t.violations {
-                        eprintln!("loop violation: {v}");
-                    }
-                    println!(
-                        "loop trial seed {seed}: workers {}, settled at tick {at}, kills {}, forge faults {}, violations {}, s setup {:.1} recode {:.1} checks {:.1} total {:.1}",
-                        t.workers.len(),
-                        t.kills,
-                        t.forge_faults,
-                        t.violations.len(),
-                        setup.as_secs_f64(),
-                        t.in_recode.as_secs_f64(),
-                        t.in_checks.as_secs_f64(),
-                        started.elapsed().as_secs_f64(),
-                    );
-                    results
-                        .lock()
-                        .unwrap()
-                        .push((seed, at, t.kills, t.violations.len()));
-                }
-            });
+    let threads = env_u64("RECODE_THREADS", 2);
+    let r = each_seed(first, trials, threads, |seed| {
+        let started = Instant::now();
+        let mut t = Trial::new(seed);
+        let setup = started.elapsed();
+        let at = t.run_loop();
+        for v in &t.violations {
+            eprintln!("loop violation: {v}");
         }
+        println!(
+            "loop trial seed {seed}: workers {}, settled at tick {at}, kills {}, forge faults {}, violations {}, s setup {:.1} recode {:.1} checks {:.1} total {:.1}",
+            t.workers.len(),
+            t.kills,
+            t.forge_faults,
+            t.violations.len(),
+            setup.as_secs_f64(),
+            t.in_recode.as_secs_f64(),
+            t.in_checks.as_secs_f64(),
+            started.elapsed().as_secs_f64(),
+        );
+        (seed, at, t.kills, t.violations.len())
     });
-    let r = results.into_inner().unwrap();
     let mut ticks: Vec<usize> = r.iter().map(|x| x.1).filter(|t| *t > 0).collect();
     ticks.sort();
     let violations: usize = r.iter().map(|x| x.3).sum();

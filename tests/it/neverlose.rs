@@ -37,7 +37,7 @@ mod states;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::common::{LATER, TestEnv};
+use crate::common::{LATER, TestEnv, each_seed, env_u64};
 use crate::fake_github::FakeGitHub;
 
 /// xorshift64*: a tiny seeded PRNG, so a seed reproduces a trial.
@@ -591,52 +591,35 @@ impl Trial {
     }
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
 /// The CI run: a fixed set of seeds (`RECODE_TRIALS`, `RECODE_SEED`, `RECODE_THREADS`
 /// override it). Prints `trials N, violations V, seeds A..B, seconds S`.
 #[test]
 fn randomized_trials_never_lose_work() {
     let trials = env_u64("RECODE_TRIALS", 32);
     let first = env_u64("RECODE_SEED", 1);
-    let threads = env_u64("RECODE_THREADS", 2).max(1);
+    let threads = env_u64("RECODE_THREADS", 2);
     let start = std::time::Instant::now();
-    let next = std::sync::atomic::AtomicU64::new(first);
-    let failures = std::sync::Mutex::new(Vec::<(u64, Vec<String>)>::new());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                loop {
-                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    if seed >= first + trials {
-                        break;
-                    }
-                    let t0 = std::time::Instant::now();
-                    let t = Trial::new(seed);
-                    let t1 = t0.elapsed();
-                    let v = t.run();
-                    if std::env::var_os("RECODE_PROFILE").is_some() {
-                        eprintln!("seed {seed}: build {:?}, run {:?}, faults {:?}", t1, t0.elapsed() - t1, t.faults);
-                    }
-                    if !v.is_empty() {
-                        eprintln!(
-                            "never-lose violation, seed {seed} (RECODE_SEED={seed} RECODE_TRIALS=1), workers {:?}, faults {:?}:\n  {}",
-                            t.workers,
-                            t.faults,
-                            v.join("\n  ")
-                        );
-                        failures.lock().unwrap().push((seed, v));
-                    }
-                }
-            });
+    let failures: Vec<(u64, Vec<String>)> = each_seed(first, trials, threads, |seed| {
+        let t0 = std::time::Instant::now();
+        let t = Trial::new(seed);
+        let t1 = t0.elapsed();
+        let v = t.run();
+        if std::env::var_os("RECODE_PROFILE").is_some() {
+            eprintln!("seed {seed}: build {:?}, run {:?}, faults {:?}", t1, t0.elapsed() - t1, t.faults);
         }
-    });
-    let failures = failures.into_inner().unwrap();
+        if !v.is_empty() {
+            eprintln!(
+                "never-lose violation, seed {seed} (RECODE_SEED={seed} RECODE_TRIALS=1), workers {:?}, faults {:?}:\n  {}",
+                t.workers,
+                t.faults,
+                v.join("\n  ")
+            );
+        }
+        (seed, v)
+    })
+    .into_iter()
+    .filter(|f| !f.1.is_empty())
+    .collect();
     println!(
         "trials {trials}, violations {}, seeds {first}..{}, seconds {}",
         failures.len(),

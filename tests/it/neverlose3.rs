@@ -7,21 +7,6 @@ use std::process::{Child, Command};
 
 use crate::common::{LATER, TestEnv};
 
-/// A repository with an origin (bare, under `<root>/origin.git`) and `main` pushed.
-pub(crate) fn repo_with_origin(env: &TestEnv) -> PathBuf {
-    env.repo_with_origin().0
-}
-
-/// `git worktree add -b branch <root>/name`.
-pub(crate) fn add_worktree(env: &TestEnv, repo: &Path, branch: &str, name: &str) -> PathBuf {
-    env.add_worktree(repo, branch, name)
-}
-
-/// `git recode record <args>` at a clock before [`LATER`].
-pub(crate) fn record(env: &TestEnv, dir: &Path, args: &[&str]) {
-    env.record(dir, args)
-}
-
 /// `git recode <args> --json` at [`LATER`]: exit code and the parsed document.
 pub(crate) fn json(env: &TestEnv, dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
     let (code, doc, _) = env.json_later(dir, args);

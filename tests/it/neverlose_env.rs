@@ -4,21 +4,20 @@
 //! exported, each worker's worktree is still read as itself.
 
 use crate::common::{LATER, TestEnv};
-use crate::neverlose3::{add_worktree, record};
 
 #[test]
 fn the_callers_git_variables_never_change_a_workers_dirty_counts() {
     let env = TestEnv::new();
     let repo = env.repo("r");
-    let clean = add_worktree(&env, &repo, "issue-4", "wt4");
+    let clean = env.add_worktree(&repo, "issue-4", "wt4");
     std::fs::write(clean.join("b.txt"), "b\n").unwrap();
     env.git(&clean, &["add", "b.txt"]);
     env.git(&clean, &["commit", "-q", "-m", "b"]);
-    let dirty = add_worktree(&env, &repo, "issue-5", "wt5");
+    let dirty = env.add_worktree(&repo, "issue-5", "wt5");
     std::fs::write(dirty.join("untracked.txt"), "work\n").unwrap();
     for b in ["issue-4", "issue-5"] {
-        record(&env, &repo, &["spawn", b]);
-        record(&env, &repo, &["exit", b, "--rc", "0"]);
+        env.record(&repo, &["spawn", b]);
+        env.record(&repo, &["exit", b, "--rc", "0"]);
     }
     // The main worktree has its own staged and unstaged changes.
     std::fs::write(repo.join("staged.txt"), "staged\n").unwrap();

@@ -3,15 +3,15 @@
 //! untracked nested repository, an oversize untracked file, each with what it is.
 
 use crate::common::{LATER, TestEnv};
-use crate::neverlose3::{json, record, repo_with_origin, with_submodules};
+use crate::neverlose3::{json, with_submodules};
 
 #[test]
 fn the_resume_prompt_names_every_left_out_path() {
     let env = TestEnv::new();
-    let repo = repo_with_origin(&env);
+    let repo = env.repo_with_origin().0;
     env.git(&repo, &["config", "recode.wipMaxFileSize", "10k"]);
     let wt = with_submodules(&env, &repo, &["deps/lib"]);
-    record(&env, &wt, &["spawn", "issue-42"]);
+    env.record(&wt, &["spawn", "issue-42"]);
     std::fs::write(wt.join("fix.go"), "fix\n").unwrap();
     std::fs::write(wt.join("deps/lib/lib.c"), "v2, uncommitted\n").unwrap();
     std::fs::create_dir_all(wt.join("bin")).unwrap();
@@ -22,7 +22,7 @@ fn the_resume_prompt_names_every_left_out_path() {
     std::fs::write(nested.join("a.txt"), "a\n").unwrap();
     env.git(&nested, &["add", "."]);
     env.git(&nested, &["commit", "-q", "-m", "nested"]);
-    record(&env, &repo, &["exit", "issue-42", "--rc", "143"]);
+    env.record(&repo, &["exit", "issue-42", "--rc", "143"]);
     let (code, doc) = json(&env, &repo, &["recover", "issue-42"]);
     assert_eq!(code, 0, "{doc:#}");
     let out = env
@@ -75,11 +75,11 @@ fn the_resume_prompt_names_every_left_out_path() {
 #[test]
 fn a_prompt_without_left_out_paths_has_no_such_section() {
     let env = TestEnv::new();
-    let repo = repo_with_origin(&env);
-    let wt = crate::neverlose3::add_worktree(&env, &repo, "issue-43", "wt43");
-    record(&env, &wt, &["spawn", "issue-43"]);
+    let repo = env.repo_with_origin().0;
+    let wt = env.add_worktree(&repo, "issue-43", "wt43");
+    env.record(&wt, &["spawn", "issue-43"]);
     std::fs::write(wt.join("fix.go"), "fix\n").unwrap();
-    record(&env, &repo, &["exit", "issue-43", "--rc", "143"]);
+    env.record(&repo, &["exit", "issue-43", "--rc", "143"]);
     json(&env, &repo, &["recover", "issue-43"]);
     let out = env
         .cmd(&repo)

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::TestEnv;
-use crate::neverlose3::{add_worktree, json, record, repo_with_origin, result_of};
+use crate::neverlose3::{json, result_of};
 
 /// The wordings a remote refuses a file over 5,000 bytes with.
 #[derive(Clone, Copy)]
@@ -22,7 +22,7 @@ enum Wording {
 /// An origin whose pre-receive hook refuses any new blob over 5,000 bytes, naming every
 /// such file the way `wording` does.
 fn refusing_origin(env: &TestEnv, wording: Wording) -> PathBuf {
-    let repo = repo_with_origin(env);
+    let repo = env.repo_with_origin().0;
     let line = match wording {
         Wording::GitHub => {
             r#"echo "error: File $path is 0.01 MB; this exceeds GitHub's file size limit of 0.00 MB"; echo "error: GH001: Large files detected.""#
@@ -48,15 +48,15 @@ fn refusing_origin(env: &TestEnv, wording: Wording) -> PathBuf {
 /// A dead worker `issue-61` whose worktree holds `fix.go` and the given untracked files
 /// (path, size in bytes); returns the worktree.
 fn dead_worker_with(env: &TestEnv, repo: &Path, files: &[(&str, usize)]) -> PathBuf {
-    let wt = add_worktree(env, repo, "issue-61", "wt61");
-    record(env, &wt, &["spawn", "issue-61"]);
+    let wt = env.add_worktree(repo, "issue-61", "wt61");
+    env.record(&wt, &["spawn", "issue-61"]);
     std::fs::write(wt.join("fix.go"), "fix\n").unwrap();
     for (path, size) in files {
         let p = wt.join(path);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, vec![b'x'; *size]).unwrap();
     }
-    record(env, repo, &["exit", "issue-61", "--rc", "143"]);
+    env.record(repo, &["exit", "issue-61", "--rc", "143"]);
     wt
 }
 
@@ -142,9 +142,9 @@ fn a_file_once_refused_stays_out_of_later_wip_commits() {
     let repo = refusing_origin(&env, Wording::Generic);
     let wt = dead_worker_with(&env, &repo, &[("bin/manager", 6_000)]);
     json(&env, &repo, &["recover", "issue-61"]);
-    record(&env, &wt, &["spawn", "issue-61"]);
+    env.record(&wt, &["spawn", "issue-61"]);
     std::fs::write(wt.join("more.go"), "more\n").unwrap();
-    record(&env, &repo, &["exit", "issue-61", "--rc", "143"]);
+    env.record(&repo, &["exit", "issue-61", "--rc", "143"]);
     let (code, doc) = json(&env, &repo, &["recover", "issue-61"]);
     assert_eq!(code, 0, "{doc:#}");
     let r = result_of(&doc, "issue-61");
@@ -176,11 +176,11 @@ fn a_gitlab_refusal_naming_blob_ids_and_a_commit_of_nothing_else() {
     let env = TestEnv::new();
     let repo = refusing_origin(&env, Wording::GitLabBlobs);
     let before = env.git(&repo, &["rev-parse", "main"]);
-    let wt = add_worktree(&env, &repo, "issue-61", "wt61");
-    record(&env, &wt, &["spawn", "issue-61"]);
+    let wt = env.add_worktree(&repo, "issue-61", "wt61");
+    env.record(&wt, &["spawn", "issue-61"]);
     std::fs::create_dir_all(wt.join("target/release")).unwrap();
     std::fs::write(wt.join("target/release/app"), vec![b'y'; 9_000]).unwrap();
-    record(&env, &repo, &["exit", "issue-61", "--rc", "143"]);
+    env.record(&repo, &["exit", "issue-61", "--rc", "143"]);
     let (code, doc) = json(&env, &repo, &["recover", "issue-61"]);
     assert_eq!(code, 0, "{doc:#}");
     let r = result_of(&doc, "issue-61");

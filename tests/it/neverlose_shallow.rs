@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::TestEnv;
-use crate::neverlose3::{json, record, status_of};
+use crate::neverlose3::{json, status_of};
 
 /// An origin with `main` at c1..c5; `issue-1` one commit on c2, `issue-2` at c3 with
 /// nothing of its own. Returns the origin's path.
@@ -54,8 +54,8 @@ fn dead_worker(env: &TestEnv, repo: &Path, branch: &str, name: &str) -> PathBuf 
         repo,
         &["worktree", "add", "-q", wt.to_str().unwrap(), branch],
     );
-    record(env, &wt, &["spawn", branch]);
-    record(env, repo, &["exit", branch, "--rc", "0"]);
+    env.record(&wt, &["spawn", branch]);
+    env.record(repo, &["exit", branch, "--rc", "0"]);
     wt
 }
 
