@@ -55,7 +55,7 @@ fn eight_concurrent_spawns_on_one_branch_get_attempts_one_to_eight() {
 }
 
 #[test]
-fn the_hook_racing_a_pickup_never_ledgers_a_milestone_twice() {
+fn the_hook_racing_any_writer_never_ledgers_a_milestone_twice() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     env.git(&repo, &["checkout", "-q", "-b", "issue-7"]);
@@ -74,11 +74,15 @@ fn the_hook_racing_a_pickup_never_ledgers_a_milestone_twice() {
                 &format!("step {i}\n\nRecode-Phase: step{i}"),
             ],
         );
-        let writer: &[&str] = if i % 2 == 0 {
-            &["record", "gate", "issue-7", "--passed"]
-        } else {
-            &["record", "spawn", "issue-7"]
-        };
+        // Every kind of writer: records that append, and recover (which ledgers what it
+        // classified or did, and folds the hook's journal like any writer).
+        let writers: [&[&str]; 4] = [
+            &["record", "gate", "issue-7", "--passed"],
+            &["record", "spawn", "issue-7"],
+            &["record", "exit", "issue-7", "--rc", "1"],
+            &["recover", "issue-7"],
+        ];
+        let writer = writers[i % writers.len()];
         let codes = race(&env, &repo, &[&["hook", "post-commit"], writer]);
         assert_eq!(codes, vec![Some(0), Some(0)], "round {i}");
     }
