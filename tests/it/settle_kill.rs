@@ -3,8 +3,9 @@
 //! of a new task, `recover --all`), each ten minutes after the last (the loop's cadence:
 //! lock files age with it); the third tick must not fail: exit 0, no step failed on a
 //! lock. When no kill happened to leave a lock, the last one leaves both kinds as a killed
-//! writer does (empty files). A fresh repository every 25 kills; kills land in `recover` and
-//! the hook two fifths each. `RECODE_SETTLE_KILLS` (default 6) sets the number of kills; the figures line is
+//! writer does (empty files). A fresh repository every 25 kills; kills land in `recover`,
+//! the hook and `record` in turn (a third each). `RECODE_SETTLE_KILLS` (default 6) sets the
+//! number of kills; the figures line is
 //! `kills N (recover R, hook H, record C), locks left L, ticks still failing F`.
 
 use std::path::{Path, PathBuf};
@@ -123,8 +124,8 @@ fn sigkills_in_recover_the_hook_and_record_never_wedge_the_loop() {
                 "Recode-Phase: implemented",
             ],
         );
-        // Recover and the hook two fifths each, record the rest.
-        let which = [0, 0, 1, 1, 2][rng.below(5) as usize];
+        // Recover, the hook and record in turn: a third of the kills each.
+        let which = (n % 3) as usize;
         by[which] += 1;
         let mut cmd = env.cmd(if which == 1 { &wt } else { &repo });
         cmd.env("RECODE_NOW", LATER)
