@@ -198,6 +198,20 @@ impl Git {
         }
     }
 
+    /// Run it; its stdout read as one object id (`rev-parse HEAD`, `commit-tree`): the
+    /// edge where a commit id from git's output becomes a [`gix::ObjectId`].
+    ///
+    /// Errors: as [`Git::output`]; [`GitError::Failed`] when stdout is not a full hex id.
+    pub fn output_id(self) -> Result<gix::ObjectId, GitError> {
+        let args = self.display_args();
+        let out = self.output()?;
+        let text = String::from_utf8_lossy(&out);
+        gix::ObjectId::from_hex(text.trim().as_bytes()).map_err(|_| GitError::Failed {
+            args,
+            stderr: format!("printed no object id: {:?}", text.trim()),
+        })
+    }
+
     /// Run it; whatever git printed, whether or not it succeeded.
     ///
     /// Errors: [`GitError::Spawn`], [`GitError::Timeout`], [`GitError::TooOld`].
