@@ -381,6 +381,24 @@ mod tests {
     }
 
     #[test]
+    fn output_id_reads_one_id_and_refuses_anything_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let empty_tree = Git::new(tmp.path())
+            .args(["hash-object", "-t", "tree", "/dev/null"])
+            .output_id()
+            .unwrap();
+        assert_eq!(empty_tree, gix::ObjectId::empty_tree(gix::hash::Kind::Sha1));
+        let err = Git::new(tmp.path())
+            .args(["config", "--get", "gc.auto"])
+            .output_id()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "git config --get gc.auto failed: printed no object id: \"0\""
+        );
+    }
+
+    #[test]
     fn the_callers_git_dir_never_reaches_a_run() {
         let tmp = tempfile::tempdir().unwrap();
         let out = Git::new(tmp.path())
