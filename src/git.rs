@@ -198,6 +198,20 @@ impl Git {
         }
     }
 
+    /// Run it; its stdout read as one object id (`rev-parse HEAD`, `commit-tree`): the
+    /// edge where a commit id from git's output becomes a [`gix::ObjectId`].
+    ///
+    /// Errors: as [`Git::output`]; [`GitError::Failed`] when stdout is not a full hex id.
+    pub fn output_id(self) -> Result<gix::ObjectId, GitError> {
+        let args = self.display_args();
+        let out = self.output()?;
+        let text = String::from_utf8_lossy(&out);
+        gix::ObjectId::from_hex(text.trim().as_bytes()).map_err(|_| GitError::Failed {
+            args,
+            stderr: format!("printed no object id: {:?}", text.trim()),
+        })
+    }
+
     /// Run it; whatever git printed, whether or not it succeeded.
     ///
     /// Errors: [`GitError::Spawn`], [`GitError::Timeout`], [`GitError::TooOld`].
@@ -364,6 +378,24 @@ mod tests {
         assert_eq!(parse_version("git version 2.30.0.windows.1"), Some((2, 30)));
         assert_eq!(parse_version("hub version 2"), None);
         assert!(parse_version("git version 2.30.0").unwrap() < MIN_VERSION);
+    }
+
+    #[test]
+    fn output_id_reads_one_id_and_refuses_anything_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let empty_tree = Git::new(tmp.path())
+            .args(["hash-object", "-t", "tree", "/dev/null"])
+            .output_id()
+            .unwrap();
+        assert_eq!(empty_tree, gix::ObjectId::empty_tree(gix::hash::Kind::Sha1));
+        let err = Git::new(tmp.path())
+            .args(["config", "--get", "gc.auto"])
+            .output_id()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "git config --get gc.auto failed: printed no object id: \"0\""
+        );
     }
 
     #[test]

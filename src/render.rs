@@ -215,7 +215,10 @@ pub fn classify_text(out: &mut impl Write, w: &Worker, style: Style) -> io::Resu
     writeln!(out, "task      {}", w.task)?;
     writeln!(out, "branch    {}", w.branch)?;
     writeln!(out, "worktree  {}", w.worktree.as_deref().unwrap_or("-"))?;
-    writeln!(out, "head      {}", w.head.as_deref().unwrap_or("-"))?;
+    match w.head {
+        Some(h) => writeln!(out, "head      {h}")?,
+        None => writeln!(out, "head      -")?,
+    }
     writeln!(out, "liveness  {}", w.liveness)?;
     writeln!(
         out,

@@ -115,7 +115,7 @@ impl From<&Worker> for WorkerJson {
             task: w.task.clone(),
             branch: w.branch.clone(),
             worktree: w.worktree.clone(),
-            head: w.head.clone(),
+            head: w.head.map(|h| h.to_string()),
             base: w.base.clone(),
             ahead: w.ahead,
             behind: w.behind,

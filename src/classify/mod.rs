@@ -71,7 +71,7 @@ pub fn classify(s: &Snapshot) -> Worker {
         task: s.task.clone(),
         branch: s.branch.clone(),
         worktree: wt.map(|w| w.path.clone()),
-        head: s.head.clone(),
+        head: s.head,
         base: s.base.clone(),
         ahead: (!s.shallow).then_some(s.ahead),
         behind: (!s.shallow).then_some(s.behind),
@@ -420,7 +420,7 @@ fn published(t: &Table) -> Decided {
 /// request, above) confirms one.
 fn needs_human(t: &Table) -> Decided {
     let (s, r) = (t.s, t.r);
-    let gate = s.head.as_deref().and_then(|h| gate_on(&s.events, h));
+    let gate = s.head.and_then(|h| gate_on(&s.events, h));
     // A passing gate exempts the head from the cap only where it can be published (a
     // clean worktree): else resumes would go past the cap (safety rule 4), e.g. a worktree
     // whose only dirt is left-out content (found by the loop harness).
@@ -519,7 +519,7 @@ fn empty(t: &Table) -> Decided {
 fn ahead(t: &Table) -> (State, Action, Row) {
     let s = t.s;
     let ahead = s.ahead.max(s.remote_ahead.unwrap_or(0));
-    let gate = match s.head.as_deref().and_then(|h| gate_on(&s.events, h)) {
+    let gate = match s.head.and_then(|h| gate_on(&s.events, h)) {
         Some(true) => GateSeen::Passed,
         Some(false) => GateSeen::Failed,
         None => GateSeen::None,
@@ -528,17 +528,11 @@ fn ahead(t: &Table) -> (State, Action, Row) {
         // SPEC 1.2 "The loop settles": where no forge can open a pull request, a head
         // pushed once is left for a human to open it (until the head changes or a forge
         // answers).
-        if let Some(head) = s.head.as_deref().filter(|h| {
+        if let Some(head) = s.head.filter(|h| {
             matches!(s.forge, crate::model::Forge::Unknown)
-                && pushed_by_hand(&s.events, &s.branch, h)
+                && pushed_by_hand(&s.events, &s.branch, *h)
         }) {
-            return (
-                State::Publishable,
-                Action::None,
-                Row::PushedByHand {
-                    head: head.chars().take(12).collect(),
-                },
-            );
+            return (State::Publishable, Action::None, Row::PushedByHand { head });
         }
         return (
             State::Publishable,

@@ -88,7 +88,7 @@ impl GiteaPull {
                 PrState::Closed
             },
             url: self.html_url.clone(),
-            head: self.head.sha.clone(),
+            head: self.head.sha.as_deref().and_then(crate::model::commit_id),
             checks: None,
             review: None,
             feedback: Default::default(),

@@ -71,7 +71,7 @@ impl MergeRequest {
                 _ => PrState::Closed,
             },
             url: self.web_url.clone(),
-            head: self.sha.clone(),
+            head: self.sha.as_deref().and_then(crate::model::commit_id),
             checks: None,
             review: None,
             feedback: Default::default(),

@@ -345,10 +345,10 @@ pub fn view_of(forge: &dyn Forge, ask: &Ask) -> (View, Vec<String>) {
                 let Some(pr) = prs.get_mut(branch) else {
                     continue;
                 };
-                let Some(sha) = pr.head.clone().filter(|_| pr.state == PrState::Open) else {
+                let Some(sha) = pr.head.filter(|_| pr.state == PrState::Open) else {
                     continue;
                 };
-                match forge.feedback(pr.number, &sha) {
+                match forge.feedback(pr.number, &sha.to_string()) {
                     Ok((checks, review, feedback)) => {
                         pr.checks = checks;
                         pr.review = review;

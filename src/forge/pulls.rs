@@ -52,7 +52,7 @@ impl PullRequest {
             number: self.number,
             state,
             url: self.html_url.clone(),
-            head: self.head.sha.clone(),
+            head: self.head.sha.as_deref().and_then(crate::model::commit_id),
             checks: None,
             review: None,
             feedback: Default::default(),
@@ -86,5 +86,21 @@ mod tests {
         let cutoff: Timestamp = "2026-07-10T00:00:00Z".parse().unwrap();
         assert!(!prs[0].created_before(cutoff));
         assert!(prs[1].created_before(cutoff));
+    }
+
+    /// `head.sha` is parsed once here: a full hex id becomes the `Pr`'s head; anything
+    /// else (abbreviated, garbled) is an unknown head, never a panic.
+    #[test]
+    fn the_head_sha_is_a_commit_id_or_unknown() {
+        let text = include_str!("../../tests/data/github/pulls-list.json");
+        let mut prs: Vec<PullRequest> = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            prs[0].to_pr().head.map(|h| h.to_string()).as_deref(),
+            prs[0].head.sha.as_deref()
+        );
+        for bad in ["a1b2c3d", "", "zz".repeat(20).as_str(), "é"] {
+            prs[0].head.sha = Some(bad.to_string());
+            assert_eq!(prs[0].to_pr().head, None, "{bad:?}");
+        }
     }
 }

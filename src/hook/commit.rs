@@ -28,7 +28,7 @@ pub enum Milestone {
 #[error(
     "cannot append to {}: {source}; milestone '{phase}' of {short} is not journaled (it stays in the commit's {trailer} trailer)",
     path.display(),
-    short = &head[..12],
+    short = head.to_hex_with_len(12),
     trailer = super::PHASE_TRAILER
 )]
 pub struct CommitError {
@@ -36,8 +36,8 @@ pub struct CommitError {
     pub path: std::path::PathBuf,
     /// The phase.
     pub phase: String,
-    /// The commit (hex).
-    pub head: String,
+    /// The commit.
+    pub head: gix::ObjectId,
     /// The I/O error.
     pub source: std::io::Error,
 }
@@ -71,7 +71,6 @@ pub fn post_commit(
         return Ok(Milestone::NoBranch);
     };
     let task = cfg.key_of(&branch);
-    let head = head.to_hex().to_string();
     let session_id = std::env::var(super::SESSION_ENV)
         .ok()
         .filter(|s| !s.is_empty());
@@ -79,7 +78,7 @@ pub fn post_commit(
         phase: phase.clone(),
         session_id,
     };
-    let event = Event::new(now, &task, Some(&branch), body).with_head(Some(head.clone()));
+    let event = Event::new(now, &task, Some(&branch), body).with_head(Some(head));
     match super::journal::append(&super::journal::dir(repo), &event) {
         Ok(_) => Ok(Milestone::Journaled(Box::new(event))),
         Err((path, source)) => Err(CommitError {

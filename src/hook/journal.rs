@@ -155,9 +155,9 @@ impl Taken {
 }
 
 /// `(head, phase)` of a milestone event.
-pub fn key(e: &Event) -> Option<(&str, &str)> {
-    match (&e.body, &e.head) {
-        (Body::Milestone { phase, .. }, Some(head)) => Some((head.as_str(), phase.as_str())),
+pub fn key(e: &Event) -> Option<(gix::ObjectId, &str)> {
+    match (&e.body, e.head) {
+        (Body::Milestone { phase, .. }, Some(head)) => Some((head, phase.as_str())),
         _ => None,
     }
 }
@@ -196,12 +196,18 @@ mod tests {
 
     #[test]
     fn parse_keeps_milestones_with_a_head_only() {
-        let text = "{\"branch\":\"issue-7\",\"head\":\"abc\",\"kind\":\"milestone\",\"phase\":\"scoped\",\"seq\":0,\"task\":\"7\",\"ts\":\"2026-11-20T12:00:00.000Z\",\"v\":1}\n\
+        let text = "{\"branch\":\"issue-7\",\"head\":\"abcabcabcabcabcabcabcabcabcabcabcabcabca\",\"kind\":\"milestone\",\"phase\":\"scoped\",\"seq\":0,\"task\":\"7\",\"ts\":\"2026-11-20T12:00:00.000Z\",\"v\":1}\n\
                     not json\n\
                     {\"kind\":\"milestone\",\"phase\":\"x\",\"seq\":0,\"task\":\"7\",\"ts\":\"2026-11-20T12:00:00.000Z\",\"v\":1}\n\
-                    {\"branch\":\"issue-7\",\"head\":\"abc\",\"kind\":\"milestone\",\"phase\":\"impl";
+                    {\"branch\":\"issue-7\",\"head\":\"abcabcabcabcabcabcabcabcabcabcabcabcabca\",\"kind\":\"milestone\",\"phase\":\"impl";
         let got = parse(text);
         assert_eq!(got.len(), 1);
-        assert_eq!(key(&got[0]), Some(("abc", "scoped")));
+        assert_eq!(
+            key(&got[0]),
+            Some((
+                crate::model::commit_id("abcabcabcabcabcabcabcabcabcabcabcabcabca").unwrap(),
+                "scoped"
+            ))
+        );
     }
 }

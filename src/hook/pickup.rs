@@ -32,7 +32,7 @@ pub fn unledgered_in<'a>(
     ahead: &[(ObjectId, i64)],
     events: impl IntoIterator<Item = &'a Event>,
 ) -> Result<Vec<(ObjectId, String, i64)>, RepoError> {
-    let seen: std::collections::BTreeSet<(&str, &str)> =
+    let seen: std::collections::BTreeSet<(ObjectId, &str)> =
         events.into_iter().filter_map(super::journal::key).collect();
     let mut out = Vec::new();
     for (id, time) in ahead.iter().take(SCAN_LIMIT).rev() {
@@ -48,7 +48,7 @@ pub fn unledgered_in<'a>(
             continue;
         }
         if let Some(phase) = super::phase_of(&message.to_string())
-            && !seen.contains(&(id.to_hex().to_string().as_str(), phase.as_str()))
+            && !seen.contains(&(*id, phase.as_str()))
         {
             out.push((*id, phase, *time));
         }
@@ -59,7 +59,7 @@ pub fn unledgered_in<'a>(
 /// The journal's milestones of `branch` of task `task` (from `journal`, in journal order)
 /// that `events` (the task's ledger) lacks, each `(head, phase)` once (its first line).
 pub fn journaled(journal: &[Event], task: &str, branch: &str, events: &[Event]) -> Vec<Event> {
-    let mut seen: std::collections::BTreeSet<(&str, &str)> =
+    let mut seen: std::collections::BTreeSet<(ObjectId, &str)> =
         events.iter().filter_map(super::journal::key).collect();
     let mut out = Vec::new();
     for e in journal {
@@ -109,7 +109,7 @@ pub fn events_for(task: &str, branch: &str, found: Vec<(ObjectId, String, i64)>)
                     session_id: None,
                 },
             )
-            .with_head(Some(id.to_hex().to_string()))
+            .with_head(Some(id))
         })
         .collect()
 }

@@ -87,6 +87,13 @@ pub(super) fn parse_note(text: &str, task_hint: &str, warnings: &mut Vec<String>
         }
         match serde_json::from_str::<Event>(line) {
             Ok(event) => {
+                if crate::model::event::head_unreadable(line, &event) {
+                    let excerpt: String = line.chars().take(60).collect();
+                    warnings.push(format!(
+                        "task {task_hint}: a ledger line's head is not a commit id; \
+                         the event is kept without it (the line stays in the note as written): {excerpt}"
+                    ));
+                }
                 let ts = event.ts;
                 out.push(Entry {
                     event,
@@ -325,6 +332,58 @@ mod tests {
         assert_eq!(
             w[0],
             "task 7: a ledger line is not valid JSON; skipped: not json"
+        );
+    }
+}
+
+#[cfg(test)]
+mod head_tests {
+    use super::*;
+
+    /// The safer choice for never-lose: an `escalated` or `deleted` line whose `head` is
+    /// not a commit id still counts (a skipped `escalated` would let `recover` act on a
+    /// worker a human must look at), with a warning, and its bytes are never rewritten.
+    #[test]
+    fn an_unreadable_head_keeps_the_event_without_it_and_warns() {
+        let mut w = Vec::new();
+        let good = r#"{"branch":"issue-7","head":"0123456789abcdef0123456789abcdef01234567","kind":"deleted","seq":1,"task":"7","ts":"2026-11-29T12:00:00.000Z","v":1}"#;
+        let short = r#"{"branch":"issue-7","head":"0123456","kind":"escalated","reason":"r","seq":2,"task":"7","ts":"2026-11-29T12:00:01.000Z","v":1}"#;
+        let entries = parse_note(&format!("{good}\n{short}\n"), "7", &mut w);
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].event.canonical(), good, "bytes round-trip");
+        assert_eq!(
+            entries[0].event.head.map(|h| h.to_string()).as_deref(),
+            Some("0123456789abcdef0123456789abcdef01234567")
+        );
+        assert_eq!(entries[1].event.head, None);
+        assert!(matches!(
+            entries[1].event.body,
+            crate::model::Body::Escalated { .. }
+        ));
+        assert_eq!(entries[1].line, short, "the line as stored");
+        assert_eq!(
+            w,
+            vec![format!(
+                "task 7: a ledger line's head is not a commit id; the event is kept without it \
+                 (the line stays in the note as written): {}",
+                short.chars().take(60).collect::<String>()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_head_that_is_not_a_string_is_a_bad_line_and_null_is_no_head() {
+        let mut w = Vec::new();
+        let number = r#"{"head":7,"kind":"unblocked","seq":1,"task":"7","ts":"2026-11-29T12:00:00.000Z","v":1}"#;
+        let null = r#"{"head":null,"kind":"unblocked","seq":2,"task":"7","ts":"2026-11-29T12:00:00.000Z","v":1}"#;
+        let entries = parse_note(&format!("{number}\n{null}\n"), "7", &mut w);
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].event.head, None);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("is not an event this version knows"),
+            "{}",
+            w[0]
         );
     }
 }

@@ -171,10 +171,10 @@ fn replay_kept(events: &[Event], keep: impl Fn(&Event) -> bool) -> Replay {
 
 /// The newest gate verdict for exactly `head`: a `gate` event or a `tests-green`
 /// milestone on it is a pass; a later failed gate on the same head cancels it.
-pub fn gate_on(events: &[Event], head: &str) -> Option<bool> {
+pub fn gate_on(events: &[Event], head: gix::ObjectId) -> Option<bool> {
     events
         .iter()
-        .filter(|e| e.head.as_deref() == Some(head))
+        .filter(|e| e.head == Some(head))
         .filter_map(|e| match &e.body {
             Body::Gate { passed, .. } => Some(*passed),
             Body::Milestone { phase, .. } if phase == "tests-green" => Some(true),
@@ -211,7 +211,7 @@ pub fn standing_escalation(events: &[Event]) -> Option<String> {
 /// newest event: `classified` events carrying an `error` for that action and head; a
 /// failure of another step or head, or any `wip`, `published`, `deleted`, `escalated` or
 /// `cleared` event, ends the streak (SPEC safety rule 0: three in a row escalate).
-pub fn failure_streak(events: &[Event], action: Action, head: Option<&str>) -> u32 {
+pub fn failure_streak(events: &[Event], action: Action, head: Option<gix::ObjectId>) -> u32 {
     let mut n = 0;
     for e in events.iter().rev() {
         match &e.body {
@@ -220,7 +220,7 @@ pub fn failure_streak(events: &[Event], action: Action, head: Option<&str>) -> u
                 error: Some(_),
                 ..
             } => {
-                if *a == action && e.head.as_deref() == head {
+                if *a == action && e.head == head {
                     n += 1;
                 } else {
                     break;
@@ -249,12 +249,11 @@ pub fn next_attempt(events: &[Event]) -> u32 {
     u32::try_from(starts).unwrap_or(u32::MAX).saturating_add(1)
 }
 
-/// Whether a `milestone` of `phase` on commit `head` (hex) is already ledgered (SPEC
+/// Whether a `milestone` of `phase` on commit `head` is already ledgered (SPEC
 /// "milestone": one per head and phase, whether the hook or a pickup writes it).
-pub fn milestone_ledgered(events: &[Event], head: &str, phase: &str) -> bool {
+pub fn milestone_ledgered(events: &[Event], head: gix::ObjectId, phase: &str) -> bool {
     events.iter().any(|e| {
-        e.head.as_deref() == Some(head)
-            && matches!(&e.body, Body::Milestone { phase: p, .. } if p == phase)
+        e.head == Some(head) && matches!(&e.body, Body::Milestone { phase: p, .. } if p == phase)
     })
 }
 
@@ -307,10 +306,10 @@ pub fn last_classified<'a>(
 /// Whether `recover` pushed `branch` at exactly `head` where no forge could open its pull
 /// request: its `classified` event `publishable`/`none` on that head (SPEC 1.2 "The loop
 /// settles": pushed once per head, then `none` until the head changes or a forge answers).
-pub fn pushed_by_hand(events: &[Event], branch: &str, head: &str) -> bool {
+pub fn pushed_by_hand(events: &[Event], branch: &str, head: gix::ObjectId) -> bool {
     events.iter().any(|e| {
         on_branch(e, branch)
-            && e.head.as_deref() == Some(head)
+            && e.head == Some(head)
             && matches!(&e.body, Body::Classified { state, action, error: None, .. }
                 if *state == crate::model::State::Publishable && *action == crate::model::Action::None)
     })

@@ -41,9 +41,11 @@ pub struct Event {
     /// The worker branch, where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// A commit id, where known (for `wip` the new commit, for `deleted` the deleted tip).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub head: Option<String>,
+    /// A commit id, where known (for `wip` the new commit, for `deleted` the deleted tip);
+    /// on the wire 40 lowercase hex digits. A `head` that is not one is read as no head
+    /// (the event is kept: see [`wire_head`]).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "wire_head")]
+    pub head: Option<gix::ObjectId>,
     /// Kind and kind-specific fields.
     #[serde(flatten)]
     pub body: Body,
@@ -243,6 +245,49 @@ mod wire_ts {
     }
 }
 
+/// `head` on the wire: written as 40 lowercase hex digits ([`gix::ObjectId`]'s
+/// `Display`), read with [`gix::ObjectId::from_hex`]. A string that is not a full hex id
+/// (an old or hand-edited line) reads as no head and the event is kept, unlike a bad
+/// `ts`: the line may be an `escalated` or `deleted` event that must still count, and its
+/// bytes stay in the note as written (appends never rewrite a line), so the text is
+/// still there to restore from; the ledger reader warns about it
+/// ([`head_unreadable`]). A `head` that is not a string at all is a bad line, as before.
+pub(crate) mod wire_head {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(
+        head: &Option<gix::ObjectId>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match head {
+            Some(id) => s.collect_str(id),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<gix::ObjectId>, D::Error> {
+        let text = Option::<std::borrow::Cow<str>>::deserialize(d)?;
+        Ok(text.and_then(|t| gix::ObjectId::from_hex(t.as_bytes()).ok()))
+    }
+
+    /// One commit id written as 40 lowercase hex digits (`serialize_with` for a field
+    /// that always holds one, e.g. `resume --json`'s `facts.commits[].id`).
+    pub(crate) fn one<S: Serializer>(id: &gix::ObjectId, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(id)
+    }
+}
+
+/// Whether a ledger `line` that parsed as `event` had a `head` string that is not a
+/// commit id (read as no head by [`wire_head`]), for the reader's warning.
+pub fn head_unreadable(line: &str, event: &Event) -> bool {
+    event.head.is_none()
+        && line.contains("\"head\"")
+        && serde_json::from_str::<serde_json::Value>(line)
+            .is_ok_and(|v| v.get("head").is_some_and(serde_json::Value::is_string))
+}
+
 impl Event {
     /// A new event stamped `now`; `seq` is filled in by [`append`](crate::ledger::append()).
     pub fn new(now: Timestamp, task: &str, branch: Option<&str>, body: Body) -> Event {
@@ -258,7 +303,7 @@ impl Event {
     }
 
     /// Set `head`.
-    pub fn with_head(mut self, head: Option<String>) -> Event {
+    pub fn with_head(mut self, head: Option<gix::ObjectId>) -> Event {
         self.head = head;
         self
     }

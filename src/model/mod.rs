@@ -17,6 +17,14 @@ pub mod reason;
 use crate::outcome::Outcome;
 pub use reason::Reason;
 
+/// A commit id read from text at the edge (`git` output, forge JSON, a command-line
+/// argument): 40 hex digits, surrounding whitespace ignored; `None` for anything else
+/// (an abbreviated id, an empty or garbled string), which callers treat as unknown or
+/// report as an error. Never panics.
+pub fn commit_id(text: &str) -> Option<gix::ObjectId> {
+    gix::ObjectId::from_hex(text.trim().as_bytes()).ok()
+}
+
 /// Whether an agent is at work (SPEC `liveness`).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
@@ -166,7 +174,7 @@ pub struct Pr {
     /// The commit the pull request's head pointed at when the forge answered (`head.sha`);
     /// commits on the branch beyond it are new work (SPEC `published` row).
     #[serde(skip)]
-    pub head: Option<String>,
+    pub head: Option<gix::ObjectId>,
     /// The verdict of the head's checks (SPEC "Pull request feedback"); `None`: no checks,
     /// or not asked (not open).
     pub checks: Option<Checks>,
@@ -353,7 +361,7 @@ pub struct WorktreeFacts {
     /// `restore_to`; without one the worker is `needs-human`).
     pub unborn: bool,
     /// The newest commit of the worktree's HEAD reflog, for an unborn HEAD.
-    pub restore_to: Option<String>,
+    pub restore_to: Option<gix::ObjectId>,
 }
 
 /// Everything the classifier needs about one worker. Gathered by [`crate::snapshot`].
@@ -366,7 +374,7 @@ pub struct Snapshot {
     /// Base branch name.
     pub base: String,
     /// The commit the worker is at: worktree HEAD, else local tip, else remote-tracking tip.
-    pub head: Option<String>,
+    pub head: Option<gix::ObjectId>,
     /// The branch exists locally.
     pub branch_local: bool,
     /// The branch's remote-tracking ref exists.
@@ -487,7 +495,7 @@ pub struct Worker {
     /// Worktree path.
     pub worktree: Option<String>,
     /// Commit id.
-    pub head: Option<String>,
+    pub head: Option<gix::ObjectId>,
     /// Base branch.
     pub base: String,
     /// Commits ahead of the base; `None` when unknown (a shallow history without a merge

@@ -107,9 +107,9 @@ pub enum Row {
     },
     /// `publishable`: ahead, clean, gate passed on the head.
     Publishable { ahead: u32 },
-    /// `publishable`, `none`: pushed at `head` (short id) where no forge can open a pull
-    /// request (SPEC 1.2 "The loop settles").
-    PushedByHand { head: String },
+    /// `publishable`, `none`: pushed at `head` where no forge can open a pull request
+    /// (SPEC 1.2 "The loop settles"); the sentence names its first 12 hex digits.
+    PushedByHand { head: gix::ObjectId },
     /// `empty`, `none`: only a remote branch remains, nothing ahead: nothing to remove
     /// (SPEC 1.2 "The loop settles").
     NothingToRemove { branch: String, base: String },
@@ -416,7 +416,11 @@ impl fmt::Display for Row {
                 }
             }
             Row::PushedByHand { head } => {
-                write!(f, "pushed {head}; open the pull request by hand")
+                write!(
+                    f,
+                    "pushed {}; open the pull request by hand",
+                    head.to_hex_with_len(12)
+                )
             }
             Row::NothingToRemove { branch, base } => write!(
                 f,

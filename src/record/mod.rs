@@ -40,20 +40,19 @@ pub fn tail_utf8(s: &str, max: usize) -> String {
     s[start..].to_string()
 }
 
-/// Where `branch` is: the worktree it is checked out in, and its head (hex: that
+/// Where `branch` is: the worktree it is checked out in, and its head (that
 /// worktree's HEAD, else the branch tip; `None` when the branch does not exist yet).
 ///
 /// Errors: [`RepoError`] when the worktree registry cannot be read.
 pub fn locate(
     repo: &gix::Repository,
     branch: &str,
-) -> Result<(Option<PathBuf>, Option<String>), RepoError> {
+) -> Result<(Option<PathBuf>, Option<gix::ObjectId>), RepoError> {
     let wts = worktree::list(repo)?;
     let wt = wts.iter().find(|w| w.branch.as_deref() == Some(branch));
     let head = wt
         .and_then(|w| w.head)
-        .or_else(|| crate::repo::tip(repo, &format!("refs/heads/{branch}")))
-        .map(|h| h.to_hex().to_string());
+        .or_else(|| crate::repo::tip(repo, &format!("refs/heads/{branch}")));
     Ok((wt.map(|w| w.path.clone()), head))
 }
 
@@ -65,7 +64,7 @@ pub fn append(
     cfg: &Config,
     now: Timestamp,
     branch: &str,
-    head: Option<String>,
+    head: Option<gix::ObjectId>,
     body: Body,
 ) -> Result<Event, LedgerError> {
     let event = Event::new(now, &cfg.key_of(branch), Some(branch), body).with_head(head);
@@ -139,7 +138,7 @@ pub fn spawn(
             pid_start: pid_start.clone(),
             output: s.output.clone(),
         };
-        vec![Event::new(now, &task, Some(&s.branch), body).with_head(head.clone())]
+        vec![Event::new(now, &task, Some(&s.branch), body).with_head(head)]
     })?;
     Ok(Spawned {
         event: stored.pop().expect("one event decided"),
@@ -250,7 +249,7 @@ pub fn exit(
             blocker: x.blocker.clone(),
             session_id: session_id.clone(),
         };
-        vec![Event::new(now, &task, Some(&x.branch), body).with_head(head.clone())]
+        vec![Event::new(now, &task, Some(&x.branch), body).with_head(head)]
     })?;
     Ok(outcome)
 }

@@ -76,7 +76,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     // branch goes: the event holds the tip to restore it from.
     r.append(
         w,
-        local_tip.map(|t| t.to_hex().to_string()),
+        local_tip,
         Body::Deleted {
             worktree: wt.map(|f| f.path.clone()),
             ignored: ignored.clone(),
@@ -92,7 +92,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             done.push(format!(
                 "deleted {} (was {}; undo: git branch {} {hex})",
                 w.branch,
-                short(&hex),
+                short(tip),
                 w.branch,
             ));
         }

@@ -155,7 +155,12 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn append(&self, w: &Worker, head: Option<String>, body: Body) -> Result<(), RecoverError> {
+    fn append(
+        &self,
+        w: &Worker,
+        head: Option<gix::ObjectId>,
+        body: Body,
+    ) -> Result<(), RecoverError> {
         self.append_if(w, head, |_| Some(body.clone()))?;
         Ok(())
     }
@@ -166,7 +171,7 @@ impl Run<'_> {
     fn append_if(
         &self,
         w: &Worker,
-        head: Option<String>,
+        head: Option<gix::ObjectId>,
         mut decide: impl FnMut(&[Event]) -> Option<Body>,
     ) -> Result<bool, RecoverError> {
         // Stamped when written, after the step it records: files the step touched (the
@@ -174,7 +179,7 @@ impl Run<'_> {
         let ts = crate::clock::now()?.max(self.now);
         let stored = ledger::append_with(self.repo, &self.cfg.notes_ref, &w.task, ts, |events| {
             decide(events)
-                .map(|body| Event::new(ts, &w.task, Some(&w.branch), body).with_head(head.clone()))
+                .map(|body| Event::new(ts, &w.task, Some(&w.branch), body).with_head(head))
                 .into_iter()
                 .collect()
         })?;
@@ -206,7 +211,7 @@ impl Run<'_> {
     fn classified_with(&self, w: &Worker, error: Option<String>) -> Result<(), RecoverError> {
         let reason = w.reason.to_string();
         // "Differs from the last one written" is decided inside the compare-and-swap.
-        self.append_if(w, w.head.clone(), |events| {
+        self.append_if(w, w.head, |events| {
             let same = ledger::last_classified(events, &w.branch)
                 == Some((w.state.as_str(), w.action.as_str(), reason.as_str()));
             (error.is_some() || !same).then(|| Body::Classified {
@@ -241,8 +246,8 @@ impl Run<'_> {
     fn count_failure(&self, w: &Worker, error: String) -> Result<(String, bool), RecoverError> {
         self.classified_with(w, Some(error.clone()))?;
         let mut streak = 0;
-        let escalated = self.append_if(w, w.head.clone(), |events| {
-            streak = ledger::failure_streak(events, w.action, w.head.as_deref());
+        let escalated = self.append_if(w, w.head, |events| {
+            streak = ledger::failure_streak(events, w.action, w.head);
             (streak >= ESCALATE_AFTER && ledger::standing_escalation(events).is_none()).then(|| {
                 Body::Escalated {
                     reason: format!(
@@ -446,7 +451,7 @@ fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     }
     // A success claim the forge cannot back is ledgered once as `phantom`.
     if w.phantom {
-        r.append_if(w, w.head.clone(), |events| {
+        r.append_if(w, w.head, |events| {
             (!ledger::phantom_since_last_exit(events)).then(|| Body::Phantom {
                 reason: ledger::PHANTOM_REASON.into(),
             })
@@ -485,8 +490,8 @@ fn unreadable_step(r: &Run, w: &Worker, why: String) -> Result<Step, RecoverErro
     r.classified_with(w, Some(why.clone()))?;
     // Escalate-once, decided inside the compare-and-swap.
     let mut reason = String::new();
-    let escalated = r.append_if(w, w.head.clone(), |events| {
-        let streak = ledger::failure_streak(events, w.action, w.head.as_deref());
+    let escalated = r.append_if(w, w.head, |events| {
+        let streak = ledger::failure_streak(events, w.action, w.head);
         reason = format!("{why} (on {streak} consecutive recover runs)");
         (streak >= ESCALATE_AFTER && ledger::standing_escalation(events).is_none()).then(|| {
             Body::Escalated {
@@ -532,7 +537,7 @@ impl Run<'_> {
     fn unlocked(&self, w: &Worker, m: crate::lock::MovedLock) -> Result<(), RecoverError> {
         self.append(
             w,
-            w.head.clone(),
+            w.head,
             Body::Unlocked {
                 path: m.path,
                 age: m.age,
@@ -554,7 +559,7 @@ impl Run<'_> {
 
 fn escalate(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     let mut earlier = None;
-    r.append_if(w, w.head.clone(), |events| {
+    r.append_if(w, w.head, |events| {
         earlier = ledger::standing_escalation(events);
         earlier.is_none().then(|| Body::Escalated {
             reason: w.reason.to_string(),
@@ -566,6 +571,6 @@ fn escalate(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     })
 }
 
-fn short(id: &str) -> &str {
-    &id[..12.min(id.len())]
+fn short(id: gix::ObjectId) -> String {
+    id.to_hex_with_len(12).to_string()
 }

@@ -59,9 +59,10 @@ fn check_gate(
     gate: &str,
     dir: &Path,
 ) -> Result<Option<Step>, RecoverError> {
-    let head = now_w.head.clone().unwrap_or_default();
+    let head = now_w.head;
     let limit = std::time::Duration::from_secs(r.cfg.gate_timeout_secs);
-    let (passed, why) = match run_gate(gate, dir, w, &head, limit) {
+    let hex = head.map(|h| h.to_string()).unwrap_or_default();
+    let (passed, why) = match run_gate(gate, dir, w, &hex, limit) {
         Ok(done) => gate_verdict(&done, r.cfg.gate_timeout_secs),
         Err(e) => {
             return r
@@ -71,7 +72,7 @@ fn check_gate(
     };
     r.append(
         w,
-        Some(head),
+        head,
         Body::Gate {
             passed,
             command: Some(gate.to_string()),
@@ -117,7 +118,7 @@ fn push_branch(
 ///
 /// Errors: [`RecoverError`] when the ledger cannot be written.
 fn pushed_by_hand(r: &Run, w: &Worker, now_w: &Worker) -> Result<Step, RecoverError> {
-    let Some(head) = now_w.head.as_deref() else {
+    let Some(head) = now_w.head else {
         return Ok(step(
             w,
             Outcome::Held,
@@ -130,9 +131,8 @@ fn pushed_by_hand(r: &Run, w: &Worker, now_w: &Worker) -> Result<Step, RecoverEr
     };
     let mut settled = now_w.clone();
     settled.action = Action::None;
-    settled.reason = crate::model::reason::Reason::row(crate::model::reason::Row::PushedByHand {
-        head: head.chars().take(12).collect(),
-    });
+    settled.reason =
+        crate::model::reason::Reason::row(crate::model::reason::Row::PushedByHand { head });
     r.classified(&settled)?;
     Ok(step(
         w,
@@ -166,7 +166,7 @@ fn open_pull(
         Ok(pr) => {
             r.append(
                 w,
-                now_w.head.clone(),
+                now_w.head,
                 Body::Published {
                     pr: pr.number,
                     url: pr.url.clone(),

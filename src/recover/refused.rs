@@ -61,7 +61,7 @@ fn names_path(stderr: &str, path: &str) -> bool {
 /// would still be pushed); empty for a root commit.
 ///
 /// Errors: [`GitError`] when the diff cannot be read.
-pub(super) fn added_by(dir: &Path, head: &str) -> Result<Vec<(String, String)>, GitError> {
+pub(super) fn added_by(dir: &Path, head: gix::ObjectId) -> Result<Vec<(String, String)>, GitError> {
     let raw = git::Git::read(dir)
         .args([
             "diff-tree",
@@ -72,7 +72,7 @@ pub(super) fn added_by(dir: &Path, head: &str) -> Result<Vec<(String, String)>, 
             "--no-commit-id",
         ])
         .arg(format!("{head}^"))
-        .arg(head)
+        .arg(head.to_string())
         .output()?;
     // `-z --raw`: `:oldmode newmode oldid newid status\0path\0`.
     let mut fields = raw.split(|b| *b == 0).filter(|f| !f.is_empty());
@@ -105,24 +105,28 @@ pub(super) fn added_by(dir: &Path, head: &str) -> Result<Vec<(String, String)>, 
 pub(super) fn rewrite_without(
     dir: &Path,
     branch: &str,
-    head: &str,
+    head: gix::ObjectId,
     paths: &[String],
     message: impl Fn(u32) -> String,
     identity: &[(&str, &str)],
-) -> Result<(String, u32), GitError> {
+) -> Result<(gix::ObjectId, u32), GitError> {
+    let head_hex = head.to_string();
     let tmp = super::wip::git_path(dir, "recode-refused.index")?;
     let _ = std::fs::remove_file(&tmp);
     let in_tmp = |g: git::Git| g.env("GIT_INDEX_FILE", &tmp);
     let result = (|| {
         in_tmp(git::Git::new(dir))
-            .args(["read-tree", head])
+            .args(["read-tree", &head_hex])
             .output()?;
         in_tmp(git::Git::new(dir))
             .args(["update-index", "--force-remove", "--"])
             .args(paths)
             .output()?;
         let tree = trimmed(in_tmp(git::Git::new(dir)).arg("write-tree").output()?);
-        let parent = trimmed(git::read(dir, &["rev-parse", &format!("{head}^")])?);
+        let parent = git::Git::read(dir)
+            .args(["rev-parse", &format!("{head}^")])
+            .output_id()?;
+        let parent_hex = parent.to_string();
         let changed = git::read(
             dir,
             &[
@@ -131,7 +135,7 @@ pub(super) fn rewrite_without(
                 "-z",
                 "--name-only",
                 "--no-renames",
-                &parent,
+                &parent_hex,
                 &tree,
             ],
         )?;
@@ -143,14 +147,14 @@ pub(super) fn rewrite_without(
                 "commit-tree",
                 &tree,
                 "-p",
-                &parent,
+                &parent_hex,
                 "-m",
                 &message(files),
             ]);
             for (k, v) in identity {
                 c = c.env(k, v);
             }
-            trimmed(c.output()?)
+            c.output_id()?
         };
         Ok::<_, GitError>((new, files))
     })();
@@ -163,7 +167,7 @@ pub(super) fn rewrite_without(
             "recode: WIP commit without files the remote refused",
         ])
         .arg(format!("refs/heads/{branch}"))
-        .args([&new, head])
+        .args([new.to_string(), head_hex])
         .output()?;
     git::Git::new(dir)
         .args(["update-index", "--force-remove", "--"])

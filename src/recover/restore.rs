@@ -40,7 +40,6 @@ pub(super) fn unborn_branches(
             continue; // it exists again (someone recreated it): nothing to restore
         }
         let path = wt.path.to_string_lossy().to_string();
-        let hex = head.to_hex().to_string();
         let e = Event::new(
             crate::clock::now()?.max(now),
             &task,
@@ -49,11 +48,11 @@ pub(super) fn unborn_branches(
                 worktree: Some(path.clone()),
             },
         )
-        .with_head(Some(hex.clone()));
+        .with_head(Some(head));
         ledger::append(repo, &cfg.notes_ref, e)?;
         lines.push(format!(
             "restored {branch} at {} from the HEAD reflog of {path} (it had been deleted under its worktree)",
-            &hex[..12]
+            head.to_hex_with_len(12)
         ));
     }
     Ok(lines)

@@ -84,7 +84,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             Outcome::Done,
             format!(
                 "taken over by {by}: this host's work is already saved on {side_branch} ({})",
-                short(&o.to_hex().to_string())
+                short(o)
             ),
         ));
     }
@@ -136,7 +136,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     let (pushed, held, error) = push_side(r, &now_w, &dir, side_branch);
     r.append(
         w,
-        Some(commit.to_hex().to_string()),
+        Some(commit),
         Body::Wip {
             files: 0,
             pushed,
@@ -155,7 +155,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     )?;
     let said = format!(
         "taken over by {by}: this host's work saved on {side_branch} ({}){}",
-        short(&commit.to_hex().to_string()),
+        short(commit),
         if pushed { ", pushed" } else { "" }
     );
     Ok(match (error, held) {

@@ -68,10 +68,10 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     // remote, is rewritten without them (kept on disk, left out), then pushed again.
     if let Some(refused) = push_error
         .as_ref()
-        .and_then(|e| refused_paths(dir, &head, &e.to_string()))
+        .and_then(|e| refused_paths(dir, head, &e.to_string()))
     {
         failpoint("wip-refused");
-        match refused::rewrite_without(dir, &w.branch, &head, &refused, wip_message, &identity(r)) {
+        match refused::rewrite_without(dir, &w.branch, head, &refused, wip_message, &identity(r)) {
             Ok((new, n)) => {
                 (head, files) = (new, n);
                 found.refused = refused;
@@ -93,7 +93,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     let left_out = with_still_dirty(dir, found.paths());
     r.append(
         w,
-        Some(head.clone()),
+        Some(head),
         Body::Wip {
             files,
             pushed,
@@ -105,12 +105,12 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         // Everything the commit held was refused: it was undone, the branch is where it was.
         format!(
             "WIP commit undone, nothing else in it (branch at {})",
-            short(&head)
+            short(head)
         )
     } else {
         format!(
             "WIP commit {} ({})",
-            short(&head),
+            short(head),
             crate::model::reason::plural(u64::from(files), "file")
         )
     };
@@ -124,7 +124,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
 
 /// The paths of our WIP commit `head` that the push's refusal `error` names for their
 /// size (`refused.rs`); `None` when it is no size refusal or names none of them.
-fn refused_paths(dir: &Path, head: &str, error: &str) -> Option<Vec<String>> {
+fn refused_paths(dir: &Path, head: gix::ObjectId, error: &str) -> Option<Vec<String>> {
     if !refused::size_refusal(error) {
         return None;
     }
@@ -152,7 +152,7 @@ fn only_left_out(
     );
     r.append(
         w,
-        now_w.head.clone(),
+        now_w.head,
         Body::Wip {
             files: 0,
             pushed: false,
@@ -218,7 +218,7 @@ fn add_and_commit(
     r: &Run,
     dir: &Path,
     left_out: &[String],
-) -> Result<Option<(String, u32)>, GitError> {
+) -> Result<Option<(gix::ObjectId, u32)>, GitError> {
     // `add -A` replaces a staged version that the worktree changed again (`MM`, `AM`,
     // `MD`): commit the index first, so that version stays reachable too (safety rule 1).
     let restaged = staged_then_changed(dir)?;
@@ -239,11 +239,10 @@ fn add_and_commit(
     }
     failpoint("wip-commit");
     commit(r, dir, &wip_message(files))?;
-    let head = git::read(dir, &["rev-parse", "HEAD"])?;
-    Ok(Some((
-        String::from_utf8_lossy(&head).trim().to_string(),
-        files,
-    )))
+    let head = git::Git::read(dir)
+        .args(["rev-parse", "HEAD"])
+        .output_id()?;
+    Ok(Some((head, files)))
 }
 
 /// The WIP commit's message for `files` files. SPEC 1.2: `Recode-Wip: true` and never a

@@ -62,8 +62,8 @@ fn pr_url(events: &[Event]) -> Option<String> {
 }
 
 /// The newest commit id the events name (the worker's head as far as the ledger knows).
-fn newest_head(events: &[Event]) -> Option<&str> {
-    events.iter().rev().find_map(|e| e.head.as_deref())
+fn newest_head(events: &[Event]) -> Option<gix::ObjectId> {
+    events.iter().rev().find_map(|e| e.head)
 }
 
 /// Whether the worker was deleted after its newest attempt started (nothing is left to do).

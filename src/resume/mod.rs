@@ -38,8 +38,9 @@ pub const COMMITS_END: &str = "----- END UNTRUSTED COMMIT SUBJECTS -----";
 /// One commit since the base.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct CommitFact {
-    /// Commit id.
-    pub id: String,
+    /// Commit id (40 hex digits in `resume --json`).
+    #[serde(serialize_with = "crate::model::event::wire_head::one")]
+    pub id: gix::ObjectId,
     /// First line of the message.
     pub subject: String,
     /// Its `Recode-Phase:` trailer.
@@ -141,10 +142,7 @@ pub fn facts(
     w: &Worker,
 ) -> Result<Facts, ResumeError> {
     let base_tips = repo::base_tips(repo, cfg, &w.base);
-    let head = w
-        .head
-        .as_deref()
-        .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok());
+    let head = w.head;
     let commits = match head {
         Some(h) => commit_facts(repo, h, &base_tips)?,
         None => Vec::new(),
@@ -156,7 +154,6 @@ pub fn facts(
     let uncommitted = uncommitted(snap)?;
     let gate = w
         .head
-        .as_deref()
         .and_then(|h| ledger::gate_on(&snap.events, h))
         .map(|p| if p { "passed" } else { "failed" }.to_string());
     let (last_rc, last_message) = last_exit(snap);
@@ -245,7 +242,7 @@ fn commit_facts(
             .and_then(|c| c.message_raw().ok().map(|m| m.to_string()))
             .unwrap_or_default();
         commits.push(CommitFact {
-            id: id.to_hex().to_string(),
+            id,
             subject: msg.lines().next().unwrap_or("").to_string(),
             phase: hook::phase_of(&msg),
             wip: hook::is_wip(&msg),

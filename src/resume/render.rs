@@ -189,7 +189,7 @@ fn commits(p: &mut String, f: &Facts) {
             } else {
                 format!(" ({})", notes.join("; "))
             };
-            let _ = writeln!(list, "{} {}{notes}", &c.id[..12.min(c.id.len())], c.subject);
+            let _ = writeln!(list, "{} {}{notes}", c.id.to_hex_with_len(12), c.subject);
         }
         let _ = writeln!(
             p,

@@ -186,9 +186,7 @@ pub fn start(
                 };
                 ledger::standing_escalation(events)
                     .is_none()
-                    .then(|| {
-                        Event::new(now, &w.task, Some(&w.branch), body).with_head(w.head.clone())
-                    })
+                    .then(|| Event::new(now, &w.task, Some(&w.branch), body).with_head(w.head))
                     .into_iter()
                     .collect()
             })?;
@@ -279,7 +277,7 @@ pub fn start(
             takeover
                 .into_iter()
                 .chain([body])
-                .map(|b| Event::new(now, &w.task, Some(&w.branch), b).with_head(w.head.clone()))
+                .map(|b| Event::new(now, &w.task, Some(&w.branch), b).with_head(w.head))
                 .collect()
         })?;
         if stored.is_empty() {

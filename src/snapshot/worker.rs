@@ -142,7 +142,7 @@ impl<'a> Ctx<'a> {
             task: task.to_string(),
             branch: branch.to_string(),
             base: self.base.to_string(),
-            head: head.map(|h| h.to_hex().to_string()),
+            head,
             branch_local: local_tip.is_some(),
             branch_remote: remote_tip.is_some(),
             ahead: ahead_commits.len() as u32,
@@ -251,10 +251,7 @@ impl<'a> Ctx<'a> {
         };
         // Commits beyond the pull request's head are new work (SPEC `published` row).
         let pr_head = match self.opts.forge.pr_of(branch) {
-            Some(Some(p)) => p
-                .head
-                .as_deref()
-                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()),
+            Some(Some(p)) => p.head,
             _ => None,
         };
         let beyond_pr = match (head, pr_head) {
@@ -307,7 +304,7 @@ impl<'a> Ctx<'a> {
             has_submodules: w.git_dir.join("modules").is_dir()
                 || w.path.join(".gitmodules").is_file(),
             unborn: w.unborn,
-            restore_to: w.head.filter(|_| w.unborn).map(|h| h.to_hex().to_string()),
+            restore_to: w.head.filter(|_| w.unborn),
         };
         if w.detached
             && !w.missing

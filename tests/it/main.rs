@@ -45,6 +45,7 @@ mod neverlose_refused;
 mod neverlose_shallow;
 mod newcomer;
 mod newcomer_complete;
+mod oid;
 mod outcome;
 mod perf_status;
 mod pickup;

@@ -17,6 +17,11 @@ use jiff::Timestamp;
 const NOW: i64 = 1_795_040_000;
 const HEAD: &str = "1111111111111111111111111111111111111111";
 const OLD_HEAD: &str = "2222222222222222222222222222222222222222";
+
+/// The commit id a test's hex names.
+fn id(hex: &str) -> gix::ObjectId {
+    crate::model::commit_id(hex).expect("a test head is 40 hex digits")
+}
 const WT: &str = "/work/trees/issue-7";
 
 /// The clock minus `age` seconds.
@@ -56,7 +61,7 @@ fn snap() -> T {
         task: "7".into(),
         branch: "issue-7".into(),
         base: "main".into(),
-        head: Some(HEAD.into()),
+        head: Some(id(HEAD)),
         branch_local: true,
         branch_remote: false,
         ahead: 0,
@@ -91,8 +96,8 @@ impl T {
                 "test bug: events must be pushed in ledger order"
             );
         }
-        let mut e = Event::new(at(age), &self.0.task, Some(&self.0.branch), body)
-            .with_head(head.map(str::to_string));
+        let mut e =
+            Event::new(at(age), &self.0.task, Some(&self.0.branch), body).with_head(head.map(id));
         e.seq = self.0.events.len() as u64 + 1;
         self.0.events.push(e);
         self

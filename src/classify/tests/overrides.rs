@@ -243,7 +243,7 @@ fn the_worker_object_echoes_the_snapshot() {
     assert_eq!(w.task, "7");
     assert_eq!(w.branch, "issue-7");
     assert_eq!(w.base, "main");
-    assert_eq!(w.head.as_deref(), Some(HEAD));
+    assert_eq!(w.head, Some(id(HEAD)));
     assert_eq!(w.worktree.as_deref(), Some(WT));
     assert_eq!(
         (w.ahead, w.behind, w.remote_ahead),

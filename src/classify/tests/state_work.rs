@@ -240,12 +240,12 @@ fn gate_on_reads_exactly_the_head() {
         .gate(8000, HEAD, true, GateBy::Record)
         .gate(7000, HEAD, false, GateBy::Recover)
         .milestone(6000, "implemented", HEAD);
-    assert_eq!(gate_on(&t.0.events, HEAD), Some(false));
-    assert_eq!(gate_on(&t.0.events, OLD_HEAD), Some(true));
-    assert_eq!(gate_on(&t.0.events, "3333"), None);
+    assert_eq!(gate_on(&t.0.events, id(HEAD)), Some(false));
+    assert_eq!(gate_on(&t.0.events, id(OLD_HEAD)), Some(true));
+    assert_eq!(gate_on(&t.0.events, id(&"3".repeat(40))), None);
     let t = t.milestone(5000, "tests-green", HEAD);
-    assert_eq!(gate_on(&t.0.events, HEAD), Some(true));
-    assert_eq!(gate_on(&[], HEAD), None);
+    assert_eq!(gate_on(&t.0.events, id(HEAD)), Some(true));
+    assert_eq!(gate_on(&[], id(HEAD)), None);
 }
 
 #[test]
