@@ -43,7 +43,7 @@ pub struct Event {
     pub branch: Option<String>,
     /// A commit id, where known (for `wip` the new commit, for `deleted` the deleted tip);
     /// on the wire 40 lowercase hex digits. A `head` that is not one is read as no head
-    /// (the event is kept: see [`wire_head`]).
+    /// (the event is kept: see `wire_head`).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "wire_head")]
     pub head: Option<gix::ObjectId>,
     /// Kind and kind-specific fields.
@@ -280,7 +280,7 @@ pub(crate) mod wire_head {
 }
 
 /// Whether a ledger `line` that parsed as `event` had a `head` string that is not a
-/// commit id (read as no head by [`wire_head`]), for the reader's warning.
+/// commit id (read as no head by `wire_head`), for the reader's warning.
 pub fn head_unreadable(line: &str, event: &Event) -> bool {
     event.head.is_none()
         && line.contains("\"head\"")
