@@ -69,6 +69,22 @@ pub fn heartbeat_ref(host: &str) -> String {
     format!("{HOSTS_PREFIX}{}", ref_component(host))
 }
 
+/// Whether another host than `here` has a heartbeat ref in this repository (fetched by
+/// `sync`): the repository is shared by several machines, so every resume claims its
+/// attempt on the remote first (SPEC 1.2 "Several machines"). Only ref names are read.
+pub fn other_hosts_known(repo: &gix::Repository, here: &str) -> bool {
+    let mine = heartbeat_ref(here);
+    repo.references()
+        .ok()
+        .and_then(|p| {
+            p.prefixed(HOSTS_PREFIX).ok().map(|iter| {
+                iter.flatten()
+                    .any(|r| r.name().as_bstr() != mine.as_bytes())
+            })
+        })
+        .unwrap_or(false)
+}
+
 /// One worker in a heartbeat: its newest spawn's pid (none recorded: null) and whether
 /// it is alive on that host.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]

@@ -227,21 +227,31 @@ pub fn start(
         let here = crate::process::hostname();
         let from = snap.hosts.other.as_ref().map(|o| o.host.clone());
         // SPEC 1.2 "Several machines": one host takes a silent host's worker over, even
-        // when several see it silent at once: the claim on the remote decides first.
-        if let Some(f) = &from {
+        // when several see it silent at once: the claim on the remote decides first. Where
+        // other hosts share the repository, every resume claims its attempt the same way
+        // (the claim of a takeover names the same attempt), so a host whose ledger is
+        // behind (a sync that failed or was killed) never resumes a worker another host
+        // has taken over: one resume per attempt, decided on the remote.
+        let owner = from.clone().or_else(|| snap.hosts.attempt_host.clone());
+        let claims = from.is_some() || crate::hosts::other_hosts_known(repo, &here);
+        if let Some(owner) = owner.as_deref().filter(|_| claims) {
             let attempt_ts = crate::hosts::newest_attempt(&snap.events, &w.branch)
                 .and_then(|(i, _)| snap.events.get(i))
                 .map(|e| e.ts.to_string())
                 .unwrap_or_default();
-            let claim = super::takeover::claim(repo, cfg, &w.branch, f, &attempt_ts, &here)?;
+            let claim = super::takeover::claim(repo, cfg, &w.branch, owner, &attempt_ts, &here)?;
             if claim == super::takeover::Claim::Lost {
-                return Ok(Resumed::Refused {
-                    why: format!(
+                let why = match &from {
+                    Some(f) => format!(
                         "{} was taken over from {f} by another host first (its claim is on {}): nothing ledgered",
                         w.branch, cfg.remote
                     ),
-                    running: true,
-                });
+                    None => format!(
+                        "{}'s attempt was resumed or taken over by another host first (its claim is on {}; this host's ledger is behind: run `git recode sync`): nothing ledgered",
+                        w.branch, cfg.remote
+                    ),
+                };
+                return Ok(Resumed::Refused { why, running: true });
             }
         }
         let mut lost_to: Option<String> = None;

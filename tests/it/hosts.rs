@@ -619,3 +619,62 @@ fn of_two_hosts_that_both_see_a_third_silent_only_the_first_claim_takes_over() {
     );
     assert_eq!(claims.lines().count(), 1, "{claims}");
 }
+
+/// SPEC 1.2 "Several machines": a host whose ledger is behind (its `sync` failed or was
+/// killed) still sees its own stalled worker as `resume`, though another host took it
+/// over meanwhile. Its resume claims the attempt on the remote like a takeover does, finds
+/// the other host's claim, and refuses: never two agents on one task.
+#[test]
+fn a_host_whose_ledger_is_behind_never_resumes_a_worker_taken_over_meanwhile() {
+    let f = Fleet::new();
+    let env = &f.env;
+    let (a, b) = (f.clone("a"), f.clone("b"));
+    let agent = Agent::start();
+    a_starts_issue_1(&f, &a, &agent);
+    // Both hosts tick: each learns of the other's heartbeat.
+    f.ok("hostA", &a, &at(MIN), &["recover", "--all"]);
+    f.ok("hostA", &a, &at(MIN), &["sync"]);
+    f.ok("hostB", &b, &at(MIN), &["recover", "--all"]);
+    f.ok("hostB", &b, &at(MIN), &["sync"]);
+    f.ok("hostA", &a, &at(2 * MIN), &["sync"]);
+    // A goes silent, its agent dies with it; B takes the worker over past hostTimeout.
+    drop(agent);
+    let late = at(181 * MIN);
+    env.git(&b, &["fetch", "-q", "origin"]);
+    f.ok("hostB", &b, &late, &["sync"]);
+    let prompt = env.root().join("prompt.md");
+    f.ok(
+        "hostB",
+        &b,
+        &late,
+        &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
+    );
+    // A comes back, but its sync is lost: its ledger still says the attempt is its own.
+    let back = at(182 * MIN);
+    assert_eq!(f.worker("hostA", &a, &back, "issue-1")["action"], "resume");
+    let before = f.kinds(&a, "issue-1");
+    let refused = f.on(
+        "hostA",
+        &a,
+        &back,
+        &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
+    );
+    assert_eq!(refused.status.code(), Some(3), "{refused:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr)
+            .lines()
+            .next()
+            .unwrap(),
+        "error: issue-1's attempt was resumed or taken over by another host first (its claim is on origin; this host's ledger is behind: run `git recode sync`): nothing ledgered"
+    );
+    assert_eq!(f.kinds(&a, "issue-1"), before, "nothing ledgered on A");
+    // Once A syncs it sees B's takeover (the comeback): a human compares A's leftovers,
+    // and the worker is never offered to A again.
+    f.ok("hostA", &a, &back, &["sync"]);
+    let w = f.worker("hostA", &a, &back, "issue-1");
+    assert_eq!(
+        (&w["state"], &w["action"], &w["host"]),
+        (&"needs-human".into(), &"escalate".into(), &"hostB".into()),
+        "{w}"
+    );
+}
