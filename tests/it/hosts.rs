@@ -173,6 +173,22 @@ impl Drop for Agent {
     }
 }
 
+/// `resume issue-1` on `host`, which must be refused (exit 3): its first stderr line.
+fn refused_resume(f: &Fleet, host: &str, dir: &Path, now: &str, prompt: &Path) -> String {
+    let out = f.on(
+        host,
+        dir,
+        now,
+        &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
 /// The text of `refs/recode/hosts/<host>`'s heartbeat in `dir`.
 fn heartbeat(env: &TestEnv, dir: &Path, host: &str) -> String {
     env.git(
@@ -589,18 +605,8 @@ fn of_two_hosts_that_both_see_a_third_silent_only_the_first_claim_takes_over() {
     );
     // C syncs, sees no takeover in the ledger, and still does not take it over: B's claim
     // on the remote holds.
-    let refused = f.on(
-        "hostC",
-        &c,
-        &late,
-        &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
-    );
-    assert_eq!(refused.status.code(), Some(3), "{refused:?}");
     assert_eq!(
-        String::from_utf8_lossy(&refused.stderr)
-            .lines()
-            .next()
-            .unwrap(),
+        refused_resume(&f, "hostC", &c, &late, &prompt),
         "error: issue-1 was taken over from hostA by another host first (its claim is on origin): nothing ledgered"
     );
     assert!(
@@ -653,18 +659,8 @@ fn a_host_whose_ledger_is_behind_never_resumes_a_worker_taken_over_meanwhile() {
     let back = at(182 * MIN);
     assert_eq!(f.worker("hostA", &a, &back, "issue-1")["action"], "resume");
     let before = f.kinds(&a, "issue-1");
-    let refused = f.on(
-        "hostA",
-        &a,
-        &back,
-        &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
-    );
-    assert_eq!(refused.status.code(), Some(3), "{refused:?}");
     assert_eq!(
-        String::from_utf8_lossy(&refused.stderr)
-            .lines()
-            .next()
-            .unwrap(),
+        refused_resume(&f, "hostA", &a, &back, &prompt),
         "error: issue-1's attempt was resumed or taken over by another host first (its claim is on origin; this host's ledger is behind: run `git recode sync`): nothing ledgered"
     );
     assert_eq!(f.kinds(&a, "issue-1"), before, "nothing ledgered on A");
