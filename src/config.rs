@@ -76,6 +76,11 @@ pub const FORGE: &str = "recode.forge";
 pub const FORGES: &[&str] = &["auto", "github", "gitlab", "gitea", "forgejo", "none"];
 /// `recode.hostTimeout`: how long another host may be silent before its workers are taken over.
 pub const HOST_TIMEOUT: &str = "recode.hostTimeout";
+/// `recode.hungAfter`: how long a worker whose pid is alive may show no activity before it
+/// is `stalled` and its process group ended (SPEC 1.3 "The loop as people run it").
+pub const HUNG_AFTER: &str = "recode.hungAfter";
+/// The default of [`HUNG_AFTER`], in seconds (2 h).
+pub const DEFAULT_HUNG_AFTER_SECS: i64 = 2 * 3600;
 /// `recode.agentConfigDirs` (multi-valued): the agent configuration directories of the loop's accounts.
 pub const AGENT_CONFIG_DIRS: &str = "recode.agentConfigDirs";
 /// The ref that keeps task anchors reachable (SPEC "Where state lives").
@@ -135,6 +140,7 @@ pub const KEYS: &[Key] = &[
     Key { name: STALE_LOCK_AFTER, default: "5m", meaning: "age after which a lock file in a worktree or the repository is stale", kind: Kind::Duration },
     Key { name: WIP_MAX_FILE_SIZE, default: "50M", meaning: "untracked files larger than this stay out of a WIP commit (k, M, G)", kind: Kind::Size },
     Key { name: HOST_TIMEOUT, default: "2h", meaning: "how long another host may be silent before its workers are taken over", kind: Kind::Duration },
+    Key { name: HUNG_AFTER, default: "2h", meaning: "how long a worker whose pid is alive may show no activity before it is stalled and ended", kind: Kind::Duration },
     Key { name: AGENT_CONFIG_DIRS, default: "unset", meaning: "multi-valued: the agent configuration directories of the loop's accounts", kind: Kind::Text },
     Key { name: SECRETS, default: ".env, .env.*, *.pem, *.key, id_rsa*, id_ed25519*, *.p12, credentials*.json", meaning: "multi-valued, added to the defaults: files never pushed in a WIP nor deleted", kind: Kind::Text },
 ];
@@ -293,6 +299,9 @@ pub struct Config {
     /// `recode.hostTimeout`, in seconds (default 2 h): how long another host may be silent
     /// before its workers can be taken over here (SPEC 1.2 "Several machines").
     pub host_timeout_secs: i64,
+    /// `recode.hungAfter`, in seconds (default 2 h): a live pid with no activity for this
+    /// long is hung (SPEC 1.3 "The loop as people run it").
+    pub hung_after_secs: i64,
     /// `recode.forge` and the forge's environment, read once here (SPEC 1.2 "Forges").
     pub forge: ForgeOptions,
 }
@@ -405,6 +414,7 @@ impl Config {
         let command_timeout_secs = secs(COMMAND_TIMEOUT, DEFAULT_COMMAND_TIMEOUT_SECS)?;
         let stale_lock_after_secs = secs(STALE_LOCK_AFTER, DEFAULT_STALE_LOCK_AFTER_SECS)?;
         let host_timeout_secs = secs(HOST_TIMEOUT, 2 * 3600)? as i64;
+        let hung_after_secs = secs(HUNG_AFTER, DEFAULT_HUNG_AFTER_SECS)? as i64;
         crate::git::set_command_timeout(command_timeout_secs);
         crate::lock::set_stale_after(stale_lock_after_secs);
         let notes_ref = notes_ref(get(NOTES_REF))?;
@@ -436,6 +446,7 @@ impl Config {
             wip_max_file_size,
             worktree_dir: get(WORKTREE_DIR),
             host_timeout_secs,
+            hung_after_secs,
             forge: ForgeOptions::from_env(&forge, network_timeout_secs),
         })
     }

@@ -93,6 +93,7 @@ pub fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
         .unwrap_or_else(|| config::DEFAULT_REMOTE.into());
     if let Some(c) = cfg.as_ref() {
         out.push(forge(repo, c));
+        out.push(gate(c));
     }
     let agent = cfg
         .as_ref()
@@ -111,6 +112,20 @@ pub fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
     out.push(clone_kind(repo, &remote));
     out.push(maintenance(repo));
     out
+}
+
+/// SPEC 1.3: with `recode.gate` unset, an agent's own `tests-green` milestone is all that
+/// stands between its claim and a published branch: warn.
+fn gate(cfg: &Config) -> Check {
+    match &cfg.gate {
+        Some(g) => ok("gate", format!("recode.gate is `{g}`: it is re-run before every publish")),
+        None => check(
+            "gate",
+            Level::Warn,
+            "recode.gate is unset: nothing independent gates publishing (an agent's own tests-green milestone publishes its branch)".into(),
+            Some("set your test command: `git config recode.gate 'cargo test'`".into()),
+        ),
+    }
 }
 
 /// The git binary's version (at least [`crate::git::MIN_VERSION`]) and the repository's

@@ -19,6 +19,7 @@ pub mod clock;
 pub mod config;
 pub mod doctor;
 pub mod error;
+pub mod failpoint;
 pub mod fence;
 pub mod forge;
 pub mod git;

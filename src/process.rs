@@ -154,6 +154,50 @@ pub fn run_bounded(
     })
 }
 
+/// How [`end_worker`] ended a hung worker's process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Its process group was killed (the pid leads its own group).
+    Group,
+    /// The pid alone was killed: it shares its group with another process (the loop
+    /// that started it, or this one), which must live.
+    Pid,
+    /// Its start token no longer matched when re-checked: nothing was signalled.
+    Gone,
+}
+
+/// End the hung worker `pid` recorded with start token `token` (SPEC 1.3 "The loop as
+/// people run it"): the token is re-checked first (a recycled pid is never signalled),
+/// then SIGKILL goes to its process group when it leads one that is not this process's,
+/// else to the pid alone; waits up to 2 s for it to be gone.
+pub fn end_worker(pid: u32, token: &str) -> Ended {
+    if start_token(pid).as_deref() != Some(token) {
+        return Ended::Gone;
+    }
+    let Ok(p) = i32::try_from(pid) else {
+        return Ended::Gone;
+    };
+    // SAFETY: getpgid(2)/getpgrp(2) read process attributes; no memory is touched.
+    let (group, own) = unsafe { (libc::getpgid(p), libc::getpgrp()) };
+    let ended = if group == p && group != own {
+        kill_group(pid);
+        Ended::Group
+    } else {
+        // SAFETY: kill(2) on one pid with a constant signal; no memory is touched.
+        unsafe {
+            libc::kill(p, libc::SIGKILL);
+        }
+        Ended::Pid
+    };
+    for _ in 0..200 {
+        if start_token(pid).as_deref() != Some(token) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    ended
+}
+
 /// SIGKILL every process of the group `pgid` (a child started by [`run_bounded`] leads
 /// its own group).
 fn kill_group(pgid: u32) {
@@ -169,6 +213,41 @@ fn kill_group(pgid: u32) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hung_group_leader_dies_with_its_group_and_a_stale_token_is_never_signalled() {
+        use std::os::unix::process::CommandExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let pidfile = tmp.path().join("grandchild");
+        let script = format!("sleep 30 & echo $! > '{}'; wait", pidfile.display());
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        while std::fs::read_to_string(&pidfile).map_or(true, |s| !s.ends_with('\n')) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let gc: u32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let token = start_token(child.id()).unwrap();
+        assert_eq!(end_worker(child.id(), "not-its-token"), Ended::Gone);
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "a stale token signals nothing"
+        );
+        assert_eq!(end_worker(child.id(), &token), Ended::Group);
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert_eq!(start_token(gc), None, "the grandchild died with the group");
+    }
+
     #[test]
     fn a_child_past_its_deadline_is_killed_with_its_group() {
         let tmp = tempfile::tempdir().unwrap();
@@ -203,8 +282,6 @@ mod tests {
         assert_eq!(f.last_stderr_line().as_deref(), Some("err"));
         assert!(!f.success());
     }
-
-    use super::*;
 
     #[test]
     fn a_zombie_is_not_alive() {

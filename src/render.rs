@@ -280,6 +280,9 @@ pub fn explain(w: &Worker) -> String {
         }
         Action::Wait => "leave it alone for now".into(),
         Action::None => "do nothing".into(),
+        Action::Kill => {
+            "end the hung agent's process group (its start token re-checked) and ledger its exit (rc 137): the next tick resumes it".into()
+        }
     }
 }
 

@@ -24,7 +24,7 @@ pub fn classify(s: &Snapshot) -> Worker {
     }
     let mut ev: Vec<String> = Vec::new();
     let (last_activity, idle, fresh_activity) = activity(s, &r, &mut ev);
-    let (liveness, running_by) = liveness(s, &r, fresh_activity, &mut ev);
+    let (liveness, running_by) = liveness(s, &r, (fresh_activity, idle), &mut ev);
     let wt = s.worktree.as_ref();
 
     let dirty = wt.and_then(|w| if w.missing { None } else { w.dirty });
@@ -213,7 +213,7 @@ fn activity(
 fn liveness(
     s: &Snapshot,
     r: &Replay,
-    fresh_activity: bool,
+    (fresh_activity, idle): (bool, Option<i64>),
     ev: &mut Vec<String>,
 ) -> (Liveness, Option<RunningBy>) {
     let attempt_desc = r.last_attempt.map(|i| {
@@ -251,6 +251,14 @@ fn liveness(
             // A gone process waits on nothing: parked only while alive or not probeable.
             if let Some(until) = s.parked_until.filter(|_| s.pid_alive != Some(false)) {
                 return parked(s, a, until, fresh_activity, ev);
+            }
+            // SPEC 1.3: a live pid idle for `recode.hungAfter` is hung.
+            if let Some(i) = idle.filter(|i| s.pid_alive == Some(true) && *i >= s.hung_after_secs) {
+                ev.push(format!(
+                    "stalled: the newest {a} has no exit; hung: pid alive, no activity for {}",
+                    clock::human_secs(i)
+                ));
+                return (Liveness::Stalled, None);
             }
             if s.pid_alive == Some(true) {
                 ev.push(format!(
@@ -534,10 +542,13 @@ fn ahead(t: &Table) -> (State, Action, Row) {
         }) {
             return (State::Publishable, Action::None, Row::PushedByHand { head });
         }
+        let claimed = !s.gate_configured
+            && s.head
+                .is_some_and(|h| crate::ledger::gate_claimed(&s.events, h));
         return (
             State::Publishable,
             Action::Publish,
-            Row::Publishable { ahead },
+            Row::Publishable { ahead, claimed },
         );
     }
     // SPEC 1.2: content a WIP commit leaves out (nested repositories, submodules,

@@ -47,7 +47,7 @@ pub(super) const OVERRIDES: &[(&str, Rule)] = &[
     ("forge-failed", forge_failed),
     ("transient-limit", transient),
     ("blocked", blocked),
-    ("stalled-alive", stalled_alive),
+    ("hung", stalled_alive),
     ("running", running),
     ("unrecorded-activity", unrecorded_activity),
     ("other-host", other_host),
@@ -168,7 +168,7 @@ fn forge_failed(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
 
 /// SPEC: a transient last outcome waits until its `retry_after` has passed.
 fn transient(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
-    if matches!(d.action, Action::Escalate | Action::Wait) {
+    if matches!(d.action, Action::Escalate | Action::Wait | Action::Kill) {
         return None;
     }
     match (f.r.last_outcome, f.r.retry_after) {
@@ -188,17 +188,15 @@ fn blocked(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     Some((Action::Wait, Override::Blocked { on: b.clone() }))
 }
 
-/// SPEC 1.2 "The loop settles": a worker stalled while its agent's pid is alive (parked
-/// on a limit, silent past the reset + `recode.stallAfter`) is never resumed beside that
-/// agent, nor WIP-committed, published or deleted under it: `escalate`.
-fn stalled_alive(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
-    let acts = matches!(
-        d.action,
-        Action::Resume | Action::WipCommit | Action::Publish | Action::Delete
-    );
-    (f.liveness == Liveness::Stalled && f.s.pid_alive == Some(true) && acts).then_some((
-        Action::Escalate,
-        Override::StalledAlive {
+/// SPEC 1.3 "The loop as people run it": a worker stalled while its agent's pid is alive
+/// (hung past `recode.hungAfter`, or parked on a limit and silent past its reset +
+/// `recode.stallAfter`) is never resumed beside that agent, nor WIP-committed, published or
+/// deleted under it: `kill` (`recover` ends the process, the next tick acts on the rest).
+fn stalled_alive(f: &Facts, _d: &Decision) -> Option<(Action, Override)> {
+    (f.liveness == Liveness::Stalled && f.s.pid_alive == Some(true)).then_some((
+        Action::Kill,
+        Override::Hung {
+            idle: f.idle.unwrap_or(0),
             until: f.s.parked_until,
         },
     ))

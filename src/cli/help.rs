@@ -14,7 +14,7 @@ pub const LOOP_TICK: &str = r#"  mapfile -t rows < <(git recode status --porcela
       resume) cmd=$(git recode resume "$branch" --output "$f.md") || continue
               sh -c "$cmd" </dev/null >"$f.out" 2>&1
               git recode record exit "$branch" --rc $? --message-file "$f.out" ;;
-      delete|publish|wip-commit|escalate) git recode recover "$branch" ;;
+      delete|publish|wip-commit|escalate|kill) git recode recover "$branch" ;;
     esac
   done
 "#;

@@ -34,6 +34,9 @@ pub enum RecordCommand {
         /// The file the loop sends the agent's stdout to (read for a limit a live agent waits on)
         #[arg(long, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// The file holding the prompt the loop gave the agent: its first 16 KiB are kept with the attempt and carried into every resume prompt
+        #[arg(long, value_name = "F")]
+        prompt_file: Option<PathBuf>,
     },
     /// Ledger an attempt's end; the outcome is classified from rc and the final message
     ///
@@ -140,7 +143,9 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
             pid,
             cwd,
             output,
+            prompt_file,
         } => {
+            let prompt = prompt_file.as_deref().map(read_prompt).transpose()?;
             let s = record::Spawn {
                 branch,
                 session_id,
@@ -148,6 +153,7 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
                 pid,
                 cwd,
                 output: output.map(|o| crate::worktree::absolute(&o).to_string_lossy().to_string()),
+                prompt,
             };
             let done = record::spawn(&ctx.repo, &ctx.cfg, ctx.now, s)?;
             ctx.ui.warn(&done.warnings);
@@ -212,6 +218,21 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
 /// is standard input. Warns for each line over 1 MiB skipped.
 ///
 /// Errors: [`Error::Io`] when the file cannot be opened.
+/// The first [`crate::model::event::PROMPT_KEEP_BYTES`] of the prompt file (read no further).
+fn read_prompt(path: &Path) -> Result<String, Error> {
+    use std::io::Read;
+    let max = crate::model::event::PROMPT_KEEP_BYTES;
+    let mut buf = Vec::with_capacity(max + 4);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max as u64 + 4).read_to_end(&mut buf))
+        .map_err(|source| Error::Io {
+            what: "read the prompt file",
+            path: path.display().to_string(),
+            source,
+        })?;
+    Ok(record::head_utf8(&buf, max))
+}
+
 fn read_result(ui: &Ui, path: &Path) -> Result<agent::AgentResult, Error> {
     let (r, skipped) = if path == Path::new("-") {
         agent::parse_reader(std::io::stdin().lock())

@@ -162,25 +162,12 @@ pub fn key(e: &Event) -> Option<(gix::ObjectId, &str)> {
     }
 }
 
-/// Test-only failpoint (the `failpoints` feature, as `recover`'s): `RECODE_FAILPOINT=<step>`
-/// kills the process with SIGKILL at `step` (`journal-renamed`: the live journal renamed
-/// aside, nothing ledgered yet; `journal-folded`: its milestones ledgered, the files not
-/// yet deleted).
-#[cfg(feature = "failpoints")]
+/// A test-only kill point of the pickup (see [`crate::failpoint`]): `journal-renamed`
+/// (the live journal renamed aside, nothing ledgered yet), `journal-folded` (its
+/// milestones ledgered, the files not yet deleted).
 pub fn failpoint(step: &str) {
-    if std::env::var("RECODE_FAILPOINT").ok().as_deref() == Some(step) {
-        let pid = std::process::id().to_string();
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &pid])
-            .status();
-        std::thread::sleep(std::time::Duration::from_secs(5));
-        std::process::abort();
-    }
+    crate::failpoint::hit(step);
 }
-
-/// Without the `failpoints` feature: nothing.
-#[cfg(not(feature = "failpoints"))]
-pub fn failpoint(_step: &str) {}
 
 #[cfg(test)]
 mod tests {

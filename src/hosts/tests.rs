@@ -60,6 +60,7 @@ fn spawn(host: &str) -> Body {
         pid: Some(7),
         pid_start: None,
         output: None,
+        prompt: None,
     }
 }
 

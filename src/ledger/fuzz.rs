@@ -84,6 +84,7 @@ fn event(rng: &mut fastrand::Rng) -> Event {
             pid: rng.bool().then(|| rng.u32(..)),
             pid_start: opt(rng),
             output: opt(rng),
+            prompt: opt(rng),
         },
         1 => Body::Exit {
             rc: rng.i32(..),

@@ -27,7 +27,7 @@ pub use read::{
 };
 use read::{note_bytes, note_text, parse_note, ref_tip, sort_entries, tree_of, walk_notes};
 pub use replay::{
-    PHANTOM_REASON, Replay, failure_streak, gate_on, last_classified, left_out_last,
+    PHANTOM_REASON, Replay, failure_streak, gate_claimed, gate_on, last_classified, left_out_last,
     milestone_ledgered, next_attempt, phantom_since_last_exit, pushed_by_hand, replay, replay_for,
     standing_escalation, transient_streak,
 };

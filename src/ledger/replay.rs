@@ -183,6 +183,21 @@ pub fn gate_on(events: &[Event], head: gix::ObjectId) -> Option<bool> {
         .next_back()
 }
 
+/// Whether the pass [`gate_on`] finds for `head` is the agent's own claim: a `tests-green`
+/// milestone, not a `gate` event (SPEC 1.3: with `recode.gate` unset the reason says so).
+pub fn gate_claimed(events: &[Event], head: gix::ObjectId) -> bool {
+    events
+        .iter()
+        .filter(|e| e.head == Some(head))
+        .filter(|e| match &e.body {
+            Body::Gate { .. } => true,
+            Body::Milestone { phase, .. } => phase == "tests-green",
+            _ => false,
+        })
+        .next_back()
+        .is_some_and(|e| matches!(e.body, Body::Milestone { .. }))
+}
+
 /// The reason a `phantom` event gives (SPEC table of kinds), written by `recover` and
 /// `verify`.
 pub const PHANTOM_REASON: &str =

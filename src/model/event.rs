@@ -11,6 +11,9 @@ use crate::outcome::Outcome;
 /// Version written in every event's `v` field.
 pub const EVENT_VERSION: u32 = 1;
 
+/// Largest task prompt kept in a `spawn` event, in bytes (its first 16 KiB).
+pub const PROMPT_KEEP_BYTES: usize = 16 * 1024;
+
 /// Who ran a gate: `recover` (git-recode itself) or `record` (the worker or loop).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -73,6 +76,11 @@ pub enum Body {
         /// for a limit the live agent waits on (SPEC 1.2 "parked on a limit").
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output: Option<String>,
+        /// The prompt the loop gave the agent (`record spawn --prompt-file`): its first
+        /// 16 KiB ([`PROMPT_KEEP_BYTES`]), untrusted text, carried fenced into every
+        /// resume prompt under "The task" (SPEC 1.3 "The loop as people run it").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt: Option<String>,
     },
     /// An attempt ended (`record exit`).
     Exit {

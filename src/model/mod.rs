@@ -75,6 +75,9 @@ pub enum Action {
     Resume,
     /// Leave it alone for now.
     Wait,
+    /// SPEC 1.3: end a hung agent's process (its start token re-checked) and ledger its
+    /// exit; the next tick decides the rest (`recover` carries it out).
+    Kill,
 }
 
 /// An in-progress git operation in a worktree (SPEC `operation`).
@@ -118,7 +121,7 @@ spec_names! {
     }
     Action {
         Escalate => "escalate", None => "none", Delete => "delete", Publish => "publish",
-        WipCommit => "wip-commit", Resume => "resume", Wait => "wait",
+        WipCommit => "wip-commit", Resume => "resume", Wait => "wait", Kill => "kill",
     }
     Operation {
         Rebase => "rebase", Am => "am", Merge => "merge", CherryPick => "cherry-pick", Revert => "revert",
@@ -418,6 +421,10 @@ pub struct Snapshot {
     pub now: Timestamp,
     /// `recode.stallAfter`, in seconds.
     pub stall_after_secs: i64,
+    /// `recode.hungAfter`, in seconds: a live pid idle this long is hung (SPEC 1.3).
+    pub hung_after_secs: i64,
+    /// `recode.gate` is set (else a `tests-green` milestone is the agent's own claim).
+    pub gate_configured: bool,
     /// `recode.maxAttempts`.
     pub max_attempts: u32,
     /// Which host the worker belongs to (SPEC 1.2 "Several machines").

@@ -106,7 +106,7 @@ pub enum Row {
         worktree: Option<Vec<String>>,
     },
     /// `publishable`: ahead, clean, gate passed on the head.
-    Publishable { ahead: u32 },
+    Publishable { ahead: u32, claimed: bool },
     /// `publishable`, `none`: pushed at `head` where no forge can open a pull request
     /// (SPEC 1.2 "The loop settles"); the sentence names its first 12 hex digits.
     PushedByHand { head: gix::ObjectId },
@@ -191,11 +191,12 @@ pub enum Override {
     Blocked { on: String },
     /// The worker is running, for the reason its liveness was decided on ([`RunningBy`]).
     Running { by: RunningBy },
-    /// SPEC 1.2 "The loop settles": the worker stalled (parked on a limit that reset at
-    /// `until`, silent for `recode.stallAfter` since) while its agent's pid is still
-    /// alive: no second agent is started beside it and nothing is committed under it:
-    /// `escalate`.
-    StalledAlive { until: Option<Timestamp> },
+    /// SPEC 1.3 "The loop as people run it": the worker's pid is alive (start token
+    /// matching) but it showed no activity for `idle` seconds (`recode.hungAfter`; or
+    /// parked on a limit that reset at `until` and silent for `recode.stallAfter` since):
+    /// `kill` — `recover` ends its process group and ledgers its exit, the next tick
+    /// resumes it. No second agent is started beside it, nothing is committed under it.
+    Hung { idle: i64, until: Option<Timestamp> },
     /// No attempt recorded, but activity `idle` seconds ago.
     UnrecordedActivity { idle: i64 },
     /// The newest attempt ran on another host that is not silent: never acted on here
@@ -431,13 +432,25 @@ impl fmt::Display for Row {
                 "only content a WIP commit leaves out is uncommitted ({}): resume, so the agent decides about it",
                 paths.join(", ")
             ),
-            Row::Publishable { ahead } => {
+            Row::Publishable {
+                ahead,
+                claimed: false,
+            } => {
                 write!(
                     f,
                     "{} ahead, clean, gate passed on the head",
                     n(*ahead, "commit")
                 )
             }
+            // SPEC 1.3: with recode.gate unset, the agent's own milestone is all there is.
+            Row::Publishable {
+                ahead,
+                claimed: true,
+            } => write!(
+                f,
+                "{} ahead, clean; the gate's pass is the agent's own claim (a tests-green milestone on the head): recode.gate is unset, so nothing independent checks it",
+                n(*ahead, "commit")
+            ),
             Row::Uncommitted { dirty: d, gate } => write!(
                 f,
                 "{} ({} staged, {} unstaged, {} untracked); {gate}",
@@ -547,11 +560,12 @@ impl fmt::Display for Override {
                     clock::format_secs(*until)
                 ),
             },
-            Override::StalledAlive { until } => write!(
+            Override::Hung { idle, until } => write!(
                 f,
-                "its agent's pid is alive but it has been silent for recode.stallAfter{}: stop that process (or `git recode record exit`), then `git recode record clear`",
+                "hung: pid alive, no activity for {}{}",
+                clock::human_secs(*idle),
                 until
-                    .map(|t| format!(" since its limit reset at {}", clock::format_secs(t)))
+                    .map(|t| format!(" (its limit reset at {})", clock::format_secs(t)))
                     .unwrap_or_default()
             ),
             Override::OtherHost { host, why } => {

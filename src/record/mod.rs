@@ -88,6 +88,34 @@ pub struct Spawn {
     /// The file the loop sends the agent's stdout to (absolute), read for a limit a live
     /// agent waits on (SPEC 1.2 "parked on a limit").
     pub output: Option<String>,
+    /// The task's prompt the loop gave the agent, at most [`crate::model::event::PROMPT_KEEP_BYTES`]
+    /// ([`head_utf8`] of `record spawn --prompt-file`), untrusted text.
+    pub prompt: Option<String>,
+}
+
+/// The first `max` bytes of `bytes` as text (invalid UTF-8 replaced), cut at a character
+/// boundary: a character split by the cut is dropped, never half-kept.
+pub fn head_utf8(bytes: &[u8], max: usize) -> String {
+    let mut end = bytes.len().min(max);
+    if end < bytes.len() {
+        // The last character's lead byte within 3 bytes of the cut: drop it when the cut
+        // splits it.
+        if let Some(i) = (end.saturating_sub(3)..end)
+            .rev()
+            .find(|i| bytes[*i] & 0xC0 != 0x80)
+        {
+            let width = match bytes[i] {
+                b if b >= 0xF0 => 4,
+                b if b >= 0xE0 => 3,
+                b if b >= 0xC0 => 2,
+                _ => 1,
+            };
+            if i + width > end {
+                end = i;
+            }
+        }
+    }
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 /// What `record spawn` ledgered: the event as stored, and warnings for stderr.
@@ -137,6 +165,7 @@ pub fn spawn(
             pid: s.pid,
             pid_start: pid_start.clone(),
             output: s.output.clone(),
+            prompt: s.prompt.clone(),
         };
         vec![Event::new(now, &task, Some(&s.branch), body).with_head(head)]
     })?;
@@ -270,4 +299,23 @@ pub fn known(repo: &gix::Repository, cfg: &Config, branch: &str) -> Result<bool,
     Ok(known
         .events()
         .any(|e| e.branch.as_deref().is_none_or(|b| b == branch)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::head_utf8;
+
+    #[test]
+    fn a_prompt_is_cut_at_a_character_boundary() {
+        assert_eq!(head_utf8(b"abcdef", 4), "abcd");
+        assert_eq!(
+            head_utf8("ab€".as_bytes(), 4),
+            "ab",
+            "€ is 3 bytes: cut, dropped"
+        );
+        assert_eq!(head_utf8("ab€".as_bytes(), 5), "ab€");
+        assert_eq!(head_utf8("a😀b".as_bytes(), 5), "a😀");
+        assert_eq!(head_utf8("a😀b".as_bytes(), 3), "a");
+        assert_eq!(head_utf8(b"short", 100), "short");
+    }
 }

@@ -16,6 +16,7 @@
 
 mod delete;
 mod guard;
+mod hung;
 mod leftout;
 mod publish;
 mod push;
@@ -34,27 +35,10 @@ use crate::model::{Action, ForgeView, Snapshot, Worker};
 use crate::snapshot::{self, Options};
 use crate::{classify, render};
 
-/// Test-only failpoint: `RECODE_FAILPOINT=<step>` kills the process with SIGKILL when
-/// the step is reached (steps: `delete-worktree`, `delete-moved`, `delete-inside`,
-/// `delete-gitfile` (see `removal.rs`), `delete-branch`, `wip-add`,
-/// `wip-commit`, `wip-push`, `wip-refused` (see `refused.rs`), `publish-push`, `publish-pr`). Compiled in only with the
-/// `failpoints` feature, which the test suite turns on; release binaries have none.
-pub const FAILPOINT_ENV: &str = "RECODE_FAILPOINT";
-
-#[cfg(feature = "failpoints")]
+/// A test-only kill point at a recover step (see [`crate::failpoint`]).
 fn failpoint(step: &str) {
-    if std::env::var(FAILPOINT_ENV).ok().as_deref() == Some(step) {
-        let pid = std::process::id().to_string();
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &pid])
-            .status();
-        std::thread::sleep(std::time::Duration::from_secs(5));
-        std::process::abort();
-    }
+    crate::failpoint::hit(step);
 }
-
-#[cfg(not(feature = "failpoints"))]
-fn failpoint(_step: &str) {}
 
 /// Errors that stop a whole `recover` run (a failure on one worker is a `failed` step).
 #[derive(Debug, thiserror::Error)]
@@ -470,6 +454,7 @@ fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         Action::Delete => delete::run(r, w),
         Action::WipCommit => wip::run(r, w),
         Action::Publish => publish::run(r, w),
+        Action::Kill => hung::run(r, w),
     }
 }
 

@@ -75,12 +75,11 @@ pub(super) fn remove(
     Ok(Removal::Removed)
 }
 
-/// Test builds: `delete-inside` kills after deleting part of the moved worktree's files,
+/// Test-only (armed as [`crate::failpoint`] says): `delete-inside` kills after deleting part of the moved worktree's files,
 /// `delete-gitfile` after deleting its `.git` file and part of its files (the states a
 /// kill inside `git worktree remove` leaves).
-#[cfg(feature = "failpoints")]
 fn inside_removal_failpoints(aside: &Path) {
-    let armed = std::env::var(super::FAILPOINT_ENV).unwrap_or_default();
+    let armed = crate::failpoint::armed().unwrap_or_default();
     if armed != "delete-inside" && armed != "delete-gitfile" {
         return;
     }
@@ -101,9 +100,6 @@ fn inside_removal_failpoints(aside: &Path) {
     }
     failpoint(&armed);
 }
-
-#[cfg(not(feature = "failpoints"))]
-fn inside_removal_failpoints(_aside: &Path) {}
 
 /// The worktree's own git dir (`.git/worktrees/<id>`).
 fn admin_dir(path: &Path) -> Result<PathBuf, String> {

@@ -157,6 +157,27 @@ pub fn attention(ledgers: &Ledgers, opts: &Options) -> (Vec<QueueItemJson>, Vec<
                 });
                 continue;
             }
+            // SPEC 1.3: with no forge, a worker pushed and waiting for someone to open its
+            // request is work waiting for a human.
+            if let Some((since, head)) = pushed_waiting(&events, &branch) {
+                queue.push(QueueItemJson {
+                    task: l.task.clone(),
+                    branch: branch.clone(),
+                    host: host.clone(),
+                    since: clock::format_secs(since),
+                    cause: "open-request".into(),
+                    why: format!(
+                        "pushed {}: no forge can open its request; open it by hand",
+                        head.to_hex_with_len(12)
+                    ),
+                    lift: vec![format!(
+                        "open a pull request from {branch} (or mail it: git request-pull <base> <remote URL> {branch})"
+                    )],
+                    worktree: worktree.clone(),
+                    pr_url: None,
+                });
+                continue;
+            }
             if !r.last_attempt_exited {
                 continue;
             }
@@ -201,6 +222,30 @@ pub fn attention(ledgers: &Ledgers, opts: &Options) -> (Vec<QueueItemJson>, Vec<
         ))
     });
     (queue, waiting)
+}
+
+/// When the newest `classified` event of `branch` is "pushed, open the pull request by
+/// hand" (`publishable`/`none` on a head, SPEC 1.2 "The loop settles") with nothing newer
+/// on that head: since when (the first such event on that head, when the problem began),
+/// and the head.
+fn pushed_waiting(events: &[Event], branch: &str) -> Option<(Timestamp, gix::ObjectId)> {
+    let (state, action, _) = ledger::last_classified(events, branch)?;
+    if state != "publishable" || action != "none" {
+        return None;
+    }
+    let head = events
+        .iter()
+        .rev()
+        .find(|e| matches!(e.body, Body::Classified { .. }))?
+        .head?;
+    if !ledger::pushed_by_hand(events, branch, head) || pr_url(events).is_some() {
+        return None;
+    }
+    let since = events
+        .iter()
+        .find(|e| e.head == Some(head) && matches!(e.body, Body::Classified { .. }))
+        .map(ts)?;
+    Some((since, head))
 }
 
 /// Why a worker needs a human, first match wins: a standing escalation, a `needs-human`
@@ -296,6 +341,7 @@ mod tests {
             pid: None,
             pid_start: None,
             output: None,
+            prompt: None,
         }
     }
 

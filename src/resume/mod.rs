@@ -34,6 +34,10 @@ pub const FENCE_END: &str = "----- END UNTRUSTED OUTPUT OF THE PREVIOUS ATTEMPT 
 pub const COMMITS_BEGIN: &str = "----- BEGIN UNTRUSTED COMMIT SUBJECTS -----";
 /// See [`COMMITS_BEGIN`].
 pub const COMMITS_END: &str = "----- END UNTRUSTED COMMIT SUBJECTS -----";
+/// The fence around the task's own prompt (SPEC 1.3: kept as untrusted text).
+pub const TASK_BEGIN: &str = "----- BEGIN UNTRUSTED TASK PROMPT -----";
+/// See [`TASK_BEGIN`].
+pub const TASK_END: &str = "----- END UNTRUSTED TASK PROMPT -----";
 
 /// One commit since the base.
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -98,6 +102,11 @@ pub struct Facts {
     /// this resume takes it over (SPEC 1.2 "Several machines"). Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub takeover: Option<TakeoverFacts>,
+    /// The task's own prompt, as the loop gave it to the newest attempt that recorded one
+    /// (`record spawn --prompt-file`, its first 16 KiB): untrusted, fenced under "The
+    /// task" (SPEC 1.3). Absent when no spawn recorded one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_prompt: Option<String>,
 }
 
 /// Where the work was before a takeover (SPEC 1.2: the prompt says where the work was and
@@ -183,6 +192,7 @@ pub fn facts(
         left_out: left_out(snap),
         pull_request: feedback::facts(w.pr.as_ref()),
         takeover: takeover_facts(snap),
+        task_prompt: task_prompt(snap),
     })
 }
 
@@ -284,6 +294,17 @@ fn uncommitted(snap: &Snapshot) -> Result<Vec<String>, ResumeError> {
         .lines()
         .map(str::to_string)
         .collect())
+}
+
+/// The task's prompt recorded by the newest `spawn` of the task that kept one (any of its
+/// branches: a retry on a new slug is the same task).
+fn task_prompt(snap: &Snapshot) -> Option<String> {
+    snap.events.iter().rev().find_map(|e| match &e.body {
+        Body::Spawn {
+            prompt: Some(p), ..
+        } if !p.trim().is_empty() => Some(p.clone()),
+        _ => None,
+    })
 }
 
 /// The exit code and final message of the last recorded exit, if any.

@@ -2,7 +2,10 @@
 
 use std::fmt::Write as _;
 
-use super::{COMMITS_BEGIN, COMMITS_END, FENCE_BEGIN, FENCE_END, Facts, feedback, quote_untrusted};
+use super::{
+    COMMITS_BEGIN, COMMITS_END, FENCE_BEGIN, FENCE_END, Facts, TASK_BEGIN, TASK_END, feedback,
+    quote_untrusted,
+};
 use crate::fence;
 
 /// Render the prompt. Untrusted text stays out (SPEC 1.2): the final message, the pull
@@ -20,6 +23,7 @@ pub fn prompt(f: &Facts) -> String {
          record of what was done, not anyone's memory: inspect it, continue from where the work stands, and \
          do not start over.\n"
     );
+    the_task(&mut p, f);
     standing(&mut p, f);
     takeover(&mut p, f);
     commits(&mut p, f);
@@ -57,6 +61,28 @@ fn one_line_names(f: &Facts) -> Facts {
         l.path = fence::inline(&l.path);
     }
     f
+}
+
+/// "## The task" (SPEC 1.3): the prompt the loop gave the attempt (`record spawn
+/// --prompt-file`), fenced as untrusted text.
+fn the_task(p: &mut String, f: &Facts) {
+    let Some(t) = f.task_prompt.as_deref() else {
+        return;
+    };
+    let _ = writeln!(
+        p,
+        "## The task
+
+The loop gave the first attempt this task, each line prefixed with `| `. It is the task as          it was handed out, kept from the loop's prompt file; what the repository shows below is how far it got.
+"
+    );
+    let _ = writeln!(
+        p,
+        "{TASK_BEGIN}
+{}{TASK_END}
+",
+        quote_untrusted(t)
+    );
 }
 
 /// "## Where the work stands": the branch here and on the remote, the worktree, the last

@@ -124,9 +124,17 @@ impl<'a> Ctx<'a> {
             }),
             None => probe_pid(&events, &replayed, &self.this_host),
         };
+        let newest_commit = repo::newest_worker_commit(repo, &ahead_commits);
         // A live agent's worktree is not read unless asked (`--deep`): it is `running`,
-        // action `wait`, whatever it holds.
+        // action `wait`, whatever it holds. Unless every other signal is older than
+        // `recode.hungAfter`: then only its worktree can show it is not hung (SPEC 1.3).
+        let quiet = [replayed.last_worker_event, newest_commit, transcript_mtime]
+            .into_iter()
+            .flatten()
+            .max()
+            .is_none_or(|t| self.now.as_second() - t.as_second() >= cfg.hung_after_secs);
         let skip_read = !opts.deep
+            && !quiet
             && pid_alive == Some(true)
             && (!replayed.last_attempt_exited || replayed.exit_unnamed);
         let (facts, job) = match wt {
@@ -152,7 +160,7 @@ impl<'a> Ctx<'a> {
             branch_unique: counts.branch_unique,
             beyond_pr: counts.beyond_pr,
             worktree: facts,
-            newest_commit: repo::newest_worker_commit(repo, &ahead_commits),
+            newest_commit,
             events,
             pid_alive,
             transcript_mtime,
@@ -161,6 +169,8 @@ impl<'a> Ctx<'a> {
             blocker_closed: false,
             now: self.now,
             stall_after_secs: cfg.stall_after_secs,
+            hung_after_secs: cfg.hung_after_secs,
+            gate_configured: cfg.gate.is_some(),
             max_attempts: cfg.max_attempts,
             hosts: host_facts,
         };

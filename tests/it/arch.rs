@@ -8,7 +8,7 @@
 //!
 //! The layering, bottom up ([`LAYERS`]; a module imports only modules of lower layers;
 //! each module's layer is the longest import path below it):
-//! 0. leaves: `clock`, `fence`, `outcome`, `process`, `progress`, `redact`, `retry`, `tail`, `trailer`;
+//! 0. leaves: `clock`, `failpoint`, `fence`, `outcome`, `process`, `progress`, `redact`, `retry`, `tail`, `trailer`;
 //! 1. `git` (every git run), `lock`, vocabulary: `model` (worker and event types: no
 //!    ledger), `agent` (agents' output);
 //! 2. `config`, `render`, `hosts` (heartbeat refs, whose a worker is);
@@ -53,6 +53,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "sync",
         ],
     ),
+    ("failpoint", &[]),
     ("fence", &[]),
     (
         "forge",
@@ -64,7 +65,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "hook",
         &[
-            "clock", "config", "ledger", "render", "repo", "trailer", "workers", "worktree",
+            "clock",
+            "config",
+            "failpoint",
+            "ledger",
+            "render",
+            "repo",
+            "trailer",
+            "workers",
+            "worktree",
         ],
     ),
     ("hosts", &["clock", "model"]),
@@ -87,8 +96,24 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "recover",
         &[
-            "classify", "clock", "config", "forge", "git", "hosts", "ledger", "lock", "locks",
-            "model", "process", "progress", "render", "repo", "snapshot", "trailer", "worktree",
+            "classify",
+            "clock",
+            "config",
+            "failpoint",
+            "forge",
+            "git",
+            "hosts",
+            "ledger",
+            "lock",
+            "locks",
+            "model",
+            "process",
+            "progress",
+            "render",
+            "repo",
+            "snapshot",
+            "trailer",
+            "worktree",
         ],
     ),
     ("redact", &[]),
@@ -134,6 +159,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
 /// Each top-level module's layer (see the module comment).
 const LAYERS: &[(&str, u8)] = &[
     ("clock", 0),
+    ("failpoint", 0),
     ("fence", 0),
     ("outcome", 0),
     ("process", 0),

@@ -6,6 +6,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// The pinned clock of every test (RECODE_NOW), and its epoch seconds.
+/// The variable and value that arm `RECODE_FAILPOINT` in a child (test-only, see
+/// `git_recode::failpoint`).
+pub const ARM: (&str, &str) = (
+    git_recode::failpoint::ARM_ENV,
+    git_recode::failpoint::ARM_VALUE,
+);
+
 pub const NOW: &str = "2026-11-20T12:00:00Z";
 pub const NOW_EPOCH: i64 = 1_795_176_000;
 /// A clock after every real mtime a test can make, for tests that act (recover).

@@ -70,6 +70,7 @@ fn a_fold_killed_between_the_rename_and_the_delete_loses_and_duplicates_nothing(
         .cmd(&repo)
         .args(["record", "unblock", "issue-7"])
         .env("RECODE_FAILPOINT", "journal-renamed")
+        .env(crate::common::ARM.0, crate::common::ARM.1)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), None, "killed: {}", stderr(&out));
@@ -112,6 +113,7 @@ fn a_fold_killed_between_the_rename_and_the_delete_loses_and_duplicates_nothing(
         .cmd(&repo)
         .args(["record", "unblock", "issue-7"])
         .env("RECODE_FAILPOINT", "journal-folded")
+        .env(crate::common::ARM.0, crate::common::ARM.1)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), None, "killed: {}", stderr(&out));

@@ -7,7 +7,8 @@
 //! that resets later; held pushes (a branch the remote's pre-receive hook refuses; a gated
 //! worker with an untracked nested repository; a gitlink to a submodule commit the
 //! submodule's remote lacks, the submodule sometimes dirty too); live agents that hang (a
-//! pid alive for ever with no activity, or parked on a limit and silent past its reset);
+//! pid alive for ever with no activity, or parked on a limit and silent past its reset),
+//! which `recover` must end past `recode.hungAfter` (action `kill`);
 //! stale locks of every kind a SIGKILL leaves ([`field::LOCKS`]: a worktree's `index.lock`
 //! and `HEAD.lock`, a branch's ref lock, `packed-refs.lock`, the notes ref's and the anchors
 //! ref's locks). Trial-wide: the remote has no forge at all (a plain bare repository), is on
@@ -540,7 +541,7 @@ impl Trial {
                         self.agent(&branch);
                     }
                 }
-                "delete" | "publish" | "wip-commit" | "escalate" => {
+                "delete" | "publish" | "wip-commit" | "escalate" | "kill" => {
                     let out = self.run(&repo, &["recover", &branch], &branch, true);
                     if std::env::var_os("RECODE_LOOP_TRACE").is_some() {
                         match out {
@@ -694,6 +695,22 @@ impl Trial {
                     "seed {}: submodule commit {sha} in {} was lost",
                     self.seed,
                     dir.display()
+                ));
+            }
+        }
+        // SPEC 1.3: a hung agent (pid alive, no activity) is ended past recode.hungAfter
+        // (2 h: the second tick), never left for ever, and ledgered as exit 137.
+        let hung: Vec<String> = self
+            .workers
+            .iter()
+            .filter(|(_, k)| *k == Kind::Hung)
+            .map(|(b, _)| b.clone())
+            .collect();
+        for b in hung {
+            if self.agents.get_mut(&b).is_some_and(Agent::alive) {
+                self.violations.push(format!(
+                    "seed {}: {b}'s hung agent was never ended",
+                    self.seed
                 ));
             }
         }

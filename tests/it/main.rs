@@ -37,6 +37,7 @@ mod journal;
 mod ledger;
 mod ledgerrace;
 mod loopharness;
+mod loopsh;
 mod neverlose;
 mod neverlose3;
 mod neverlose_env;

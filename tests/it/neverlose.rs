@@ -536,7 +536,8 @@ impl Trial {
         let mut c = self.recode(&self.repo);
         c.env("RECODE_NOW", LATER);
         if let Some(fp) = failpoint {
-            c.env("RECODE_FAILPOINT", fp);
+            c.env("RECODE_FAILPOINT", fp)
+                .env(crate::common::ARM.0, crate::common::ARM.1);
         }
         if self.faults.caller_env {
             let gd = self.repo.join(".git");

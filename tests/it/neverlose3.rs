@@ -723,6 +723,7 @@ fn a_kill_inside_a_removal_is_finished_never_committed() {
             .cmd(&repo)
             .env("RECODE_NOW", LATER)
             .env("RECODE_FAILPOINT", fp)
+            .env(crate::common::ARM.0, crate::common::ARM.1)
             .args(["recover", "--all"])
             .output()
             .unwrap();
@@ -761,6 +762,7 @@ fn a_kill_inside_a_removal_of_a_worktree_that_turned_dirty_restores_it() {
             .cmd(&repo)
             .env("RECODE_NOW", LATER)
             .env("RECODE_FAILPOINT", fp)
+            .env(crate::common::ARM.0, crate::common::ARM.1)
             .args(["recover", "--all"])
             .output()
             .unwrap();

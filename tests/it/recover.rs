@@ -312,6 +312,25 @@ fn operations_in_progress_and_running_workers_are_byte_identical_after_recover()
     assert_eq!(after, before);
 }
 
+/// A failpoint named without its arming variable (one left in a user's environment) does
+/// nothing: `recover` runs to its end (exit 0), and the worker it would have killed at is
+/// deleted.
+#[test]
+fn an_unarmed_failpoint_kills_nothing() {
+    let env = TestEnv::new();
+    let repo = env.demo_at(LATER_EPOCH);
+    let out = env
+        .cmd(&repo)
+        .env("RECODE_NOW", LATER)
+        .env("RECODE_FAILPOINT", "delete-worktree")
+        .env(crate::common::ARM.0, "1")
+        .args(["recover", "--all"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!env.root().join("demo/wt/1").exists());
+}
+
 /// Kill `recover` with SIGKILL at each step, then run it again: nothing lost, the ledger
 /// readable, and the second run finishes the job.
 #[test]
@@ -332,6 +351,7 @@ fn killed_at_every_step_then_rerun() {
             .cmd(&repo)
             .env("RECODE_NOW", LATER)
             .env("RECODE_FAILPOINT", step)
+            .env(crate::common::ARM.0, crate::common::ARM.1)
             .args(["recover", "--all"])
             .output()
             .unwrap();

@@ -3,6 +3,7 @@
 
 mod feedback;
 mod hosts;
+mod hung;
 mod liveness;
 mod outcomes;
 mod overrides;
@@ -80,6 +81,8 @@ fn snap() -> T {
         blocker_closed: false,
         now: at(0),
         stall_after_secs: 1800,
+        hung_after_secs: 86_400,
+        gate_configured: true,
         max_attempts: 3,
         hosts: Default::default(),
     })
@@ -118,6 +121,7 @@ impl T {
                 pid: Some(4242),
                 pid_start: Some("123456".into()),
                 output: None,
+                prompt: None,
             },
         )
     }
@@ -134,6 +138,7 @@ impl T {
                 pid: None,
                 pid_start: None,
                 output: None,
+                prompt: None,
             },
         )
     }

@@ -31,7 +31,8 @@ pub(super) enum Kind {
     /// Gated, its commit holds a gitlink to a submodule commit the submodule's remote
     /// lacks (and sometimes the submodule is dirty too).
     Submodule,
-    /// A live agent that hangs: its pid alive for ever, no activity, no exit.
+    /// A live agent that hangs: its pid alive for ever, no activity, no exit (SPEC 1.3:
+    /// stalled past `recode.hungAfter`, its process ended by `recover`).
     Hung,
     /// A live agent parked on a limit (its output says so), then silent past the reset.
     Parked,

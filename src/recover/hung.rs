@@ -1,0 +1,79 @@
+//! A hung agent (SPEC 1.3 "The loop as people run it"): its pid alive with the recorded
+//! start token, no activity for `recode.hungAfter`. `recover` ends its process group —
+//! the token re-checked at the moment of acting — and ledgers an `exit` (`rc` 137,
+//! `outcome` `failed`, the reason), so the next tick resumes it and a loop never waits on
+//! a live agent to decide the others.
+
+use super::{Outcome, RecoverError, Run, Step, failed, guard, step};
+use crate::ledger::Body;
+use crate::model::{Action, Snapshot, Worker};
+use crate::process::{self, Ended};
+
+/// The exit code ledgered for an agent ended here: 128 + SIGKILL, as a shell reports it.
+pub(super) const KILLED_RC: i32 = 137;
+
+/// End the hung agent of `w` and ledger its exit.
+///
+/// Errors: [`RecoverError`] when the repository or the ledger cannot be read or written.
+pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
+    let (now_w, snap) = match guard::recheck(r, w, Action::Kill)? {
+        Ok(x) => x,
+        Err(s) => return Ok(s),
+    };
+    let Some((pid, token)) = recorded_pid(&snap) else {
+        return Ok(failed(
+            w,
+            "no pid of this host recorded for its newest attempt",
+            false,
+        ));
+    };
+    let reason = now_w.reason.to_string();
+    let ended = process::end_worker(pid, &token);
+    if ended == Ended::Gone {
+        return Ok(step(
+            w,
+            Outcome::Skipped,
+            format!("re-checked: pid {pid} is no longer the worker (its start token changed)"),
+        ));
+    }
+    r.classified(&now_w)?;
+    let message = format!("{reason}; ended by git-recode (SIGKILL)");
+    r.append(
+        &now_w,
+        now_w.head,
+        Body::Exit {
+            rc: KILLED_RC,
+            outcome: crate::outcome::Outcome::Failed,
+            message: Some(message),
+            retry_after: None,
+            fresh: None,
+            blocker: None,
+            session_id: None,
+        },
+    )?;
+    let what = match ended {
+        Ended::Group => "its process group",
+        _ => "its pid (it shares its process group)",
+    };
+    Ok(step(
+        w,
+        Outcome::Done,
+        format!("{reason}: ended {what} (pid {pid}), exit {KILLED_RC} ledgered"),
+    ))
+}
+
+/// The pid and start token of the branch's newest attempt, when it is a `spawn` recorded
+/// on this host with both.
+fn recorded_pid(s: &Snapshot) -> Option<(u32, String)> {
+    let r = crate::ledger::replay_for(&s.events, &s.branch);
+    let me = process::hostname();
+    match &s.events[r.last_attempt?].body {
+        Body::Spawn {
+            host,
+            pid: Some(pid),
+            pid_start: Some(token),
+            ..
+        } if crate::hosts::same_host(host, &me) => Some((*pid, token.clone())),
+        _ => None,
+    }
+}
