@@ -131,13 +131,6 @@ impl GitHub {
         Ok(pages.into_iter().flatten().collect())
     }
 
-    /// Every pull request of the repository (`state=all`, every page).
-    ///
-    /// Errors: [`ForgeError`].
-    pub fn list_pulls(&self) -> Result<Vec<PullRequest>, ForgeError> {
-        self.list_pulls_since(None)
-    }
-
     /// The pull request for `branch`, if any (`?head=OWNER:BRANCH&state=all`, checked on `head.ref`).
     ///
     /// Errors: [`ForgeError`].
