@@ -142,7 +142,7 @@ pub(super) fn push(r: &Run, dir: &Path, branch: &str) -> Result<(), GitError> {
     let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
     git::Git::new(dir)
         .args(["push", "--porcelain", "--quiet", &r.cfg.remote, &spec])
-        .network(r.cfg.network_timeout_secs)
+        .network(r.cfg.network_timeout_secs, &r.cfg.ssh)
         .output()?;
     Ok(())
 }
