@@ -29,22 +29,84 @@ pub(super) fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| executable(p))
 }
 
-/// The agent's CLI is on `PATH`.
+/// How long the agent's CLI may take to answer `--version`.
+pub(super) const VERSION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The agent's CLI is on `PATH` and answers `--version` within [`VERSION_TIMEOUT`] (a
+/// CLI whose runtime moved after an upgrade is found but cannot start). A known agent
+/// that does not answer fails; a command template's program may have no `--version`,
+/// so it only warns.
 pub(super) fn agent_on_path(agent: &str) -> Check {
     let bin = agent_binary(agent);
-    match on_path(&bin) {
-        Some(p) => ok(
-            "agent",
-            format!("recode.agent {agent}: {} is on PATH", p.display()),
-        ),
-        None => check(
+    let Some(p) = on_path(&bin) else {
+        return check(
             "agent",
             Level::Fail,
             format!("recode.agent {agent}: '{bin}' is not on PATH, so resume commands cannot run"),
             Some(format!(
                 "install {bin}, or set recode.agent (git config recode.agent <agent>)"
             )),
+        );
+    };
+    match answers_version(&p) {
+        Ok(v) => ok(
+            "agent",
+            format!(
+                "recode.agent {agent}: {} is on PATH and answers --version: {v}",
+                p.display()
+            ),
         ),
+        Err(why) => check(
+            "agent",
+            if crate::agent::profile(agent).is_some() {
+                Level::Fail
+            } else {
+                Level::Warn
+            },
+            format!(
+                "recode.agent {agent}: {} is on PATH but `{bin} --version` {why}, so resume commands cannot run",
+                p.display()
+            ),
+            Some(format!(
+                "run `{} --version` and reinstall {bin} until it answers",
+                p.display()
+            )),
+        ),
+    }
+}
+
+/// `program --version`, bounded by [`VERSION_TIMEOUT`], stdin closed, in the temporary
+/// directory (nothing of the repository around it): its first line.
+///
+/// Errors: the words saying how it failed (`cannot start: …`, `exited 127: …`, `did not
+/// answer within 10 s`).
+fn answers_version(program: &Path) -> Result<String, String> {
+    let mut cmd = std::process::Command::new(program);
+    cmd.arg("--version")
+        .current_dir(std::env::temp_dir())
+        .stdin(std::process::Stdio::null());
+    let done = crate::process::run_bounded(&mut cmd, VERSION_TIMEOUT)
+        .map_err(|e| format!("cannot start: {e}"))?;
+    let first = |b: &[u8]| {
+        String::from_utf8_lossy(b)
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or_default()
+            .to_string()
+    };
+    match done.status {
+        None => Err(format!(
+            "did not answer within {} s",
+            VERSION_TIMEOUT.as_secs()
+        )),
+        Some(s) if s.success() => Ok(first(&done.stdout)),
+        Some(s) => {
+            let code = s
+                .code()
+                .map_or_else(|| "on a signal".to_string(), |c| format!("{c}"));
+            Err(format!("exited {code}: {}", first(&done.stderr)))
+        }
     }
 }
 

@@ -17,3 +17,38 @@ pub(super) fn git_version(repo: &gix::Repository) -> Check {
         ),
     }
 }
+
+/// git finds an author and a committer for a commit in the worktree (`git var`,
+/// [`crate::git::missing_identities`]): in a fresh container it does not, and every
+/// commit the agent makes fails ("Author identity unknown"). git-recode's own ledger and
+/// heartbeat commits carry its own identity, so only a warning (SPEC 1.3).
+pub(super) fn identity(repo: &gix::Repository) -> Check {
+    let dir = repo.workdir().unwrap_or_else(|| repo.git_dir());
+    let missing = crate::git::missing_identities(dir);
+    let Some((_, why)) = missing.first() else {
+        return ok(
+            "identity",
+            "git finds an author and a committer for commits here".into(),
+        );
+    };
+    let roles: Vec<&str> = missing
+        .iter()
+        .map(|(who, _)| match who {
+            crate::git::Identity::Author => "author",
+            crate::git::Identity::Committer => "committer",
+        })
+        .collect();
+    check(
+        "identity",
+        Level::Warn,
+        format!(
+            "git has no {} identity ({why}): the agent's own commits will fail; git-recode's ledger still works (its commits carry the identity {} <{}>)",
+            roles.join(" nor "),
+            crate::git::OWN_NAME,
+            crate::git::OWN_EMAIL
+        ),
+        Some(
+            "git config --global user.name 'Your Name' && git config --global user.email you@example.com (or set GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME, GIT_COMMITTER_EMAIL in the loop's environment)".into(),
+        ),
+    )
+}

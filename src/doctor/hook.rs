@@ -2,9 +2,10 @@
 
 use super::{Check, Level, check, ok};
 
-/// Whether a commit in each worktree reaches the milestone hook ([`crate::hook::walk`]).
+/// Whether a commit in each worktree reaches the milestone hook and the hook runs
+/// ([`crate::hook::walk::reach_and_run`]).
 pub(super) fn hook(repo: &gix::Repository) -> Vec<Check> {
-    let reach = crate::hook::walk::reach(repo);
+    let reach = crate::hook::walk::reach_and_run(repo);
     let missing: Vec<_> = reach.iter().filter(|r| !r.reaches).collect();
     if missing.is_empty() {
         let n = reach.len();

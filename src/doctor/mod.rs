@@ -2,9 +2,11 @@
 //! `fail` with the fix (SPEC 1.2 Commands, `doctor`). Reads only: it writes no ref, no
 //! file and sends no token anywhere but the forge's API.
 //!
-//! The checks, in order: git (version, repository format), config (every `recode.*`
-//! value, the base exists), hook (reaches every worktree), forge (detected, token,
-//! answering), agent (its CLI on `PATH`), accounts (`recode.agentConfigDirs` distinct),
+//! The checks, in order: git (version, repository format), identity (git finds an author
+//! and a committer), config (every `recode.*` value, the base exists and the remote's HEAD
+//! resolves, the branch pattern has its `task` group), hook (reaches every worktree and
+//! runs), forge (detected, token, answering), ssh (the command pushes use), agent (its
+//! CLI on `PATH` answers `--version`), accounts (`recode.agentConfigDirs` distinct),
 //! locks (stale lock files), clone (shallow, partial), maintenance (what could prune
 //! worktrees).
 //!
@@ -18,6 +20,7 @@ mod git;
 mod hook;
 mod repo;
 mod settings;
+mod ssh;
 
 use serde::Serialize;
 
@@ -51,8 +54,8 @@ impl std::fmt::Display for Level {
 /// One line of `doctor`: which check, how it came out, what was found, what to do.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct Check {
-    /// The check: `git`, `config`, `hook`, `forge`, `agent`, `accounts`, `locks`,
-    /// `clone`, `maintenance`.
+    /// The check: `git`, `identity`, `config`, `hook`, `forge`, `ssh`, `agent`,
+    /// `accounts`, `locks`, `clone`, `maintenance`.
     pub check: &'static str,
     /// `ok`, `warn` or `fail`.
     pub level: Level,
@@ -77,7 +80,7 @@ fn ok(name: &'static str, message: String) -> Check {
 
 /// Run every check on `repo`. `now` is the clock (`RECODE_NOW`), for lock ages.
 pub fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
-    let mut out = vec![git::git_version(repo)];
+    let mut out = vec![git::git_version(repo), git::identity(repo)];
     let (cfg, load_error) = match Config::load(repo) {
         Ok(c) => (Some(c), None),
         Err(e) => (None, Some(e)),
@@ -105,6 +108,7 @@ pub fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
         .unwrap_or_else(|| config::DEFAULT_REMOTE.into());
     if let Some(c) = cfg.as_ref() {
         out.push(forge::forge(repo, c));
+        out.push(ssh::ssh(repo, c));
     }
     let agent = cfg
         .as_ref()

@@ -41,8 +41,31 @@ pub(super) fn config_values(repo: &gix::Repository, cfg: Option<&Config>) -> Vec
             )),
         ));
     }
+    if let Some(c) = cfg {
+        out.extend(remote_head(repo, c));
+    }
     if out.is_empty() && cfg.is_some() {
         out.push(ok("config", "every recode.* value is valid".into()));
     }
     out
+}
+
+/// With `recode.base` unset, the remote's HEAD names a branch that is not there (left
+/// dangling by a rename on the server): the base falls through to the next candidate
+/// ([`crate::repo::base_name`]), which may not be the branch the remote now merges into.
+fn remote_head(repo: &gix::Repository, cfg: &Config) -> Option<Check> {
+    if cfg.base.is_some() {
+        return None;
+    }
+    let gone = crate::repo::dangling_remote_head(repo, &cfg.remote)?;
+    let base = crate::repo::base_name(repo, cfg);
+    Some(check(
+        "config",
+        Level::Warn,
+        format!(
+            "refs/remotes/{0}/HEAD points at {gone}, which does not exist (the branch was renamed or deleted on '{0}'): it is not used, the base is '{base}'",
+            cfg.remote
+        ),
+        Some(format!("git remote set-head {} -a", cfg.remote)),
+    ))
 }

@@ -48,7 +48,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     r.classified(&now_w)?;
     let saved = Saved::take(&index);
     failpoint("wip-add");
-    let commit = add_and_commit(r, &wt, &left_out);
+    let commit = add_and_commit(&wt, &left_out);
     let (mut head, mut files) = match commit {
         Ok(Some(v)) => v,
         Ok(None) => {
@@ -74,7 +74,14 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         .and_then(|e| refused_paths(dir, head, &e.to_string()))
     {
         failpoint("wip-refused");
-        match refused::rewrite_without(dir, &w.branch, head, &refused, wip_message, &identity(r)) {
+        match refused::rewrite_without(
+            dir,
+            &w.branch,
+            head,
+            &refused,
+            wip_message,
+            &git::own_identity_env(dir),
+        ) {
             Ok((new, n)) => {
                 (head, files) = (new, n);
                 found.refused = refused;
@@ -219,7 +226,6 @@ fn push_wip(
 /// `git add -A` (nested repositories excluded) and `git commit`; `None` when nothing but
 /// the excluded paths was there to commit. Returns the new head and the file count.
 fn add_and_commit(
-    r: &Run,
     wt: &Bound,
     left_out: &[String],
 ) -> Result<Option<(gix::ObjectId, u32)>, GitError> {
@@ -234,7 +240,7 @@ fn add_and_commit(
         let message = format!(
             "wip: recode snapshot of the index ({restaged} files changed again after staging)\n\nRecode-Wip: true\n"
         );
-        commit(r, wt, &message)?;
+        commit(wt, &message)?;
     }
     wt.git()
         .args(["add", "-A", "--", "."])
@@ -246,7 +252,7 @@ fn add_and_commit(
         return Ok(None);
     }
     failpoint("wip-commit");
-    commit(r, wt, &wip_message(files))?;
+    commit(wt, &wip_message(files))?;
     let head = wt.git().args(["rev-parse", "HEAD"]).output_id()?;
     flagged.restore(wt);
     Ok(Some((head, files)))
@@ -334,23 +340,9 @@ fn wip_message(files: u32) -> String {
     )
 }
 
-/// The identity a commit of ours takes when the user has none configured (`GIT_AUTHOR_*`
-/// and `GIT_COMMITTER_*` of `git-recode`); empty when the user has one.
-fn identity(r: &Run) -> Vec<(&'static str, &'static str)> {
-    if r.repo.committer().and_then(|c| c.ok()).is_some() {
-        return Vec::new();
-    }
-    vec![
-        ("GIT_AUTHOR_NAME", "git-recode"),
-        ("GIT_AUTHOR_EMAIL", "git-recode@localhost"),
-        ("GIT_COMMITTER_NAME", "git-recode"),
-        ("GIT_COMMITTER_EMAIL", "git-recode@localhost"),
-    ]
-}
-
 /// Commit the index as it is (hooks skipped; signed when the user signs, bounded by
 /// `recode.commandTimeout` like every git run; a fallback identity when none is set).
-fn commit(r: &Run, wt: &Bound, message: &str) -> Result<(), GitError> {
+fn commit(wt: &Bound, message: &str) -> Result<(), GitError> {
     let mut commit = wt.git().commit_step().args([
         "-c",
         "core.hooksPath=/dev/null",
@@ -361,7 +353,7 @@ fn commit(r: &Run, wt: &Bound, message: &str) -> Result<(), GitError> {
         "-m",
         message,
     ]);
-    for (k, v) in identity(r) {
+    for (k, v) in git::own_identity_env(wt.dir) {
         commit = commit.env(k, v);
     }
     commit.output()?;
