@@ -6,6 +6,7 @@ mod hosts;
 mod liveness;
 mod outcomes;
 mod overrides;
+mod proof;
 mod state_human;
 mod state_work;
 
