@@ -89,4 +89,3 @@ fn published_open(s: &Snapshot, r: &Replay, pr: &Pr) -> (State, Action, Row) {
 fn merged_nothing_to_remove(s: &Snapshot, wt: Option<&WorktreeFacts>) -> bool {
     wt.is_none() && (!s.branch_local || s.branch_unique > 0)
 }
-

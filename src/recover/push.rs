@@ -34,7 +34,9 @@ pub(super) fn wip_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>
     }
     // SPEC 1.3 "Pushing": the target is refs/heads/<branch> on recode.remote, never the
     // branch's upstream; held only when that ref exists and is not in what is pushed.
-    if let Some(there) = remote_head(r, &w.branch)?
+    // A remote that cannot be asked is left to the push itself, which fails the same
+    // way and is reported as the error it is (a push never forces: nothing is lost).
+    if let Ok(Some(there)) = remote_head(r, &w.branch)
         && !pushes_onto(r, &w.branch, there)
     {
         return Ok(Some(format!(

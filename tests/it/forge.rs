@@ -265,8 +265,10 @@ fn status_shows_open_merged_and_closed_pull_requests_from_one_listing() {
     let open = fx.gh.add_pr("acme", "widget", "issue-1-open", "open");
     let merged = fx.gh.add_pr("acme", "widget", "issue-2-merged", "merged");
     // SPEC 1.3: a merged request is the worker's only with its head at the tip.
-    fx.gh.set_head(open, &fx.env.git(&open_wt, &["rev-parse", "HEAD"]));
-    fx.gh.set_head(merged, &fx.env.git(&merged_wt, &["rev-parse", "HEAD"]));
+    fx.gh
+        .set_head(open, &fx.env.git(&open_wt, &["rev-parse", "HEAD"]));
+    fx.gh
+        .set_head(merged, &fx.env.git(&merged_wt, &["rev-parse", "HEAD"]));
     let closed = fx.gh.add_pr("acme", "widget", "issue-3-closed", "closed");
     // Another repository's pull request for a namesake branch is not ours.
     fx.gh.add_pr("forker", "widget", "issue-4-none", "open");
