@@ -76,6 +76,17 @@ pub struct Repo {
 }
 
 impl GiteaPull {
+    /// Whether its head lives in `full` (`owner/name`), this repository (SPEC 1.3): by
+    /// `head.repo.full_name`, else by `head.repo_id` equal to `base.repo_id`. A deleted
+    /// fork (`head.repo: null`, no matching id) or a fork never is.
+    pub fn is_from(&self, full: &str) -> bool {
+        match (&self.head.repo, self.head.repo_id, &self.base) {
+            (Some(r), _, _) if !r.full_name.is_empty() => r.full_name.eq_ignore_ascii_case(full),
+            (None, Some(h), Some(b)) => h != 0 && Some(h) == b.repo_id,
+            _ => false,
+        }
+    }
+
     /// The classifier's view of it (no feedback yet).
     pub fn to_pr(&self) -> Pr {
         Pr {
@@ -202,16 +213,7 @@ impl Gitea {
             "the pull request listing",
         )?;
         let full = format!("{}/{}", self.owner, self.repo);
-        Ok(all
-            .into_iter()
-            .filter(|p| match (&p.head.repo, p.head.repo_id, &p.base) {
-                (Some(r), _, _) if !r.full_name.is_empty() => {
-                    r.full_name.eq_ignore_ascii_case(&full)
-                }
-                (_, Some(h), Some(b)) if b.repo_id.is_some() => Some(h) == b.repo_id,
-                _ => true,
-            })
-            .collect())
+        Ok(all.into_iter().filter(|p| p.is_from(&full)).collect())
     }
 
     /// Each branch's pull request: open first, else the highest number.
@@ -354,6 +356,20 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(p.to_pr().state, PrState::Merged);
+        assert!(p.is_from("acme/widget"));
+        assert!(!p.is_from("someone/widget"));
+    }
+
+    #[test]
+    fn a_deleted_forks_pull_request_is_never_ours() {
+        let p: GiteaPull = serde_json::from_value(serde_json::json!({
+            "number": 5, "state": "closed", "merged": true,
+            "html_url": "https://gitea.example/acme/widget/pulls/5",
+            "head": {"ref": "issue-19", "sha": "abc", "repo": null},
+            "base": {"ref": "main", "repo_id": 9, "repo": {"full_name": "acme/widget"}}
+        }))
+        .unwrap();
+        assert!(!p.is_from("acme/widget"));
     }
 
     #[test]

@@ -34,7 +34,9 @@ pub(super) fn wip_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>
     }
     // SPEC 1.3 "Pushing": the target is refs/heads/<branch> on recode.remote, never the
     // branch's upstream; held only when that ref exists and is not in what is pushed.
-    if let Some(there) = remote_head(r, &w.branch)?
+    // A remote that cannot be asked is left to the push itself, which fails the same
+    // way and is reported as the error it is (a push never forces: nothing is lost).
+    if let Ok(Some(there)) = remote_head(r, &w.branch)
         && !pushes_onto(r, &w.branch, there)
     {
         return Ok(Some(format!(
@@ -121,7 +123,10 @@ pub(super) fn secrets_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<Str
 /// What the remote already has of the branch: `<remote>/<branch>` (never the upstream,
 /// which may be another branch: SPEC 1.3), else the base.
 fn push_excludes(r: &Run, w: &Worker) -> Vec<ObjectId> {
-    match repo::tip(r.repo, &format!("refs/remotes/{}/{}", r.cfg.remote, w.branch)) {
+    match repo::tip(
+        r.repo,
+        &format!("refs/remotes/{}/{}", r.cfg.remote, w.branch),
+    ) {
         Some(t) => vec![t],
         None => repo::base_tips(r.repo, r.cfg, &w.base),
     }

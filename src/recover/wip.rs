@@ -301,10 +301,12 @@ impl Flagged {
         };
         for e in out.split(|b| *b == 0).filter(|e| e.len() > 2) {
             let path = String::from_utf8_lossy(&e[2..]).to_string();
+            let on_disk = || std::fs::symlink_metadata(wt.dir.join(&path)).is_ok();
+            if e[0].eq_ignore_ascii_case(&b'S') && on_disk() {
+                f.skipped.push(path.clone());
+            }
             if e[0].is_ascii_lowercase() {
                 f.assumed.push(path);
-            } else if e[0] == b'S' && std::fs::symlink_metadata(wt.dir.join(&path)).is_ok() {
-                f.skipped.push(path);
             }
         }
         f.update(wt, "--no-assume-unchanged", "--no-skip-worktree")?;

@@ -95,6 +95,9 @@ pub struct Facts {
     /// What the branch's newest WIP step left out and is still in the worktree (SPEC 1.2
     /// "Never lose work: more states": the resume prompt names it), in the ledger's order.
     pub left_out: Vec<LeftOutFact>,
+    /// Stash entries made on the branch, newest first (`stash@{N} (<message>)`: the message
+    /// is untrusted text): work no status shows (SPEC 1.3).
+    pub stashes: Vec<String>,
     /// The open pull request whose failing checks or requested changes this resume
     /// answers (SPEC "Pull request feedback"); null otherwise.
     pub pull_request: Option<feedback::PrFacts>,
@@ -190,6 +193,7 @@ pub fn facts(
         attempt,
         max_attempts: w.max_attempts,
         left_out: left_out(snap),
+        stashes: snap.stashes.clone(),
         pull_request: feedback::facts(w.pr.as_ref()),
         takeover: takeover_facts(snap),
         task_prompt: task_prompt(snap),

@@ -29,6 +29,7 @@ pub fn prompt(f: &Facts) -> String {
     commits(&mut p, f);
     uncommitted(&mut p, f);
     left_out(&mut p, f);
+    stashes(&mut p, f);
     tests(&mut p, f);
     previous_attempt(&mut p, f);
     if let Some(pr) = &f.pull_request {
@@ -270,6 +271,20 @@ fn left_out(p: &mut String, f: &Facts) {
         let _ = writeln!(p, "- `{}`: {what}.", l.path);
     }
     let _ = writeln!(p);
+}
+
+/// "## Work in the stash": stash entries made on the branch (SPEC 1.3), fenced.
+fn stashes(p: &mut String, f: &Facts) {
+    if f.stashes.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        p,
+        "## Work in the stash\n\nThese stash entries were made on this branch and hold work no commit \
+         has: apply the one you need (`git stash list`, `git stash apply stash@{{N}}`), commit it, then \
+         drop it.\n\n{}",
+        super::quote_untrusted(&f.stashes.join("\n"))
+    );
 }
 
 /// "## Tests": the gate's verdict on the current head.

@@ -449,7 +449,8 @@ fn feedback_failing_leaves_it_unknown_with_one_warning() {
         serde_json::json!({"number": n, "state": "open", "merged_at": null,
             "html_url": format!("https://github.com/acme/widget/pull/{n}"),
             "created_at": "2026-11-01T00:00:00Z",
-            "head": {"label": format!("acme:{branch}"), "ref": branch, "sha": gh.sha(n)}})
+            "head": {"label": format!("acme:{branch}"), "ref": branch, "sha": gh.sha(n),
+                     "repo": {"full_name": "acme/widget"}}})
     };
     // The listing answers; the first check-runs read is refused (a token without the
     // checks permission): a 403 that is not a rate limit.

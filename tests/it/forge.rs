@@ -258,12 +258,17 @@ pub(crate) fn sap(w: &Value) -> (&str, &str, Value, bool) {
 #[test]
 fn status_shows_open_merged_and_closed_pull_requests_from_one_listing() {
     let fx = Fx::new();
-    fx.worker("issue-1-open", 1, 0);
-    fx.worker("issue-2-merged", 2, 0);
+    let open_wt = fx.worker("issue-1-open", 1, 0);
+    let merged_wt = fx.worker("issue-2-merged", 2, 0);
     fx.worker("issue-3-closed", 1, 0);
     fx.worker("issue-4-none", 1, 1);
     let open = fx.gh.add_pr("acme", "widget", "issue-1-open", "open");
     let merged = fx.gh.add_pr("acme", "widget", "issue-2-merged", "merged");
+    // SPEC 1.3: a merged request is the worker's only with its head at the tip.
+    fx.gh
+        .set_head(open, &fx.env.git(&open_wt, &["rev-parse", "HEAD"]));
+    fx.gh
+        .set_head(merged, &fx.env.git(&merged_wt, &["rev-parse", "HEAD"]));
     let closed = fx.gh.add_pr("acme", "widget", "issue-3-closed", "closed");
     // Another repository's pull request for a namesake branch is not ours.
     fx.gh.add_pr("forker", "widget", "issue-4-none", "open");
@@ -883,6 +888,8 @@ fn recover_removes_a_merged_worker_and_keeps_unpushed_commits() {
     let local_tip = fx.env.git(&local, &["rev-parse", "HEAD"]);
     let a = fx.gh.add_pr("acme", "widget", "issue-1-pushed", "merged");
     let b = fx.gh.add_pr("acme", "widget", "issue-2-local", "merged");
+    fx.gh.set_head(a, &tip);
+    fx.gh.set_head(b, &local_tip);
     let (_, workers) = fx.status();
     assert_eq!(
         sap(find(&workers, "issue-1-pushed")),
@@ -1124,21 +1131,23 @@ fn a_wip_push_is_held_on_a_branch_with_an_open_pull_request() {
     assert!(wip["held"].as_str().unwrap().contains(&format!("#{n}")));
 }
 
+/// SPEC 1.3 "Pushing": without a forge, a WIP push onto the branch on the remote goes when
+/// what is there is an ancestor of what is pushed (a fast-forward loses nothing there).
 #[test]
-fn without_a_forge_a_wip_push_onto_a_remote_branch_is_held() {
+fn without_a_forge_a_wip_push_that_fast_forwards_the_remote_branch_goes() {
     let fx = Fx::new();
     let wt = fx.worker("issue-2-dirty", 1, 1);
     fx.env
         .git(&wt, &["push", "-q", "-u", "origin", "issue-2-dirty"]);
-    let remote_tip = fx.env.git(&wt, &["rev-parse", "HEAD"]);
     std::fs::write(wt.join("half.txt"), "half a parser\n").unwrap();
     let r = fx.run_with(false, &["recover", "--all", "--json"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(doc["results"][0]["result"], "held");
+    assert_eq!(doc["results"][0]["result"], "done", "{doc}");
+    let tip = fx.env.git(&wt, &["rev-parse", "HEAD"]);
     assert_eq!(
         fx.rev(&fx.bare, "refs/heads/issue-2-dirty").as_deref(),
-        Some(remote_tip.as_str())
+        Some(tip.as_str())
     );
     assert!(fx.gh.requests().is_empty());
 }

@@ -31,6 +31,7 @@
 //! `RECODE_THREADS` (default 2) override the run; a seed reproduces its trial. A violation
 //! prints its seed; the run fails at the end.
 
+mod hiding;
 pub(crate) mod invariants;
 mod states;
 
@@ -39,6 +40,7 @@ use std::sync::OnceLock;
 
 use crate::common::{LATER, TestEnv, each_seed, env_u64};
 use crate::fake_github::FakeGitHub;
+use hiding::copy_dir;
 
 /// xorshift64*: a tiny seeded PRNG, so a seed reproduces a trial.
 pub(crate) struct Rng(u64);
@@ -99,9 +101,19 @@ enum Kind {
     Unborn,
     /// An oversize untracked artifact: `states.rs`.
     Oversize,
+    /// SPEC 1.3 (`hiding.rs`): work only a stash holds, a foreign `.git`, an edit an index
+    /// flag hides, requests with the branch's name from forks and deleted forks.
+    Stash,
+    Foreign,
+    Hidden,
+    ForkPr,
 }
 
-const KINDS: [Kind; 14] = [
+const KINDS: [Kind; 18] = [
+    Kind::Stash,
+    Kind::Foreign,
+    Kind::Hidden,
+    Kind::ForkPr,
     Kind::Empty,
     Kind::Ahead,
     Kind::Gated,
@@ -130,6 +142,8 @@ struct Faults {
     size_refusing: bool,
     /// The repository is shallow: no worker meets the base in the available history.
     shallow: bool,
+    /// A stale `core.fsmonitor` and the untracked cache (SPEC 1.3: `hiding.rs`).
+    stale_monitor: bool,
 }
 
 /// One generated repository.
@@ -144,6 +158,8 @@ struct Trial {
     workers: Vec<String>,
     /// The round-3 states' own invariants (live workers, unborn HEADs).
     extra: states::Extra,
+    /// The SPEC 1.3 states' own invariants (`hiding.rs`).
+    hiding: hiding::Hiding,
 }
 
 /// The repository every trial starts from, built once per process and copied (a trial's
@@ -230,20 +246,6 @@ impl Template {
     }
 }
 
-/// Copy a directory tree (files keep their permissions).
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
-}
-
 fn shared_forge() -> FakeGitHub {
     static GH: OnceLock<FakeGitHub> = OnceLock::new();
     GH.get_or_init(FakeGitHub::start).clone()
@@ -303,6 +305,7 @@ impl Trial {
             forge_500: rng.chance(10),
             size_refusing: false,
             shallow: false,
+            stale_monitor: rng.chance(15),
         };
         let mut faults = faults;
         faults.size_refusing = !faults.rejecting && rng.chance(20);
@@ -326,6 +329,7 @@ impl Trial {
             faults,
             workers: Vec::new(),
             extra: states::Extra::default(),
+            hiding: hiding::Hiding::default(),
         };
         if std::env::var_os("RECODE_NO_TEMPLATE").is_some() {
             build_base(&t.env, &root, &t.slug);
@@ -363,6 +367,9 @@ impl Trial {
         if self.faults.shallow {
             self.make_shallow();
         }
+        if self.faults.stale_monitor {
+            self.stale_monitor();
+        }
         if self.faults.forge_500 {
             for _ in 0..40 {
                 self.gh.fail_next(500, &[], r#"{"message":"Server Error"}"#);
@@ -388,7 +395,7 @@ impl Trial {
             &["worktree", "add", "-q", "-b", &branch, &wt_s, "base0"],
         );
         let commits = match kind {
-            Kind::Empty => 0,
+            Kind::Empty | Kind::Stash => 0,
             Kind::Bystander => rng.below(2),
             _ => 1 + rng.below(3),
         };
@@ -448,6 +455,17 @@ impl Trial {
             Kind::Submodule => self.add_submodules(rng, &wt, i),
             Kind::Unborn => self.delete_branch_under(rng, &wt, &branch),
             Kind::Oversize => self.oversize(rng, &wt, i),
+            Kind::Stash => self.stash_only(rng, &wt, &branch, i),
+            Kind::ForkPr => self.fork_requests(rng, &wt, &branch),
+            Kind::Foreign | Kind::Hidden => {
+                // No dirt over them: it would reach the foreign repository, or the edit.
+                match kind {
+                    Kind::Foreign => self.foreign_git(rng, &wt, &branch, i),
+                    _ => self.hidden_edit(rng, &wt, &branch, i),
+                }
+                self.workers.push(branch);
+                return;
+            }
             Kind::Empty | Kind::Ahead | Kind::ThreeBranches => {}
         }
         if rng.chance(55) {
@@ -587,6 +605,7 @@ impl Trial {
                 &when,
             ));
             v.extend(self.extra.check(&self.env, &self.repo, &self.origin, &when));
+            v.extend(self.hiding.check(&self.env, &self.repo, &when));
         }
         v
     }

@@ -7,6 +7,7 @@ mod hung;
 mod liveness;
 mod outcomes;
 mod overrides;
+mod proof;
 mod state_human;
 mod state_work;
 

@@ -1,0 +1,136 @@
+//! SPEC 1.3 "Proof before every irreversible step": stash entries, hidden changes, a
+//! foreign `.git`, a deregistered checkout, merged and closed requests whose head proves
+//! nothing, and a request being merged.
+
+use super::*;
+use crate::model::reason::Row;
+
+fn dead() -> T {
+    snap().spawn(7200).exit(7000, 1, Outcome::Failed)
+}
+
+#[test]
+fn a_stash_entry_made_on_the_branch_makes_a_clean_worker_half_done() {
+    let w = dead()
+        .wt()
+        .with(|s| s.stashes = vec!["stash@{0} (On issue-7: wip)".into()])
+        .run();
+    lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
+    assert_eq!(
+        w.reason.row,
+        Row::Stashed {
+            branch: "issue-7".into(),
+            entries: vec!["stash@{0} (On issue-7: wip)".into()],
+        }
+    );
+    // Without one: empty, deleted.
+    lsa(
+        &dead().wt().run(),
+        Liveness::Exited,
+        State::Empty,
+        Action::Delete,
+    );
+}
+
+#[test]
+fn a_change_an_index_flag_hides_is_named() {
+    let w = dead()
+        .dirty(dirty(0, 1, 0, 0))
+        .wt_with(|f| f.hidden = vec!["README.md (assume-unchanged)".into()])
+        .run();
+    lsa(&w, Liveness::Exited, State::HalfDone, Action::WipCommit);
+    assert!(
+        w.reason
+            .to_string()
+            .contains("hidden from git status by an index flag: README.md (assume-unchanged)"),
+        "{}",
+        w.reason
+    );
+}
+
+#[test]
+fn a_foreign_git_is_needs_human_naming_both() {
+    let w = dead()
+        .ahead(1)
+        .wt_with(|f| {
+            f.dirty = None;
+            f.admin = "/r/.git/worktrees/wt".into();
+            f.foreign = Some("/wt/.git".into());
+        })
+        .run();
+    lsa(&w, Liveness::Exited, State::NeedsHuman, Action::Escalate);
+    assert_eq!(
+        w.reason.row,
+        Row::Foreign {
+            path: WT.into(),
+            leads_to: "/wt/.git".into(),
+            admin: "/r/.git/worktrees/wt".into(),
+        }
+    );
+}
+
+#[test]
+fn a_deregistered_checkout_is_escalated_for_recover_to_register_again() {
+    let w = dead()
+        .ahead(1)
+        .with(|s| {
+            s.deregistered = Some(Deregistered {
+                path: "/wts/issue-7".into(),
+                names: "/r/.git/worktrees/issue-7".into(),
+            })
+        })
+        .run();
+    lsa(&w, Liveness::Exited, State::NeedsHuman, Action::Escalate);
+    assert!(matches!(w.reason.row, Row::Deregistered { .. }));
+}
+
+#[test]
+fn a_merged_request_whose_head_proves_nothing_is_not_the_workers() {
+    for (head, state, action) in [
+        (PrHead::Unknown, State::HalfDone, Action::Resume),
+        (PrHead::Unrelated, State::HalfDone, Action::Resume),
+        (PrHead::Tip, State::Published, Action::Delete),
+        (PrHead::Contains, State::Published, Action::Delete),
+    ] {
+        let w = dead()
+            .wt()
+            .ahead(2)
+            .with(|s| s.pr_head = head)
+            .forge(Forge::Known(Some(pr(PrState::Merged))))
+            .run();
+        lsa(&w, Liveness::Exited, state, action);
+    }
+}
+
+#[test]
+fn a_closed_request_of_another_line_of_work_escalates_nothing() {
+    let closed = |head| {
+        dead()
+            .wt()
+            .ahead(2)
+            .with(|s| s.pr_head = head)
+            .forge(Forge::Known(Some(pr(PrState::Closed))))
+            .run()
+    };
+    lsa(
+        &closed(PrHead::Unrelated),
+        Liveness::Exited,
+        State::HalfDone,
+        Action::Resume,
+    );
+    lsa(
+        &closed(PrHead::Behind(1)),
+        Liveness::Exited,
+        State::NeedsHuman,
+        Action::Escalate,
+    );
+}
+
+#[test]
+fn a_request_being_merged_waits() {
+    let mut p = open_pr();
+    p.merging = true;
+    let w = dead().wt().ahead(2).forge(Forge::Known(Some(p))).run();
+    lsa(&w, Liveness::Exited, State::Published, Action::Wait);
+    assert_eq!(w.reason.row, Row::Merging { pr: 42 });
+}
