@@ -81,7 +81,10 @@ fn with_no_git_identity_the_ledger_and_a_wip_commit_work_and_doctor_warns() {
     // Made, and held for want of a remote (nothing to push to).
     assert_eq!(v["results"][0]["result"], "held", "{out}");
     assert!(
-        v["results"][0]["reason"].as_str().unwrap().starts_with("WIP commit "),
+        v["results"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("WIP commit "),
         "{out}"
     );
     // The ledger's commits and the WIP commit carry git-recode's own identity.
