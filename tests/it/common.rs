@@ -43,8 +43,14 @@ impl TestEnv {
     }
 
     fn apply_env(&self, cmd: &mut Command) {
+        // `git-recode` on PATH, as after an install: a hook's `exec git-recode` runs.
+        let exe = assert_cmd::cargo::cargo_bin("git-recode");
+        let mut dirs = vec![exe.parent().unwrap().to_path_buf()];
+        dirs.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
         cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", std::env::join_paths(dirs).unwrap())
             .env("HOME", &self.home)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")

@@ -78,7 +78,15 @@ fn with_no_git_identity_the_ledger_and_a_wip_commit_work_and_doctor_warns() {
     assert_eq!(code, 0, "{out}{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["results"][0]["action"], "wip-commit", "{out}");
-    assert_eq!(v["results"][0]["result"], "done", "{out}");
+    // Made, and held for want of a remote (nothing to push to).
+    assert_eq!(v["results"][0]["result"], "held", "{out}");
+    assert!(
+        v["results"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("WIP commit "),
+        "{out}"
+    );
     // The ledger's commits and the WIP commit carry git-recode's own identity.
     assert_eq!(
         env.git(
