@@ -110,6 +110,8 @@ pub fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
     out.push(locks(repo, &notes_ref, stale_after, now));
     out.push(clone_kind(repo, &remote));
     out.push(maintenance(repo));
+    out.extend(crate::hosts::doctor::clocks(repo, now));
+    out.extend(crate::hosts::doctor::untrusted_refs(repo, now));
     out
 }
 

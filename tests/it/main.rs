@@ -32,6 +32,7 @@ mod forge_smoke;
 mod hook;
 mod hooklayout;
 mod hosts;
+mod hosts_clock;
 mod hosts_loop;
 mod journal;
 mod ledger;
