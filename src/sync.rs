@@ -476,6 +476,12 @@ pub fn sync(
             Ok(false) => return Try::Lost(lost()),
             Err(e) => return Try::Fail(e),
         }
+        if !beats.fetch.is_empty() {
+            // SPEC 1.3: a heartbeat's silence starts when this host first sees its value.
+            let mut seen = crate::hosts::Seen::load(repo);
+            let _ = crate::hosts::read_heartbeats(repo, &mut seen, now);
+            seen.save();
+        }
         let Merged {
             mut lines,
             mut pushes,
@@ -526,7 +532,10 @@ struct HostRefs {
 
 /// Refspecs fetching the remote's claims (one hex component under the prefix) that differ
 /// from the local copies, so `sync` can judge them ([`crate::hosts::prune`]).
-fn claims_to_fetch(repo: &gix::Repository, remote_values: &BTreeMap<String, ObjectId>) -> Vec<String> {
+fn claims_to_fetch(
+    repo: &gix::Repository,
+    remote_values: &BTreeMap<String, ObjectId>,
+) -> Vec<String> {
     remote_values
         .iter()
         .filter(|(n, id)| crate::hosts::claim::is_claim_name(n) && tip(repo, n) != Some(**id))

@@ -82,7 +82,10 @@ pub fn read(repo: &gix::Repository, id: ObjectId) -> Result<ClaimDoc, String> {
 }
 
 /// The attempts on `branch`, oldest first: `(index, host, ts as ledgered)`.
-fn attempts<'a>(events: &'a [Event], branch: &'a str) -> impl Iterator<Item = (usize, String, String)> + 'a {
+fn attempts<'a>(
+    events: &'a [Event],
+    branch: &'a str,
+) -> impl Iterator<Item = (usize, String, String)> + 'a {
     let mut host: Option<String> = None;
     events
         .iter()
@@ -113,7 +116,13 @@ pub enum Verdict {
 }
 
 /// Judge the claim `doc` (SPEC 1.3 claims): see [`Verdict`].
-pub fn judge(doc: &ClaimDoc, events: &[Event], branch: &str, resumed: (&str, &str), me: &str) -> Verdict {
+pub fn judge(
+    doc: &ClaimDoc,
+    events: &[Event],
+    branch: &str,
+    resumed: (&str, &str),
+    me: &str,
+) -> Verdict {
     let same = doc.from_host == resumed.0 && doc.attempt_ts == resumed.1;
     if same && doc.host == me {
         return Verdict::Ours;
@@ -123,7 +132,10 @@ pub fn judge(doc: &ClaimDoc, events: &[Event], branch: &str, resumed: (&str, &st
     }
     let all: Vec<_> = attempts(events, branch).collect();
     let pos = |h: &str, ts: &str| all.iter().position(|(_, a, t)| a == h && t == ts);
-    match (pos(&doc.from_host, &doc.attempt_ts), pos(resumed.0, resumed.1)) {
+    match (
+        pos(&doc.from_host, &doc.attempt_ts),
+        pos(resumed.0, resumed.1),
+    ) {
         (Some(theirs), Some(ours)) if theirs < ours => Verdict::Stale,
         _ => Verdict::Held,
     }

@@ -43,7 +43,11 @@ pub fn clocks(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
                 "this host is {}; {} other host{} heard of, no clock more than 5m off",
                 me.shown(),
                 beats.values().filter(|b| b.host != me.id).count(),
-                if beats.values().filter(|b| b.host != me.id).count() == 1 { "" } else { "s" }
+                if beats.values().filter(|b| b.host != me.id).count() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
             ),
             fix: None,
         });
@@ -77,8 +81,12 @@ pub fn untrusted_refs(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check
         .map(|w| Check {
             check: "refs",
             level: Level::Warn,
-            fix: w.split_once("; remove it with ").map(|(_, f)| f.to_string()),
-            message: w.split_once("; remove it with ").map_or(w.clone(), |(m, _)| m.to_string()),
+            fix: w
+                .split_once("; remove it with ")
+                .map(|(_, f)| f.to_string()),
+            message: w
+                .split_once("; remove it with ")
+                .map_or(w.clone(), |(m, _)| m.to_string()),
         })
         .collect()
 }

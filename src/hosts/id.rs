@@ -154,7 +154,10 @@ mod tests {
         assert!(me.is("0123456789ab-00000001"));
         assert!(me.is("laptop.lan"), "a 1.2 ledger's hostname");
         assert!(!me.is("laptop.local"));
-        assert!(!me.is("0123456789ab-00000002"), "another clone is another host");
+        assert!(
+            !me.is("0123456789ab-00000002"),
+            "another clone is another host"
+        );
         assert!(me.same_machine("0123456789ab-00000002"));
         assert!(!me.same_machine("ffffffffffff-00000001"));
         assert_eq!(me.shown(), "laptop.lan (0123456789ab-00000001)");

@@ -246,7 +246,10 @@ pub fn read_heartbeats(
         }
     }
     seen.retain("beat ", |k| {
-        out.contains_key(k.trim_start_matches("beat ").trim_start_matches(HOSTS_PREFIX))
+        out.contains_key(
+            k.trim_start_matches("beat ")
+                .trim_start_matches(HOSTS_PREFIX),
+        )
     });
     (out, warnings)
 }
@@ -271,7 +274,9 @@ pub(crate) fn read_beat_blob(repo: &gix::Repository, id: gix::ObjectId) -> Resul
     if h.size() > 64 << 10 {
         return Err(format!("a commit of {} bytes", h.size()));
     }
-    let commit = repo.find_commit(id).map_err(|e| format!("not a commit ({e})"))?;
+    let commit = repo
+        .find_commit(id)
+        .map_err(|e| format!("not a commit ({e})"))?;
     let tree_id = commit.tree_id().map_err(|e| e.to_string())?.detach();
     if header(tree_id)?.size() > 64 << 10 {
         return Err("a huge tree".into());
@@ -358,9 +363,7 @@ pub fn taken_from(events: &[Event], branch: &str, me: &Me) -> Option<(usize, Str
         .enumerate()
         .filter(|(_, e)| on_branch(e, branch))
         .filter_map(|(i, e)| match &e.body {
-            Body::Takeover { from_host, host } if me.is(from_host) => {
-                Some((i, host.clone()))
-            }
+            Body::Takeover { from_host, host } if me.is(from_host) => Some((i, host.clone())),
             _ => None,
         })
         .next_back()

@@ -25,7 +25,10 @@ pub fn prune_claims(
     forget_local(repo, remote_values);
     let refs = crate::snapshot::notes_refs(repo, cfg);
     let mut gone = Vec::new();
-    for (name, id) in remote_values.iter().filter(|(n, _)| claim::is_claim_name(n)) {
+    for (name, id) in remote_values
+        .iter()
+        .filter(|(n, _)| claim::is_claim_name(n))
+    {
         if crate::repo::tip(repo, name) != Some(*id) {
             continue; // not fetched (a failed fetch): the next sync judges it
         }

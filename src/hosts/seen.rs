@@ -154,9 +154,19 @@ mod tests {
             changed: false,
         };
         assert_eq!(s.sight("beat x", "a1", t(0), 10800).first, t(0));
-        assert_eq!(s.sight("beat x", "a1", t(50), 0), Sighting { first: t(0), skew: 10800 });
+        assert_eq!(
+            s.sight("beat x", "a1", t(50), 0),
+            Sighting {
+                first: t(0),
+                skew: 10800
+            }
+        );
         assert_eq!(s.sight("beat x", "b2", t(60), 5).first, t(60), "it moved");
-        assert_eq!(s.sight("beat x", "b2", t(30), 5).first, t(30), "the clock went back");
+        assert_eq!(
+            s.sight("beat x", "b2", t(30), 5).first,
+            t(30),
+            "the clock went back"
+        );
         s.save();
         let text = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
         assert_eq!(text, format!("beat x\tb2\t{}\t5\n", t(30).as_second()));

@@ -416,14 +416,12 @@ fn heartbeat_workers(
         .iter()
         .zip(workers)
         .filter(|(s, _)| {
-            crate::hosts::newest_attempt(&s.events, &s.branch)
-                .is_some_and(|(_, h)| me.is(&h))
+            crate::hosts::newest_attempt(&s.events, &s.branch).is_some_and(|(_, h)| me.is(&h))
         })
         .map(|(s, w)| {
             let pid = s.events.iter().rev().find_map(|e| match &e.body {
                 Body::Spawn { pid, host, .. }
-                    if e.branch.as_deref().is_none_or(|b| b == s.branch)
-                        && me.is(host) =>
+                    if e.branch.as_deref().is_none_or(|b| b == s.branch) && me.is(host) =>
                 {
                     Some(*pid)
                 }

@@ -189,7 +189,13 @@ fn replaceable(
             let beat_ref = crate::hosts::heartbeat_ref(&doc.host);
             let spec = format!("+{beat_ref}:{beat_ref}");
             let _ = git::Git::new(".")
-                .args(["fetch", "--quiet", "--no-write-fetch-head", cfg.remote.as_str(), &spec])
+                .args([
+                    "fetch",
+                    "--quiet",
+                    "--no-write-fetch-head",
+                    cfg.remote.as_str(),
+                    &spec,
+                ])
                 .network(cfg.network_timeout_secs)
                 .capture();
             let mut seen = crate::hosts::Seen::load(repo);
@@ -230,7 +236,7 @@ fn push_claim(
             "--porcelain".to_string(),
             format!("--force-with-lease={name}:{lease}"),
             cfg.remote.clone(),
-            format!("+{blob}:{name}"),
+            format!("{blob}:{name}"),
         ])
         .network(cfg.network_timeout_secs)
         .capture()?;
@@ -246,7 +252,8 @@ fn push_claim(
         return Ok(Pushed::Rejected);
     }
     Ok(Pushed::Failed(
-        crate::process::last_line(out.stderr.as_bytes()).unwrap_or_else(|| "git push failed".into()),
+        crate::process::last_line(out.stderr.as_bytes())
+            .unwrap_or_else(|| "git push failed".into()),
     ))
 }
 
@@ -258,14 +265,24 @@ fn fetch_claim(cfg: &Config, name: &str) -> Result<Option<ObjectId>, ResumeError
         .output()?;
     let Some(id) = String::from_utf8_lossy(&listed)
         .lines()
-        .find_map(|l| l.split_once('\t').filter(|(_, n)| *n == name).map(|(i, _)| i.to_string()))
+        .find_map(|l| {
+            l.split_once('\t')
+                .filter(|(_, n)| *n == name)
+                .map(|(i, _)| i.to_string())
+        })
         .and_then(|i| ObjectId::from_hex(i.as_bytes()).ok())
     else {
         return Ok(None);
     };
     let spec = format!("+{name}:{name}");
     git::Git::new(".")
-        .args(["fetch", "--quiet", "--no-write-fetch-head", cfg.remote.as_str(), &spec])
+        .args([
+            "fetch",
+            "--quiet",
+            "--no-write-fetch-head",
+            cfg.remote.as_str(),
+            &spec,
+        ])
         .network(cfg.network_timeout_secs)
         .output()?;
     Ok(Some(id))

@@ -197,27 +197,25 @@ impl<'a> Ctx<'a> {
             });
         let newest = hosts::newest_attempt(events, branch);
         let attempt_host = newest.as_ref().map(|(_, h)| h.clone());
-        let other = newest
-            .filter(|(_, h)| !me.is(h))
-            .map(|(i, host)| {
-                let beat = self.beats.get(&hosts::ref_component(&host));
-                // SPEC 1.3: what ages is when this host first saw the attempt, never its
-                // writer's `ts`.
-                let value = format!("{} {}", host.replace(['\t', '\n'], " "), events[i].ts);
-                let attempt_at = self
-                    .seen
-                    .borrow_mut()
-                    .sight(&format!("attempt {branch}"), &value, self.now, 0)
-                    .first;
-                OtherHost {
-                    attempt_at,
-                    beat_at: beat.and_then(|b| b.seen.map(|s| s.first)),
-                    alive: beat.map(|b| b.workers.get(branch).copied().unwrap_or(false)),
-                    timeout_secs: self.cfg.host_timeout_secs,
-                    label: beat.and_then(|b| b.label.clone()),
-                    host,
-                }
-            });
+        let other = newest.filter(|(_, h)| !me.is(h)).map(|(i, host)| {
+            let beat = self.beats.get(&hosts::ref_component(&host));
+            // SPEC 1.3: what ages is when this host first saw the attempt, never its
+            // writer's `ts`.
+            let value = format!("{} {}", host.replace(['\t', '\n'], " "), events[i].ts);
+            let attempt_at = self
+                .seen
+                .borrow_mut()
+                .sight(&format!("attempt {branch}"), &value, self.now, 0)
+                .first;
+            OtherHost {
+                attempt_at,
+                beat_at: beat.and_then(|b| b.seen.map(|s| s.first)),
+                alive: beat.map(|b| b.workers.get(branch).copied().unwrap_or(false)),
+                timeout_secs: self.cfg.host_timeout_secs,
+                label: beat.and_then(|b| b.label.clone()),
+                host,
+            }
+        });
         HostFacts {
             attempt_host,
             other,

@@ -192,7 +192,13 @@ impl Drop for Agent {
 }
 
 /// `resume issue-1` on `host`, which must be refused (exit 3): its first stderr line.
-pub(crate) fn refused_resume(f: &Fleet, host: &str, dir: &Path, now: &str, prompt: &Path) -> String {
+pub(crate) fn refused_resume(
+    f: &Fleet,
+    host: &str,
+    dir: &Path,
+    now: &str,
+    prompt: &Path,
+) -> String {
     let out = f.on(
         host,
         dir,
@@ -314,11 +320,15 @@ fn an_odd_hostname_becomes_a_valid_ref_and_a_side_branch_name() {
         &a,
         &["for-each-ref", "--format=%(refname)", "refs/recode/hosts"],
     );
-    assert_eq!(refs, "refs/recode/hosts/odd-host-1-x");
+    // Sanitized, plus a hash of the id: two ids that sanitize alike never share a ref.
+    assert_eq!(refs, "refs/recode/hosts/odd-host-1-x-3b753928");
     assert_eq!(
         f.env.git(
             &a,
-            &["show", "refs/recode/hosts/odd-host-1-x:heartbeat.json"]
+            &[
+                "show",
+                "refs/recode/hosts/odd-host-1-x-3b753928:heartbeat.json"
+            ]
         ),
         format!(
             r#"{{"host":"odd host:1~x","ts":"{}.000Z","workers":{{}}}}"#,

@@ -14,7 +14,13 @@ fn skewed(secs: i64, skew: i64) -> String {
 }
 
 /// `doctor --json`'s checks named `name`: `(level, message, fix)`.
-fn doctor(f: &Fleet, host: &str, dir: &Path, now: &str, name: &str) -> Vec<(String, String, String)> {
+fn doctor(
+    f: &Fleet,
+    host: &str,
+    dir: &Path,
+    now: &str,
+    name: &str,
+) -> Vec<(String, String, String)> {
     let out = f.on(host, dir, now, &["doctor", "--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     doc["checks"]
@@ -48,14 +54,21 @@ fn a_skewed_clock_never_takes_over_a_live_worker_and_doctor_names_it() {
             (w["action"].as_str(), w["reason"].as_str()),
             (
                 Some("wait"),
-                Some("worker of host hostA: its heartbeat 0s ago says it is alive; never acted on here")
+                Some(
+                    "worker of host hostA: its heartbeat 0s ago says it is alive; never acted on here"
+                )
             ),
             "skew {skew}: {w}"
         );
         let prompt = f.env.root().join("p.md");
         refused_resume(&f, "hostB", &b, &skewed(3 * MIN, skew), &prompt);
         assert!(!f.kinds(&b, "issue-1").contains(&"takeover".to_string()));
-        let (ahead, by) = if skew > 0 { ("behind", "3h") } else { ("ahead of", "6h") };
+        // A wrote its heartbeat at 1m of its clock; B first saw it at 2m of its own.
+        let (ahead, by) = if skew > 0 {
+            ("behind", "3h")
+        } else {
+            ("ahead of", "5h")
+        };
         assert_eq!(
             doctor(&f, "hostB", &b, &skewed(3 * MIN, skew), "hosts"),
             vec![(
@@ -83,30 +96,56 @@ fn a_hostname_that_changes_is_the_same_host_and_its_live_agent_is_never_resumed_
     let agent = Agent::start();
     // The clone's id is the first name it ran under; the hostname then changes.
     let wt = f.env.root().join("a-issue-1");
-    f.env
-        .git(&a, &["worktree", "add", "-q", "-b", "issue-1", wt.to_str().unwrap()]);
-    f.ok("laptop.local", &a, &at(0), &["record", "spawn", "issue-1", "--pid", &agent.pid()]);
+    f.env.git(
+        &a,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-1",
+            wt.to_str().unwrap(),
+        ],
+    );
+    f.ok(
+        "laptop.local",
+        &a,
+        &at(0),
+        &["record", "spawn", "issue-1", "--pid", &agent.pid()],
+    );
     let id = f.env.git(&a, &["config", "recode.hostId"]);
     f.ok("laptop.local", &a, &at(MIN), &["recover", "--all"]);
     let later = at(180 * MIN);
     let w = f.worker("laptop.lan", &a, &later, "issue-1");
     assert_eq!(
-        (w["liveness"].as_str(), w["action"].as_str(), w["host"].as_str()),
+        (
+            w["liveness"].as_str(),
+            w["action"].as_str(),
+            w["host"].as_str()
+        ),
         (Some("running"), Some("wait"), Some(id.as_str())),
         "{w}"
     );
     let prompt = f.env.root().join("p.md");
     let why = refused_resume(&f, "laptop.lan", &a, &later, &prompt);
     assert!(why.contains("issue-1"), "{why}");
-    assert!(!f.kinds(&a, "issue-1").iter().any(|k| k == "takeover" || k == "resume"));
+    assert!(
+        !f.kinds(&a, "issue-1")
+            .iter()
+            .any(|k| k == "takeover" || k == "resume")
+    );
     // One heartbeat ref, the id's; the hostname is its label.
     f.ok("laptop.lan", &a, &at(181 * MIN), &["recover", "--all"]);
-    let refs = f
-        .env
-        .git(&a, &["for-each-ref", "--format=%(refname)", "refs/recode/hosts"]);
+    let refs = f.env.git(
+        &a,
+        &["for-each-ref", "--format=%(refname)", "refs/recode/hosts"],
+    );
     assert_eq!(refs, format!("refs/recode/hosts/{id}"));
     let beat = f.env.git(&a, &["show", &format!("{refs}:heartbeat.json")]);
-    assert!(beat.starts_with(&format!(r#"{{"host":"{id}","label":"laptop.lan","ts":"#)), "{beat}");
+    assert!(
+        beat.starts_with(&format!(r#"{{"host":"{id}","label":"laptop.lan","ts":"#)),
+        "{beat}"
+    );
 }
 
 /// A generated id: `<12 hex>-<8 hex>`, stable, different for two clones of one machine.
@@ -136,9 +175,10 @@ fn two_host_ids_that_sanitize_alike_never_share_a_heartbeat() {
     f.ok("hostB.", &b, &at(0), &["recover", "--all"]);
     f.ok("hostB", &a, &at(0), &["sync"]);
     f.ok("hostB.", &b, &at(0), &["sync"]);
-    let refs = f
-        .env
-        .git(&f.bare, &["for-each-ref", "--format=%(refname)", "refs/recode/hosts"]);
+    let refs = f.env.git(
+        &f.bare,
+        &["for-each-ref", "--format=%(refname)", "refs/recode/hosts"],
+    );
     let refs: Vec<&str> = refs.lines().collect();
     assert_eq!(refs.len(), 2, "{refs:?}");
     assert_eq!(refs[0], "refs/recode/hosts/hostB");
@@ -161,16 +201,27 @@ fn refs_on_the_remote_are_untrusted_named_once_and_ignored() {
     let head = f.env.git(bare, &["rev-parse", "main"]);
     f.env.git(bare, &["tag", "-a", "-m", "x", "t1", &head]);
     let tag = f.env.git(bare, &["rev-parse", "t1"]);
-    f.env.git(bare, &["update-ref", "refs/recode/hosts/evil", &tag]);
-    f.env.git(bare, &["update-ref", "-d", "refs/recode/hosts/hostB"]);
-    f.env.git(bare, &["update-ref", "refs/recode/hosts/hostB/x", &head]);
-    f.env.git(bare, &["update-ref", "refs/recode/claims", &head]);
+    f.env
+        .git(bare, &["update-ref", "refs/recode/hosts/evil", &tag]);
+    f.env
+        .git(bare, &["update-ref", "-d", "refs/recode/hosts/hostB"]);
+    f.env
+        .git(bare, &["update-ref", "refs/recode/hosts/hostB/x", &head]);
+    f.env
+        .git(bare, &["update-ref", "refs/recode/claims", &head]);
     let big = f.env.root().join("big.json");
     std::fs::write(&big, vec![b' '; 2 << 20]).unwrap();
-    let blob = f.env.git(bare, &["hash-object", "-w", big.to_str().unwrap()]);
-    let tree = f.env.git_cmd(bare).args(["mktree"]).stdin_text(&format!("100644 blob {blob}\theartbeat.json\n"));
+    let blob = f
+        .env
+        .git(bare, &["hash-object", "-w", big.to_str().unwrap()]);
+    let tree = f
+        .env
+        .git_cmd(bare)
+        .args(["mktree"])
+        .stdin_text(&format!("100644 blob {blob}\theartbeat.json\n"));
     let commit = f.env.git(bare, &["commit-tree", &tree, "-m", "huge"]);
-    f.env.git(bare, &["update-ref", "refs/recode/hosts/huge", &commit]);
+    f.env
+        .git(bare, &["update-ref", "refs/recode/hosts/huge", &commit]);
     let out = f.on("hostB", &b, &at(2 * MIN), &["sync"]);
     assert!(out.status.success(), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -182,7 +233,12 @@ fn refs_on_the_remote_are_untrusted_named_once_and_ignored() {
     let out = f.on("hostB", &b, &at(2 * MIN), &["status", "--offline"]);
     assert!(out.status.success(), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.matches("ignoring refs/recode/hosts/huge: a heartbeat of 2097152 bytes").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("ignoring refs/recode/hosts/huge: a heartbeat of 2097152 bytes")
+            .count(),
+        1,
+        "{err}"
+    );
     let refs = doctor(&f, "hostB", &b, &at(2 * MIN), "refs");
     assert_eq!(
         refs,
@@ -199,10 +255,16 @@ fn refs_on_the_remote_are_untrusted_named_once_and_ignored() {
     f.ok("hostB", &b, &at(130 * MIN), &["sync"]);
     f.env.git(&b, &["fetch", "-q", "origin"]);
     f.worker("hostB", &b, &at(130 * MIN), "issue-1");
-    let out = f.on("hostB", &b, &at(250 * MIN), &["resume", "issue-1", "--output", "/dev/null"]);
+    let out = f.on(
+        "hostB",
+        &b,
+        &at(250 * MIN),
+        &["resume", "issue-1", "--output", "/dev/null"],
+    );
     assert!(out.status.success(), "{out:?}");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("ignoring refs/recode/claims: a ref in the way of every claim"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("ignoring refs/recode/claims: a ref in the way of every claim"),
         "{out:?}"
     );
 }
@@ -228,10 +290,16 @@ fn a_claim_has_a_lease_and_ends_with_its_attempt() {
     // B claims A's attempt and dies before its append: its claim, no takeover ledgered.
     let claim = format!(
         "{{\"branch\":\"issue-1\",\"from_host\":\"hostA\",\"attempt_ts\":\"{}\",\"host\":\"hostB\"}}\n",
-        jiff::Timestamp::from_second(NOW_EPOCH).unwrap().strftime("%Y-%m-%dT%H:%M:%SZ")
+        jiff::Timestamp::from_second(NOW_EPOCH)
+            .unwrap()
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
     );
     let name = claim_ref("issue-1");
-    let blob = f.env.git_cmd(&f.bare).args(["hash-object", "-w", "--stdin"]).stdin_text(&claim);
+    let blob = f
+        .env
+        .git_cmd(&f.bare)
+        .args(["hash-object", "-w", "--stdin"])
+        .stdin_text(&claim);
     f.env.git(&f.bare, &["update-ref", &name, &blob]);
     let prompt = f.env.root().join("p.md");
     let late = at(130 * MIN);
@@ -240,21 +308,45 @@ fn a_claim_has_a_lease_and_ends_with_its_attempt() {
     // B stays silent: 2 h after C first saw its claim (and B's heartbeat), C replaces it.
     let later = at(251 * MIN);
     f.ok("hostC", &c, &later, &["sync"]);
-    f.ok("hostC", &c, &later, &["resume", "issue-1", "--output", prompt.to_str().unwrap()]);
+    f.ok(
+        "hostC",
+        &c,
+        &later,
+        &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
+    );
     let doc = f.env.git(&f.bare, &["cat-file", "-p", &name]);
     assert!(doc.contains("\"host\":\"hostC\""), "{doc}");
     // C's attempt ends: the next sync of any host removes the claim.
-    f.ok("hostC", &c, &at(252 * MIN), &["record", "exit", "issue-1", "--rc", "1"]);
+    f.ok(
+        "hostC",
+        &c,
+        &at(252 * MIN),
+        &["record", "exit", "issue-1", "--rc", "1"],
+    );
     f.ok("hostC", &c, &at(252 * MIN), &["sync"]);
     f.ok("hostA", &a, &at(253 * MIN), &["sync"]);
     assert_eq!(f.remote_ref(&name), None, "removed");
     // A garbage claim is named once and replaced.
-    let junk = f.env.git_cmd(&f.bare).args(["hash-object", "-w", "--stdin"]).stdin_text("junk");
+    let junk = f
+        .env
+        .git_cmd(&f.bare)
+        .args(["hash-object", "-w", "--stdin"])
+        .stdin_text("junk");
     f.env.git(&f.bare, &["update-ref", &name, &junk]);
-    let out = f.on("hostC", &c, &at(260 * MIN), &["resume", "issue-1", "--output", prompt.to_str().unwrap()]);
+    let out = f.on(
+        "hostC",
+        &c,
+        &at(260 * MIN),
+        &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
+    );
     assert!(out.status.success(), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.matches(&format!("ignoring {name}: not a claim")).count(), 1, "{err}");
+    assert_eq!(
+        err.matches(&format!("ignoring {name}: not a claim"))
+            .count(),
+        1,
+        "{err}"
+    );
 }
 
 /// The ref of `branch`'s claim (git's blob id of `recode-claim <branch>`).
@@ -277,16 +369,41 @@ fn milestones_committed_before_a_sync_reach_a_fresh_clone_exactly_once() {
         let msg = format!("step {i}\n\nRecode-Phase: {phase}\n");
         crate::hookenv::commit(&f.env, &a, &format!("f{i}"), "x\n", &msg, &[]);
     }
-    assert!(a.join(".git/recode/milestones.journal").exists(), "journaled by the hook");
+    assert!(
+        a.join(".git/recode/milestones.journal").exists(),
+        "journaled by the hook"
+    );
     f.env.ok(&a, &["sync"]);
     f.env.ok(&a, &["sync"]);
     let fresh = f.env.root().join("fresh");
-    f.env.git(&f.env.root(), &["clone", "-q", f.bare.to_str().unwrap(), fresh.to_str().unwrap()]);
-    f.env.git(&fresh, &["fetch", "-q", "origin", "refs/notes/recode:refs/notes/recode"]);
+    f.env.git(
+        &f.env.root(),
+        &[
+            "clone",
+            "-q",
+            f.bare.to_str().unwrap(),
+            fresh.to_str().unwrap(),
+        ],
+    );
+    f.env.git(
+        &fresh,
+        &[
+            "fetch",
+            "-q",
+            "origin",
+            "refs/notes/recode:refs/notes/recode",
+        ],
+    );
     let anchor = f.env.anchor(&fresh, "7");
-    let note = f.env.git(&fresh, &["notes", "--ref=recode", "show", &anchor]);
+    let note = f
+        .env
+        .git(&fresh, &["notes", "--ref=recode", "show", &anchor]);
     for phase in ["scoped", "implemented"] {
-        assert_eq!(note.matches(&format!("\"phase\":\"{phase}\"")).count(), 1, "{note}");
+        assert_eq!(
+            note.matches(&format!("\"phase\":\"{phase}\"")).count(),
+            1,
+            "{note}"
+        );
     }
 }
 
@@ -303,7 +420,12 @@ impl StdinText for std::process::Command {
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "{out:?}");
         String::from_utf8_lossy(&out.stdout).trim().to_string()

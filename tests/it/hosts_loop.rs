@@ -110,7 +110,9 @@ impl Trial {
         for (h, d) in dirs.iter().enumerate() {
             f.name_host(d, HOSTS[h]);
         }
-        let skew = (0..n).map(|_| rng.below(12 * 3600 + 1) as i64 - 6 * 3600).collect();
+        let skew = (0..n)
+            .map(|_| rng.below(12 * 3600 + 1) as i64 - 6 * 3600)
+            .collect();
         let drift = (0..n).map(|_| rng.below(241) as i64 - 120).collect();
         // One host (never A, whose workers start the trial) may die for good.
         let mut dies = vec![None; n];
@@ -147,7 +149,9 @@ impl Trial {
 
     /// [`Trial::clock`] as RFC 3339.
     fn iso(&self, h: usize) -> String {
-        jiff::Timestamp::from_second(self.clock(h)).unwrap().to_string()
+        jiff::Timestamp::from_second(self.clock(h))
+            .unwrap()
+            .to_string()
     }
 
     /// Whether host `h` is cut off the remote now.
@@ -163,9 +167,10 @@ impl Trial {
             self.f.bare.clone()
         };
         let dir = self.dirs[h].clone();
-        self.f
-            .env
-            .git(&dir, &["remote", "set-url", "origin", url.to_str().unwrap()]);
+        self.f.env.git(
+            &dir,
+            &["remote", "set-url", "origin", url.to_str().unwrap()],
+        );
     }
 
     /// `git <args>` in `dir` on host `h` at the trial's clock (commits dated now).
@@ -434,12 +439,18 @@ impl Trial {
             }
         }
         let bare = self.f.bare.clone();
-        let refs = self
-            .f
-            .env
-            .git(&bare, &["for-each-ref", "--format=%(refname)", "refs/recode/"]);
-        let beats = refs.lines().filter(|r| r.starts_with("refs/recode/hosts/")).count();
-        let claims = refs.lines().filter(|r| r.starts_with("refs/recode/claims/")).count();
+        let refs = self.f.env.git(
+            &bare,
+            &["for-each-ref", "--format=%(refname)", "refs/recode/"],
+        );
+        let beats = refs
+            .lines()
+            .filter(|r| r.starts_with("refs/recode/hosts/"))
+            .count();
+        let claims = refs
+            .lines()
+            .filter(|r| r.starts_with("refs/recode/claims/"))
+            .count();
         if beats > self.dirs.len() || claims > self.owner.len() {
             self.violations.push(format!(
                 "seed {}: the remote holds {beats} heartbeats and {claims} claims for {} hosts and {} workers",
@@ -450,24 +461,42 @@ impl Trial {
         }
         // Each attempt is taken over at most once: per branch and host, no more takeovers
         // from that host than its attempts.
-        let notes = self.f.env.git_cmd(&bare).args(["notes", "--ref=recode", "list"]).output().unwrap();
+        let notes = self
+            .f
+            .env
+            .git_cmd(&bare)
+            .args(["notes", "--ref=recode", "list"])
+            .output()
+            .unwrap();
         let mut count: BTreeMap<(String, String, &str), usize> = BTreeMap::new();
         for l in String::from_utf8_lossy(&notes.stdout).lines() {
-            let Some((_, anchor)) = l.split_once(' ') else { continue };
-            let text = self.f.env.git(&bare, &["notes", "--ref=recode", "show", anchor]);
+            let Some((_, anchor)) = l.split_once(' ') else {
+                continue;
+            };
+            let text = self
+                .f
+                .env
+                .git(&bare, &["notes", "--ref=recode", "show", anchor]);
             for line in text.lines() {
-                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                    continue;
+                };
                 let branch = v["branch"].as_str().unwrap_or("").to_string();
                 let (host, what) = match v["kind"].as_str() {
                     Some("takeover") => (v["from_host"].as_str(), "takeover"),
                     Some("spawn" | "resume") => (v["host"].as_str(), "attempt"),
                     _ => continue,
                 };
-                *count.entry((branch, host.unwrap_or("").to_string(), what)).or_default() += 1;
+                *count
+                    .entry((branch, host.unwrap_or("").to_string(), what))
+                    .or_default() += 1;
             }
         }
         for ((branch, host, what), n) in &count {
-            let attempts = count.get(&(branch.clone(), host.clone(), "attempt")).copied().unwrap_or(0);
+            let attempts = count
+                .get(&(branch.clone(), host.clone(), "attempt"))
+                .copied()
+                .unwrap_or(0);
             if *what == "takeover" && *n > attempts {
                 self.violations.push(format!(
                     "seed {}: {branch} taken over from {host} {n} times, for {attempts} attempts",

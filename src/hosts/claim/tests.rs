@@ -1,7 +1,8 @@
 use super::*;
 
 fn ev(i: u64, body: Body) -> Event {
-    let t = crate::clock::parse("2026-11-29T12:00:00Z").unwrap() + jiff::SignedDuration::from_secs(i as i64);
+    let t = crate::clock::parse("2026-11-29T12:00:00Z").unwrap()
+        + jiff::SignedDuration::from_secs(i as i64);
     let mut e = Event::new(t, "1", Some("issue-1"), body);
     e.seq = i;
     e
@@ -45,9 +46,18 @@ fn a_claim_on_the_same_attempt_holds_an_older_one_is_stale_an_unknown_one_holds(
     let events = vec![a.clone(), b.clone()];
     let resumed = ("b", b.ts.to_string());
     let r = (resumed.0, resumed.1.as_str());
-    assert_eq!(judge(&doc("b", &b, "c"), &events, "issue-1", r, "me"), Verdict::Held);
-    assert_eq!(judge(&doc("b", &b, "me"), &events, "issue-1", r, "me"), Verdict::Ours);
-    assert_eq!(judge(&doc("a", &a, "b"), &events, "issue-1", r, "me"), Verdict::Stale);
+    assert_eq!(
+        judge(&doc("b", &b, "c"), &events, "issue-1", r, "me"),
+        Verdict::Held
+    );
+    assert_eq!(
+        judge(&doc("b", &b, "me"), &events, "issue-1", r, "me"),
+        Verdict::Ours
+    );
+    assert_eq!(
+        judge(&doc("a", &a, "b"), &events, "issue-1", r, "me"),
+        Verdict::Stale
+    );
     let unknown = ev(9, resume("x"));
     assert_eq!(
         judge(&doc("x", &unknown, "y"), &events, "issue-1", r, "me"),
@@ -82,7 +92,10 @@ fn a_lease_runs_out_after_the_claimers_observed_silence() {
     let t = |s| Timestamp::from_second(1_900_000_000 + s).unwrap();
     assert!(!lease_ran_out(Some(t(0)), t(0), t(7199), 7200));
     assert!(lease_ran_out(Some(t(0)), t(0), t(7200), 7200));
-    assert!(!lease_ran_out(Some(t(0)), t(5000), t(7200), 7200), "the claim was seen later");
+    assert!(
+        !lease_ran_out(Some(t(0)), t(5000), t(7200), 7200),
+        "the claim was seen later"
+    );
     assert!(lease_ran_out(None, t(0), t(7200), 7200));
     assert!(is_claim_name(&claim_ref("issue-1")));
     assert!(!is_claim_name("refs/recode/claims/x/y"));
