@@ -49,6 +49,15 @@ pub const LOCATION_ENV: &[&str] = &[
     "GIT_CONFIG",
 ];
 
+/// The settings every run for a worktree gets ([`Git::bound`]): no file-system monitor,
+/// no untracked cache, so a stale one hides nothing from `status` or `add` (SPEC 1.3).
+pub const UNCACHED: [&str; 4] = [
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.untrackedCache=false",
+];
+
 /// Errors running git.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
@@ -133,6 +142,27 @@ impl Git {
         self.timeout = Some(limit);
         self.timeout_key = "recode.commandTimeout; a commit waiting on its signer";
         self
+    }
+
+    /// A run for the worktree at `work_tree`, bound to `git_dir`, the admin directory this
+    /// repository lists for it (SPEC 1.3 "Committing"): `GIT_DIR` and `GIT_WORK_TREE` are
+    /// set explicitly, so a `.git` that now leads elsewhere (a fresh `git init`, another
+    /// repository) is never followed; and what it sees does not depend on a monitor or a
+    /// cache (`core.fsmonitor=false`, `core.untrackedCache=false`).
+    pub fn bound(work_tree: impl AsRef<Path>, git_dir: impl AsRef<Path>) -> Git {
+        // Absolute (against this process's directory, where the paths were read), as the
+        // run's own directory is the worktree.
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let work_tree = abs(work_tree.as_ref());
+        Git::new(&work_tree)
+            .args(UNCACHED)
+            .env("GIT_DIR", abs(git_dir.as_ref()))
+            .env("GIT_WORK_TREE", &work_tree)
+    }
+
+    /// [`Git::bound`], read-only (`--no-optional-locks`: SPEC safety rule 2).
+    pub fn bound_read(work_tree: impl AsRef<Path>, git_dir: impl AsRef<Path>) -> Git {
+        Git::bound(work_tree, git_dir).arg("--no-optional-locks")
     }
 
     /// A read-only run in `dir`: `--no-optional-locks`, so it never takes `index.lock`

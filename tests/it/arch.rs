@@ -105,7 +105,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "resume",
         &[
             "agent", "clock", "config", "fence", "git", "hook", "hosts", "ledger", "model",
-            "process", "redact", "repo", "sync",
+            "process", "redact", "repo", "sync", "worktree",
         ],
     ),
     (

@@ -1,4 +1,4 @@
-//! A newcomer's first hour (issue 25): the `--help` loop tick run exactly as printed,
+//! A newcomer's first hour: the `--help` loop tick run exactly as printed,
 //! `examples/loop.sh` run with a stand-in agent, README and docs links, errors that name
 //! what is wrong, and wording.
 
