@@ -52,7 +52,7 @@ impl std::fmt::Display for Level {
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct Check {
     /// The check: `git`, `config`, `hook`, `forge`, `agent`, `accounts`, `locks`,
-    /// `clone`, `maintenance`.
+    /// `clone`, `maintenance`, `hosts` (clock skew, SPEC 1.3), `refs` (untrusted refs).
     pub check: &'static str,
     /// `ok`, `warn` or `fail`.
     pub level: Level,

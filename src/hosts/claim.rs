@@ -50,14 +50,10 @@ impl ClaimDoc {
 
 /// The claim ref of `branch`.
 pub fn claim_ref(branch: &str) -> String {
-    let id = gix::objs::compute_hash(
-        gix::hash::Kind::Sha1,
-        gix::objs::Kind::Blob,
-        format!("recode-claim {branch}").as_bytes(),
+    format!(
+        "{CLAIMS_PREFIX}{}",
+        super::id::digest(&format!("recode-claim {branch}"))
     )
-    .map(|i| i.to_hex().to_string())
-    .unwrap_or_default();
-    format!("{CLAIMS_PREFIX}{id}")
 }
 
 /// Whether `name` is a claim ref git-recode writes: one hex component under the prefix.

@@ -28,7 +28,7 @@ pub struct Me {
 }
 
 /// The hex of git's blob hash of `text` (a stable digest, on every clone and machine).
-fn digest(text: &str) -> String {
+pub(crate) fn digest(text: &str) -> String {
     gix::objs::compute_hash(
         gix::hash::Kind::Sha1,
         gix::objs::Kind::Blob,

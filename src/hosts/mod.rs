@@ -46,14 +46,8 @@ pub fn ref_component(host: &str) -> String {
     if s == host {
         return s;
     }
-    let hash = gix::objs::compute_hash(
-        gix::hash::Kind::Sha1,
-        gix::objs::Kind::Blob,
-        format!("recode-host {host}").as_bytes(),
-    )
-    .map(|id| id.to_hex().to_string())
-    .unwrap_or_default();
-    format!("{s}-{}", &hash[..8.min(hash.len())])
+    let hash = id::digest(&format!("recode-host {host}"));
+    format!("{s}-{}", &hash[..8])
 }
 
 /// `host` made a valid ref component: every byte but `[A-Za-z0-9._-]` becomes `-`, runs

@@ -186,18 +186,7 @@ fn replaceable(
         c::Verdict::Held => {
             // The claimer's heartbeat as the remote has it now: a lease is judged on what
             // is there, not on what this host last synced.
-            let beat_ref = crate::hosts::heartbeat_ref(&doc.host);
-            let spec = format!("+{beat_ref}:{beat_ref}");
-            let _ = git::Git::new(".")
-                .args([
-                    "fetch",
-                    "--quiet",
-                    "--no-write-fetch-head",
-                    cfg.remote.as_str(),
-                    &spec,
-                ])
-                .network(cfg.network_timeout_secs)
-                .capture();
+            let _ = fetch_same(cfg, &crate::hosts::heartbeat_ref(&doc.host));
             let mut seen = crate::hosts::Seen::load(repo);
             let (beats, _) = crate::hosts::read_heartbeats(repo, &mut seen, now);
             let beat = beats
@@ -274,18 +263,21 @@ fn fetch_claim(cfg: &Config, name: &str) -> Result<Option<ObjectId>, ResumeError
     else {
         return Ok(None);
     };
-    let spec = format!("+{name}:{name}");
-    git::Git::new(".")
-        .args([
-            "fetch",
-            "--quiet",
-            "--no-write-fetch-head",
-            cfg.remote.as_str(),
-            &spec,
-        ])
-        .network(cfg.network_timeout_secs)
-        .output()?;
+    fetch_same(cfg, name)?;
     Ok(Some(id))
+}
+
+/// Fetch the remote's `name` into the same local ref.
+///
+/// Errors: [`ResumeError::Git`] when git cannot be run; a failed fetch is `Ok(false)`.
+fn fetch_same(cfg: &Config, name: &str) -> Result<bool, ResumeError> {
+    let spec = format!("+{name}:{name}");
+    let out = git::Git::new(".")
+        .args(["fetch", "--quiet", "--no-write-fetch-head"])
+        .args([cfg.remote.as_str(), &spec])
+        .network(cfg.network_timeout_secs)
+        .capture()?;
+    Ok(out.ok)
 }
 
 /// A ref on the remote that makes `name` impossible to create (a directory/file

@@ -66,6 +66,7 @@ fn a_healthy_set_up_exits_0() {
         ("ok", "locks"),
         ("ok", "clone"),
         ("ok", "maintenance"),
+        ("ok", "hosts"),
     ]
     .iter()
     .map(|(a, b)| (a.to_string(), b.to_string()))

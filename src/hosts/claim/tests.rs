@@ -76,7 +76,7 @@ fn a_claim_ends_with_the_attempt_it_started() {
     assert!(!ended(&d, &events), "its attempt runs");
     let exit = Body::Exit {
         rc: 0,
-        outcome: crate::model::Outcome::Success,
+        outcome: crate::outcome::Outcome::Success,
         message: None,
         retry_after: None,
         fresh: None,
@@ -89,7 +89,7 @@ fn a_claim_ends_with_the_attempt_it_started() {
 
 #[test]
 fn a_lease_runs_out_after_the_claimers_observed_silence() {
-    let t = |s| Timestamp::from_second(1_900_000_000 + s).unwrap();
+    let t = |s: i64| Timestamp::from_second(1_900_000_000 + s).unwrap();
     assert!(!lease_ran_out(Some(t(0)), t(0), t(7199), 7200));
     assert!(lease_ran_out(Some(t(0)), t(0), t(7200), 7200));
     assert!(
