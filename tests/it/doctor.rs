@@ -87,7 +87,7 @@ fn a_healthy_set_up_exits_0() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["schema"], 1);
     assert_eq!(v["ok"], true);
-    assert_eq!(v["checks"].as_array().unwrap().len(), 9);
+    assert_eq!(v["checks"].as_array().unwrap().len(), 10);
     assert_eq!(v["checks"][3]["check"], "forge");
     assert_eq!(v["checks"][3]["level"], "warn");
     assert_eq!(v["checks"][0]["fix"], serde_json::Value::Null);
