@@ -29,9 +29,10 @@ pub fn clocks(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
                     crate::clock::human_secs(skew.abs()),
                     if skew > 0 { "ahead of" } else { "behind" }
                 ),
-                fix: Some(format!(
+                fix: Some(
                     "sync that host's clock (e.g. `timedatectl set-ntp true` there), or this one's if it is the wrong one; silence is measured on each host's own clock, so a skew never takes over a live worker"
-                )),
+                        .to_string(),
+                ),
             })
         })
         .collect();
