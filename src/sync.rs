@@ -40,6 +40,9 @@ pub fn tracking_anchors(remote: &str) -> String {
 pub struct Report {
     /// Lines like `refs/notes/recode: merged 3 notes, pushed` for the user.
     pub lines: Vec<String>,
+    /// Refs on the remote that are not what git-recode writes, each named once and
+    /// ignored (SPEC 1.3: refs on the remote are untrusted), with how to remove them.
+    pub warnings: Vec<String>,
 }
 
 fn tip(repo: &gix::Repository, name: &str) -> Option<ObjectId> {
@@ -437,8 +440,9 @@ pub fn sync(
         (cfg.notes_ref.clone(), tracking_notes(remote), true),
         (ANCHORS_REF.to_string(), tracking_anchors(remote), false),
     ];
-    let own_beat = crate::hosts::heartbeat_ref(&crate::process::hostname());
+    let own_beat = crate::hosts::heartbeat_ref(&crate::hosts::me(repo).id);
     let beats_glob = format!("{}*", crate::hosts::HOSTS_PREFIX);
+    let claims_glob = format!("{}*", crate::hosts::claim::CLAIMS_PREFIX);
     use crate::retry::{Limit, Policy, Try};
     let lost = || SyncError::LostRaces {
         tries: TRIES,
@@ -451,23 +455,32 @@ pub fn sync(
     crate::retry::retry(policy, |attempt| {
         let mut names: Vec<&str> = pairs.iter().map(|(l, _, _)| l.as_str()).collect();
         names.push(&beats_glob);
+        names.push(&claims_glob);
         let remote_values = match ls_remote(&dir, remote, &names, cfg) {
             Ok(v) => v,
             Err(e) => return Try::Fail(e),
         };
         let beats = host_refs(repo, &remote_values, &own_beat);
+        let mut fetch_extra = beats.fetch.clone();
+        fetch_extra.extend(claims_to_fetch(repo, &remote_values));
         match fetch_tracking(
             &dir,
             cfg,
             remote,
             &pairs,
             &remote_values,
-            &beats.fetch,
+            &fetch_extra,
             attempt,
         ) {
             Ok(true) => {}
             Ok(false) => return Try::Lost(lost()),
             Err(e) => return Try::Fail(e),
+        }
+        if !beats.fetch.is_empty() {
+            // SPEC 1.3: a heartbeat's silence starts when this host first sees its value.
+            let mut seen = crate::hosts::Seen::load(repo);
+            let _ = crate::hosts::read_heartbeats(repo, &mut seen, now);
+            seen.save();
         }
         let Merged {
             mut lines,
@@ -480,11 +493,22 @@ pub fn sync(
         };
         lines.extend(beats.lines.iter().cloned());
         pushes.extend(beats.push);
+        let done = |mut lines: Vec<String>| {
+            let mut warnings = beats.warnings.clone();
+            lines.extend(crate::hosts::prune::prune_claims(
+                repo,
+                cfg,
+                remote,
+                &remote_values,
+                &mut warnings,
+            ));
+            Try::Done(Report { lines, warnings })
+        };
         if pushes.is_empty() {
-            return Try::Done(Report { lines });
+            return done(lines);
         }
         match push(repo, &dir, cfg, remote, &pushes, attempt) {
-            Ok(true) => Try::Done(Report { lines }),
+            Ok(true) => done(lines),
             Ok(false) => {
                 tracing::debug!(attempt, "sync push lost a race; retrying");
                 Try::Lost(lost())
@@ -502,6 +526,21 @@ struct HostRefs {
     push: Option<PushSpec>,
     /// The user's lines.
     lines: Vec<String>,
+    /// Heartbeat refs ignored (not a host's heartbeat, or in the way of this host's).
+    warnings: Vec<String>,
+}
+
+/// Refspecs fetching the remote's claims (one hex component under the prefix) that differ
+/// from the local copies, so `sync` can judge them ([`crate::hosts::prune`]).
+fn claims_to_fetch(
+    repo: &gix::Repository,
+    remote_values: &BTreeMap<String, ObjectId>,
+) -> Vec<String> {
+    remote_values
+        .iter()
+        .filter(|(n, id)| crate::hosts::claim::is_claim_name(n) && tip(repo, n) != Some(**id))
+        .map(|(n, _)| format!("+{n}:{n}"))
+        .collect()
 }
 
 /// The heartbeat refs (`refs/recode/hosts/*`, listed in `remote_values`): every other
@@ -514,12 +553,36 @@ fn host_refs(
     own: &str,
 ) -> HostRefs {
     let mut fetch = Vec::new();
+    let mut warnings = Vec::new();
+    let prefix = crate::hosts::HOSTS_PREFIX;
+    // SPEC 1.3: refs on the remote are untrusted. A tag (listed peeled, `^{}`), a nested
+    // name, or a name that is no valid ref is named once and never fetched.
+    let tags: BTreeSet<&str> = remote_values
+        .keys()
+        .filter_map(|n| n.strip_suffix("^{}"))
+        .collect();
+    let mut blocks_own = false;
     for (name, id) in remote_values
         .iter()
-        .filter(|(n, _)| n.starts_with(crate::hosts::HOSTS_PREFIX) && n.as_str() != own)
+        .filter(|(n, _)| n.starts_with(prefix) && n.as_str() != own && !n.ends_with("^{}"))
     {
-        if tip(repo, name) != Some(*id) {
-            fetch.push(format!("+{name}:{name}"));
+        let component = &name[prefix.len()..];
+        let why = if tags.contains(name.as_str()) {
+            Some("an annotated tag, not a heartbeat commit")
+        } else if name.starts_with(&format!("{own}/")) {
+            blocks_own = true;
+            Some("a ref in the way of this host's heartbeat")
+        } else if component.contains('/') {
+            Some("a nested name, not a host's heartbeat")
+        } else if gix::refs::FullName::try_from(name.as_str()).is_err() {
+            Some("not a valid ref name")
+        } else {
+            None
+        };
+        match why {
+            Some(why) => warnings.push(crate::hosts::untrusted_warning(name, why)),
+            None if tip(repo, name) != Some(*id) => fetch.push(format!("+{name}:{name}")),
+            None => {}
         }
     }
     let mut lines = Vec::new();
@@ -533,7 +596,7 @@ fn host_refs(
     }
     let theirs = remote_values.get(own).copied();
     let push = tip(repo, own)
-        .filter(|mine| Some(*mine) != theirs)
+        .filter(|mine| Some(*mine) != theirs && !blocks_own)
         .map(|mine| {
             lines.push(format!("{own}: pushed"));
             PushSpec {
@@ -546,7 +609,12 @@ fn host_refs(
                 merged: mine,
             }
         });
-    HostRefs { fetch, push, lines }
+    HostRefs {
+        fetch,
+        push,
+        lines,
+        warnings,
+    }
 }
 
 /// `sync --setup`: make plain `git fetch` bring the remote's ledger into its tracking

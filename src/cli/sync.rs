@@ -40,7 +40,11 @@ pub fn run(args: SyncArgs, ui: &Ui) -> Result<i32, Error> {
         }
         return Ok(EXIT_OK);
     }
+    // SPEC 1.3 "The milestone journal": `sync` folds the journal (and the milestones
+    // only in commit trailers) into the ledger before it pushes.
+    crate::cli::pick_up(&ctx, &[]);
     let report = sync::sync(&ctx.repo, &ctx.cfg, &remote, ctx.now)?;
+    ctx.ui.warn(&report.warnings);
     for l in report.lines {
         crate::say!("{l}");
     }

@@ -56,7 +56,8 @@ impl std::fmt::Display for Level {
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct Check {
     /// The check: `git`, `identity`, `config`, `hook`, `forge`, `gate`, `ssh`, `agent`,
-    /// `accounts`, `locks`, `clone`, `maintenance`.
+    /// `accounts`, `locks`, `clone`, `maintenance`, `hosts` (clock skew, SPEC 1.3), `refs`
+    /// (untrusted refs).
     pub check: &'static str,
     /// `ok`, `warn` or `fail`.
     pub level: Level,
@@ -128,6 +129,8 @@ pub fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
     out.push(repo::locks(repo, &notes_ref, stale_after, now));
     out.push(repo::clone_kind(repo, &remote));
     out.push(repo::maintenance(repo));
+    out.extend(crate::hosts::doctor::clocks(repo, now));
+    out.extend(crate::hosts::doctor::untrusted_refs(repo, now));
     out
 }
 

@@ -7,7 +7,14 @@
 //! host's work was taken over) and the heartbeat's name and reading; `write.rs` writes
 //! this host's heartbeat (gix objects and one compare-and-swap ref edit).
 
+pub mod claim;
+pub mod doctor;
+pub mod id;
+pub mod prune;
+pub mod seen;
 mod write;
+pub use id::{Me, me};
+pub use seen::Seen;
 pub use write::{BeatWorker, WriteError, write_heartbeat};
 
 use std::collections::BTreeMap;
@@ -30,11 +37,23 @@ pub fn side_branch(branch: &str, host: &str) -> String {
     format!("recode/takeover/{branch}/{}", ref_component(host))
 }
 
-/// `host` as one valid ref component (git's `check-ref-format` rules): every byte but
-/// `[A-Za-z0-9._-]` becomes `-`, runs of `.` collapse to one, no leading `.`, no
-/// trailing `.` or `.lock` (a leading `-` is fine inside a ref); empty → `unknown-host`. A plain host name (`box-1.lan`) is
-/// kept as it is.
+/// `host` as one valid ref component (git's `check-ref-format` rules), never the same for
+/// two hosts (SPEC 1.3: identities never collide): a plain id (`box-1.lan`, a generated
+/// id) is kept as it is; any other gets [`sanitized`] plus `-` and 8 hex digits of a hash
+/// of the id itself (`hostB.` → `hostB-<hash>`, beside `hostB`).
 pub fn ref_component(host: &str) -> String {
+    let s = sanitized(host);
+    if s == host {
+        return s;
+    }
+    let hash = id::digest(&format!("recode-host {host}"));
+    format!("{s}-{}", &hash[..8])
+}
+
+/// `host` made a valid ref component: every byte but `[A-Za-z0-9._-]` becomes `-`, runs
+/// of `.` collapse to one, no leading `.`, no trailing `.` or `.lock` (a leading `-` is
+/// fine inside a ref); empty → `unknown-host`.
+pub fn sanitized(host: &str) -> String {
     let mut s = String::with_capacity(host.len());
     for c in host.chars() {
         let c = if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
@@ -69,7 +88,7 @@ pub fn heartbeat_ref(host: &str) -> String {
     format!("{HOSTS_PREFIX}{}", ref_component(host))
 }
 
-/// Whether another host than `here` has a heartbeat ref in this repository (fetched by
+/// Whether another host than `here` (an id) has a heartbeat ref in this repository (fetched by
 /// `sync`): the repository is shared by several machines, so every resume claims its
 /// attempt on the remote first (SPEC 1.2 "Several machines"). Only ref names are read.
 pub fn other_hosts_known(repo: &gix::Repository, here: &str) -> bool {
@@ -98,8 +117,11 @@ pub struct BeatEntry {
 /// The heartbeat blob, as written (keys in this order; `workers` sorted by branch).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct HeartbeatDoc {
-    /// The host's own name (`process::hostname()`, unsanitized).
+    /// The host's id (`recode.hostId`, unsanitized).
     pub host: String,
+    /// Its hostname, when it differs from the id (SPEC 1.3: a label shown beside it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// When it was written (RFC 3339 UTC, milliseconds).
     pub ts: String,
     /// The workers whose newest attempt ran on this host: branch → entry.
@@ -111,12 +133,17 @@ pub struct HeartbeatDoc {
 pub struct Heartbeat {
     /// The host (the blob's `host`; the ref's last component when it names none).
     pub host: String,
+    /// The host's label (its hostname), when the blob names one.
+    pub label: Option<String>,
     /// The ref's last component (the sanitized host).
     pub ref_host: String,
     /// The blob's `ts` (RFC 3339), as written.
     pub ts: String,
-    /// `ts` parsed (`None`: unreadable, treated as a silent host).
+    /// `ts` parsed (`None`: unreadable): the writer's opinion, shown, never aged.
     pub at: Option<Timestamp>,
+    /// When this host first saw the ref at its current value, on this host's clock (SPEC
+    /// 1.3: what ages); set by [`read_heartbeats`], `None` from [`parse_heartbeat`] alone.
+    pub seen: Option<seen::Sighting>,
     /// Branch → whether the host says it is alive (an entry without `alive`: false).
     pub workers: BTreeMap<String, bool>,
 }
@@ -148,6 +175,7 @@ pub fn parse_heartbeat(ref_host: &str, text: &str) -> Result<Heartbeat, String> 
         .and_then(|h| h.as_str())
         .unwrap_or(ref_host)
         .to_string();
+    let label = v.get("label").and_then(|h| h.as_str()).map(str::to_string);
     let workers = v
         .get("workers")
         .and_then(|w| w.as_object())
@@ -162,16 +190,27 @@ pub fn parse_heartbeat(ref_host: &str, text: &str) -> Result<Heartbeat, String> 
         .unwrap_or_default();
     Ok(Heartbeat {
         host,
+        label,
         ref_host: ref_host.to_string(),
         at: crate::clock::parse(&ts).ok(),
+        seen: None,
         ts,
         workers,
     })
 }
 
-/// Every heartbeat under [`HOSTS_PREFIX`], by ref component, and one warning per ref that
-/// cannot be read.
-pub fn read_heartbeats(repo: &gix::Repository) -> (BTreeMap<String, Heartbeat>, Vec<String>) {
+/// The longest heartbeat blob read (a heartbeat of 100 workers is 4 KiB): a larger one
+/// is named and ignored, never read whole (SPEC 1.3: refs on the remote are untrusted).
+pub const MAX_HEARTBEAT: u64 = 1 << 20;
+
+/// Every heartbeat under [`HOSTS_PREFIX`], by ref component, each with when this host first
+/// saw it at its current value (`seen`, at `now` when new), and one warning per ref that
+/// cannot be read (a tag, a blob, a nested name, a huge or garbled blob): ignored.
+pub fn read_heartbeats(
+    repo: &gix::Repository,
+    seen: &mut Seen,
+    now: Timestamp,
+) -> (BTreeMap<String, Heartbeat>, Vec<String>) {
     let mut out = BTreeMap::new();
     let mut warnings = Vec::new();
     let Ok(platform) = repo.references() else {
@@ -183,34 +222,74 @@ pub fn read_heartbeats(repo: &gix::Repository) -> (BTreeMap<String, Heartbeat>, 
     for r in iter.flatten() {
         let name = r.name().as_bstr().to_string();
         let host = name.trim_start_matches(HOSTS_PREFIX).to_string();
-        match read_blob(repo, r).and_then(|text| parse_heartbeat(&host, &text)) {
-            Ok(h) => {
+        let Some(id) = r.target().try_id().map(|i| i.to_owned()) else {
+            continue;
+        };
+        let read = if host.contains('/') {
+            Err("a nested name, not a host's heartbeat".to_string())
+        } else {
+            read_beat_blob(repo, id).and_then(|text| parse_heartbeat(&host, &text))
+        };
+        match read {
+            Ok(mut h) => {
+                let skew = h.at.map_or(0, |t| t.as_second() - now.as_second());
+                h.seen = Some(seen.sight(&format!("beat {name}"), &id.to_string(), now, skew));
                 out.insert(host, h);
             }
-            Err(e) => warnings.push(format!("heartbeat {name} cannot be read: {e}")),
+            Err(e) => warnings.push(untrusted_warning(&name, &e)),
         }
     }
+    seen.retain("beat ", |k| {
+        out.contains_key(
+            k.trim_start_matches("beat ")
+                .trim_start_matches(HOSTS_PREFIX),
+        )
+    });
     (out, warnings)
 }
 
-/// The text of the one blob in the tree of the commit `r` points at.
-pub(crate) fn read_blob(
-    repo: &gix::Repository,
-    mut r: gix::Reference<'_>,
-) -> Result<String, String> {
-    let commit = r
-        .peel_to_commit()
+/// The warning for a ref under `refs/recode/` that is not what git-recode writes: named,
+/// ignored, and how to remove it from the remote and here.
+pub fn untrusted_warning(name: &str, why: &str) -> String {
+    format!(
+        "ignoring {name}: {why}; remove it with `git push origin :{name}` and `git update-ref -d {name}`"
+    )
+}
+
+/// The text of the one blob in the tree of the commit `id`, read in bounded memory: the
+/// object must be a commit (an annotated tag is refused, not peeled), its blob at most
+/// [`MAX_HEARTBEAT`] bytes.
+pub(crate) fn read_beat_blob(repo: &gix::Repository, id: gix::ObjectId) -> Result<String, String> {
+    let header = |id: gix::ObjectId| repo.find_header(id).map_err(|e| e.to_string());
+    let h = header(id)?;
+    if h.kind() != gix::object::Kind::Commit {
+        return Err(format!("a {}, not a heartbeat commit", h.kind()));
+    }
+    if h.size() > 64 << 10 {
+        return Err(format!("a commit of {} bytes", h.size()));
+    }
+    let commit = repo
+        .find_commit(id)
         .map_err(|e| format!("not a commit ({e})"))?;
-    let tree = commit.tree().map_err(|e| e.to_string())?;
+    let tree_id = commit.tree_id().map_err(|e| e.to_string())?.detach();
+    if header(tree_id)?.size() > 64 << 10 {
+        return Err("a huge tree".into());
+    }
+    let tree = repo.find_tree(tree_id).map_err(|e| e.to_string())?;
     let decoded = tree.decode().map_err(|e| e.to_string())?;
     let entry = decoded
         .entries
         .iter()
         .find(|e| e.mode.is_blob())
         .ok_or("its tree holds no blob")?;
-    let blob = repo
-        .find_blob(entry.oid.to_owned())
-        .map_err(|e| e.to_string())?;
+    let oid = entry.oid.to_owned();
+    let size = header(oid)?.size();
+    if size > MAX_HEARTBEAT {
+        return Err(format!(
+            "a heartbeat of {size} bytes (at most {MAX_HEARTBEAT} are read)"
+        ));
+    }
+    let blob = repo.find_blob(oid).map_err(|e| e.to_string())?;
     blob.data
         .to_str()
         .map(str::to_string)
@@ -252,23 +331,23 @@ pub fn newest_attempt(events: &[Event], branch: &str) -> Option<(usize, String)>
     Some((at?, host?))
 }
 
-/// Whether two host names are the same machine (compared as ref components, so a name
-/// and its sanitized form agree).
+/// Whether two hosts are one (their ids, compared exactly: two names that sanitize alike
+/// are two hosts, SPEC 1.3).
 pub fn same_host(a: &str, b: &str) -> bool {
-    a == b || ref_component(a) == ref_component(b)
+    a == b
 }
 
 /// The newest `takeover` of `branch` away from `this_host` that is newer than this host's
 /// own newest attempt on it: `(index, the host that took it)`. SPEC 1.2: back on the old
 /// host, `recover` sees the takeover and never pushes onto the branch.
-pub fn taken_from(events: &[Event], branch: &str, this_host: &str) -> Option<(usize, String)> {
+pub fn taken_from(events: &[Event], branch: &str, me: &Me) -> Option<(usize, String)> {
     let own = events
         .iter()
         .enumerate()
         .filter(|(_, e)| on_branch(e, branch))
         .filter(|(_, e)| match &e.body {
-            Body::Spawn { host, .. } => same_host(host, this_host),
-            Body::Resume { host: Some(h), .. } => same_host(h, this_host),
+            Body::Spawn { host, .. } => me.is(host),
+            Body::Resume { host: Some(h), .. } => me.is(h),
             _ => false,
         })
         .map(|(i, _)| i)
@@ -278,9 +357,7 @@ pub fn taken_from(events: &[Event], branch: &str, this_host: &str) -> Option<(us
         .enumerate()
         .filter(|(_, e)| on_branch(e, branch))
         .filter_map(|(i, e)| match &e.body {
-            Body::Takeover { from_host, host } if same_host(from_host, this_host) => {
-                Some((i, host.clone()))
-            }
+            Body::Takeover { from_host, host } if me.is(from_host) => Some((i, host.clone())),
             _ => None,
         })
         .next_back()

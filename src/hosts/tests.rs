@@ -27,20 +27,33 @@ fn heartbeat_lists_workers_and_the_alive_ones() {
 }
 
 #[test]
-fn odd_host_names_become_one_valid_ref_component() {
+fn odd_host_names_become_one_valid_ref_component_and_never_collide() {
     assert_eq!(ref_component("box-1.lan"), "box-1.lan");
-    assert_eq!(ref_component("my box:2/x"), "my-box-2-x");
-    assert_eq!(ref_component("..weird..name.lock"), "weird.name");
-    assert_eq!(ref_component("-dash"), "-dash");
-    assert_eq!(ref_component("~^*?[\\"), "------");
-    assert_eq!(ref_component(""), "unknown-host");
-    assert_eq!(ref_component("é"), "-");
-    for h in ["my box:2/x", "..weird..name.lock", "~^*?[\\", "a@{b}"] {
+    assert_eq!(sanitized("my box:2/x"), "my-box-2-x");
+    assert_eq!(sanitized("..weird..name.lock"), "weird.name");
+    assert_eq!(sanitized("-dash"), "-dash");
+    assert_eq!(sanitized("~^*?[\\"), "------");
+    assert_eq!(sanitized(""), "unknown-host");
+    assert_eq!(sanitized("é"), "-");
+    let odd = ref_component("my box:2/x");
+    assert!(
+        odd.starts_with("my-box-2-x-") && odd.len() == "my-box-2-x-".len() + 8,
+        "{odd}"
+    );
+    assert_ne!(ref_component("hostB."), ref_component("hostB"));
+    assert_eq!(ref_component("hostB"), "hostB");
+    for h in [
+        "my box:2/x",
+        "..weird..name.lock",
+        "~^*?[\\",
+        "a@{b}",
+        "hostB.",
+    ] {
         let name = heartbeat_ref(h);
         let full: Result<gix::refs::FullName, _> = name.as_str().try_into();
         assert!(full.is_ok(), "{name} is a valid ref name");
     }
-    assert_eq!(side_branch("issue-1", "a b"), "recode/takeover/issue-1/a-b");
+    assert_eq!(side_branch("issue-1", "a-b"), "recode/takeover/issue-1/a-b");
 }
 
 fn ev(i: usize, branch: &str, body: Body) -> Event {
@@ -104,11 +117,19 @@ fn a_takeover_counts_only_after_this_hosts_own_attempt() {
         take(2),
         ev(3, "issue-1", resume(Some("b"))),
     ];
-    assert_eq!(taken_from(&events, "issue-1", "a"), Some((1, "b".into())));
-    assert_eq!(taken_from(&events, "issue-1", "b"), None);
+    let me = |id: &str| Me {
+        id: id.into(),
+        label: "x".into(),
+        machine: "m".into(),
+    };
+    assert_eq!(
+        taken_from(&events, "issue-1", &me("a")),
+        Some((1, "b".into()))
+    );
+    assert_eq!(taken_from(&events, "issue-1", &me("b")), None);
     events.push(ev(4, "issue-1", resume(Some("a"))));
     assert_eq!(
-        taken_from(&events, "issue-1", "a"),
+        taken_from(&events, "issue-1", &me("a")),
         None,
         "resumed here again"
     );

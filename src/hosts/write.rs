@@ -14,7 +14,7 @@ use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 use jiff::Timestamp;
 
-use super::{BeatEntry, HEARTBEAT_FILE, HeartbeatDoc, heartbeat_ref, parse_heartbeat};
+use super::{BeatEntry, HEARTBEAT_FILE, HeartbeatDoc, Me, heartbeat_ref, parse_heartbeat};
 
 /// One worker to list: its branch and its entry.
 pub type BeatWorker = (String, BeatEntry);
@@ -41,11 +41,13 @@ pub enum WriteError {
 /// Errors: [`WriteError::Write`] when an object or the ref cannot be written.
 pub fn write_heartbeat(
     repo: &gix::Repository,
-    host: &str,
+    me: &Me,
     now: Timestamp,
     workers: Vec<BeatWorker>,
     refresh_secs: i64,
 ) -> Result<Option<ObjectId>, WriteError> {
+    let host = me.id.as_str();
+    let label = Some(me.label.clone()).filter(|l| *l != me.id);
     let name = heartbeat_ref(host);
     let err = |why: String| WriteError::Write {
         name: name.clone(),
@@ -57,9 +59,14 @@ pub fn write_heartbeat(
             .try_find_reference(name.as_str())
             .map_err(|e| err(e.to_string()))?;
         let (expected, old) = match current {
-            Some(mut r) => {
-                let id = r.peel_to_id().map_err(|e| err(e.to_string()))?.detach();
-                let old = super::read_blob(repo, r).ok().and_then(|t| {
+            Some(r) => {
+                // A tag or anything else under this host's name is replaced by a heartbeat.
+                let id = r
+                    .target()
+                    .try_id()
+                    .map(|i| i.to_owned())
+                    .ok_or_else(|| err("a symbolic ref".into()))?;
+                let old = super::read_beat_blob(repo, id).ok().and_then(|t| {
                     serde_json::from_str::<HeartbeatDoc>(&t)
                         .ok()
                         .map(|d| (t, d))
@@ -74,12 +81,13 @@ pub fn write_heartbeat(
                 .and_then(|h| h.at)
                 .map(|t| now.as_second() - t.as_second());
             let fresh = age.is_some_and(|a| (0..refresh_secs).contains(&a));
-            if fresh && doc.host == host && doc.workers == workers {
+            if fresh && doc.host == host && doc.label == label && doc.workers == workers {
                 return Ok(None);
             }
         }
         let doc = HeartbeatDoc {
             host: host.to_string(),
+            label: label.clone(),
             ts: crate::clock::format(now),
             workers: workers.clone(),
         };

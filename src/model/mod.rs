@@ -505,11 +505,14 @@ pub struct HostFacts {
 /// The other host a worker belongs to, and what is known of it here.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OtherHost {
-    /// The host's name, as its attempt recorded it.
+    /// The host's id, as its attempt recorded it.
     pub host: String,
-    /// When its newest attempt on the branch started.
+    /// Its label (hostname), as its heartbeat names it.
+    pub label: Option<String>,
+    /// When this host first saw its newest attempt on the branch (this host's clock).
     pub attempt_at: Timestamp,
-    /// When its heartbeat was written (`None`: no heartbeat fetched from it).
+    /// When this host first saw its heartbeat at its current value (this host's clock;
+    /// `None`: no heartbeat fetched from it). SPEC 1.3: never the heartbeat's `ts`.
     pub beat_at: Option<Timestamp>,
     /// What the heartbeat says of this branch: alive or not (`None`: not listed).
     pub alive: Option<bool>,

@@ -342,7 +342,8 @@ pub fn run(
     )?;
     warnings.extend(census.warnings.iter().cloned());
     let mut workers: Vec<Worker> = census.snapshots.iter().map(classify::classify).collect();
-    let beat = heartbeat_workers(&census.snapshots, &workers);
+    let me = crate::hosts::me(repo);
+    let beat = heartbeat_workers(&census.snapshots, &workers, &me);
     if !req.all {
         if let Some(b) = req
             .branches
@@ -376,9 +377,7 @@ pub fn run(
         // SPEC 1.2 "Several machines": every run rewrites this host's heartbeat (only when
         // it changed or is older than recode.stallAfter / 2).
         let refresh = (cfg.stall_after_secs / 2).max(1);
-        if let Err(e) =
-            crate::hosts::write_heartbeat(repo, &crate::process::hostname(), now, beat, refresh)
-        {
+        if let Err(e) = crate::hosts::write_heartbeat(repo, &me, now, beat, refresh) {
             warnings.push(e.to_string());
         }
     }
@@ -393,20 +392,21 @@ pub fn run(
 /// The heartbeat's workers (SPEC 1.2 "Several machines"): those whose newest attempt
 /// ran on this host, with the pid of that host's newest `spawn` on the branch and
 /// whether the worker is running.
-fn heartbeat_workers(snaps: &[Snapshot], workers: &[Worker]) -> Vec<crate::hosts::BeatWorker> {
-    let me = crate::process::hostname();
+fn heartbeat_workers(
+    snaps: &[Snapshot],
+    workers: &[Worker],
+    me: &crate::hosts::Me,
+) -> Vec<crate::hosts::BeatWorker> {
     snaps
         .iter()
         .zip(workers)
         .filter(|(s, _)| {
-            crate::hosts::newest_attempt(&s.events, &s.branch)
-                .is_some_and(|(_, h)| crate::hosts::same_host(&h, &me))
+            crate::hosts::newest_attempt(&s.events, &s.branch).is_some_and(|(_, h)| me.is(&h))
         })
         .map(|(s, w)| {
             let pid = s.events.iter().rev().find_map(|e| match &e.body {
                 Body::Spawn { pid, host, .. }
-                    if e.branch.as_deref().is_none_or(|b| b == s.branch)
-                        && crate::hosts::same_host(host, &me) =>
+                    if e.branch.as_deref().is_none_or(|b| b == s.branch) && me.is(host) =>
                 {
                     Some(*pid)
                 }

@@ -95,7 +95,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     let message = format!(
         "wip: recode takeover snapshot of {} on {} (taken over by {by})\n\n{}: true\n",
         w.branch,
-        crate::process::hostname(),
+        crate::hosts::me(r.repo).shown(),
         crate::trailer::WIP_TRAILER
     );
     let mut args = vec![

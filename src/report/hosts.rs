@@ -12,8 +12,13 @@ pub use crate::hosts::{HOSTS_PREFIX, Heartbeat};
 
 /// Every heartbeat under [`HOSTS_PREFIX`] (read by [`crate::hosts::read_heartbeats`]),
 /// in ref order, and one warning per ref that cannot be read.
-pub fn read_heartbeats(repo: &gix::Repository) -> (Vec<Heartbeat>, Vec<String>) {
-    let (beats, warnings) = crate::hosts::read_heartbeats(repo);
+pub fn read_heartbeats(
+    repo: &gix::Repository,
+    now: jiff::Timestamp,
+) -> (Vec<Heartbeat>, Vec<String>) {
+    let mut seen = crate::hosts::Seen::load(repo);
+    let (beats, warnings) = crate::hosts::read_heartbeats(repo, &mut seen, now);
+    seen.save();
     (beats.into_values().collect(), warnings)
 }
 

@@ -66,7 +66,7 @@ pub fn gather(
     let refs = crate::snapshot::notes_refs(repo, cfg);
     let mut ledgers = ledger::read_all(repo, &refs)?;
     let mut warnings = std::mem::take(&mut ledgers.warnings);
-    let (beats, more) = hosts::read_heartbeats(repo);
+    let (beats, more) = hosts::read_heartbeats(repo, opts.now);
     warnings.extend(more);
     Ok((build(&ledgers, &beats, opts), warnings))
 }

@@ -130,8 +130,7 @@ pub fn takeover_facts(snap: &Snapshot) -> Option<TakeoverFacts> {
     let o = snap.hosts.other.as_ref()?;
     let path = snap.events.iter().rev().find_map(|e| match &e.body {
         Body::Spawn { host, cwd, .. }
-            if crate::hosts::same_host(host, &o.host)
-                && e.branch.as_deref().is_none_or(|b| b == snap.branch) =>
+            if *host == o.host && e.branch.as_deref().is_none_or(|b| b == snap.branch) =>
         {
             Some(cwd.clone())
         }

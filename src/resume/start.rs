@@ -227,7 +227,7 @@ pub fn start(
         if let Some(f) = &written {
             write_prompt(f, &p.prompt)?;
         }
-        let here = crate::process::hostname();
+        let here = crate::hosts::me(repo).id;
         let from = snap.hosts.other.as_ref().map(|o| o.host.clone());
         // SPEC 1.2 "Several machines": one host takes a silent host's worker over, even
         // when several see it silent at once: the claim on the remote decides first. Where
@@ -242,7 +242,16 @@ pub fn start(
                 .and_then(|(i, _)| snap.events.get(i))
                 .map(|e| e.ts.to_string())
                 .unwrap_or_default();
-            let claim = super::takeover::claim(repo, cfg, &w.branch, owner, &attempt_ts, &here)?;
+            let resumed = super::takeover::Resumed {
+                branch: &w.branch,
+                from_host: owner,
+                attempt_ts: &attempt_ts,
+                events: &snap.events,
+            };
+            let claim = super::takeover::claim(repo, cfg, &resumed, &here, now, &mut warnings)?;
+            if let super::takeover::Claim::Blocked(why) = &claim {
+                warnings.push(why.clone());
+            }
             if claim == super::takeover::Claim::Lost {
                 let why = match &from {
                     Some(f) => format!(

@@ -10,6 +10,8 @@
 
 use std::path::Path;
 
+use gix::ObjectId;
+
 use crate::config::Config;
 use crate::git;
 
@@ -69,83 +71,227 @@ pub fn after(repo: &gix::Repository, cfg: &Config, now: jiff::Timestamp) -> Opti
     })
 }
 
-/// Where the claims live on the remote: `refs/recode/claims/<hex>`, one ref per attempt
-/// taken over (the hex is the id of the blob `<branch>\0<from_host>\0<attempt ts>`).
-pub const CLAIMS_PREFIX: &str = "refs/recode/claims/";
-
-/// Whether this host won the claim on the worker's takeover.
+/// Whether this host won the claim on the attempt it resumes.
 #[derive(Debug, PartialEq)]
 pub enum Claim {
     /// No remote: the local ledger's compare-and-swap decides alone.
     NoRemote,
-    /// The claim ref is this host's (created now, or by an earlier try of this host).
+    /// The claim ref is this host's (created or replaced now, or by an earlier try).
     Won,
-    /// Another host's claim holds the ref: the takeover is not ours.
+    /// Another host's claim holds the ref: the attempt is not ours.
     Lost,
+    /// No claim can be made on the remote (a ref in the way, named in the warning): the
+    /// ledger's compare-and-swap decides alone.
+    Blocked(String),
 }
 
-/// Claim the takeover of `branch` from `from_host`'s attempt started at `attempt_ts`
-/// (RFC 3339, as ledgered) on `recode.remote`: push a blob naming this host (`here`) to
-/// the claim ref with `--force-with-lease=<ref>:` (must not exist). The blob is the same
-/// for the same claimer, so a retry after a kill finds its own claim `up to date`.
+/// What is resumed: the branch, the attempt's host and `ts` (as ledgered), and the ledger.
+pub struct Resumed<'a> {
+    /// The worker's branch.
+    pub branch: &'a str,
+    /// The host of the attempt resumed.
+    pub from_host: &'a str,
+    /// Its `ts`, as ledgered.
+    pub attempt_ts: &'a str,
+    /// The task's ledger as this host has it.
+    pub events: &'a [crate::model::Event],
+}
+
+/// Claim the attempt `r` resumes on `recode.remote` (SPEC 1.3 claims, see
+/// [`crate::hosts::claim`]): create the branch's claim ref where none exists; else read the
+/// remote's claim and replace it by compare-and-swap when it is stale, garbage, or its
+/// claimer's lease ran out.
 ///
 /// Errors: [`ResumeError::TakeoverSync`] when the push fails for another reason than a
-/// claim already there (the takeover is then refused: this host cannot know).
+/// claim already there (the resume is then refused: this host cannot know).
 pub fn claim(
     repo: &gix::Repository,
     cfg: &Config,
-    branch: &str,
-    from_host: &str,
-    attempt_ts: &str,
+    r: &Resumed<'_>,
     here: &str,
+    now: jiff::Timestamp,
+    warnings: &mut Vec<String>,
 ) -> Result<Claim, ResumeError> {
+    use crate::hosts::claim as c;
     let remote = cfg.remote.as_str();
     if !has_remote(cfg, remote) {
         return Ok(Claim::NoRemote);
     }
     let refused = |why: String| ResumeError::TakeoverSync {
-        branch: branch.to_string(),
+        branch: r.branch.to_string(),
         remote: remote.to_string(),
         why,
     };
-    let key = format!("{branch}\0{from_host}\0{attempt_ts}");
-    let hash = |bytes: &[u8]| {
-        gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, bytes)
-            .map_err(|e| refused(e.to_string()))
+    let name = c::claim_ref(r.branch);
+    let doc = c::ClaimDoc {
+        branch: r.branch.to_string(),
+        from_host: r.from_host.to_string(),
+        attempt_ts: r.attempt_ts.to_string(),
+        host: here.to_string(),
     };
-    let name = format!("{CLAIMS_PREFIX}{}", hash(key.as_bytes())?);
-    let body = format!(
-        "{{\"branch\":{},\"from_host\":{},\"attempt_ts\":{},\"host\":{}}}\n",
-        serde_json::Value::from(branch),
-        serde_json::Value::from(from_host),
-        serde_json::Value::from(attempt_ts),
-        serde_json::Value::from(here)
-    );
     let blob = repo
-        .write_blob(body.as_bytes())
+        .write_blob(doc.text().as_bytes())
         .map_err(|e| refused(e.to_string()))?
         .detach();
+    let mut expected: Option<ObjectId> = None;
+    for _round in 0..3 {
+        match push_claim(cfg, &name, blob, expected)? {
+            Pushed::Done => return Ok(Claim::Won),
+            Pushed::Failed(why) => {
+                return match blocking_ref(cfg, &name) {
+                    Some(b) => Ok(Claim::Blocked(crate::hosts::untrusted_warning(
+                        &b,
+                        "a ref in the way of every claim",
+                    ))),
+                    None => Err(refused(why)),
+                };
+            }
+            Pushed::Rejected => {}
+        }
+        let Some(theirs) = fetch_claim(cfg, &name)? else {
+            expected = None; // removed meanwhile: create it
+            continue;
+        };
+        if theirs == blob {
+            return Ok(Claim::Won);
+        }
+        if !replaceable(repo, cfg, (r, here, now), &name, theirs, warnings) {
+            return Ok(Claim::Lost);
+        }
+        expected = Some(theirs);
+    }
+    Ok(Claim::Lost)
+}
+
+/// Whether the remote's claim `theirs` on `name` may be replaced: garbage (named and
+/// ignored), naming an older attempt, or its claimer's lease ran out on this host's clock.
+fn replaceable(
+    repo: &gix::Repository,
+    cfg: &Config,
+    (r, here, now): (&Resumed<'_>, &str, jiff::Timestamp),
+    name: &str,
+    theirs: ObjectId,
+    warnings: &mut Vec<String>,
+) -> bool {
+    use crate::hosts::claim as c;
+    let doc = match c::read(repo, theirs) {
+        Ok(d) => d,
+        Err(e) => {
+            warnings.push(crate::hosts::untrusted_warning(name, &e));
+            return true;
+        }
+    };
+    match c::judge(&doc, r.events, r.branch, (r.from_host, r.attempt_ts), here) {
+        c::Verdict::Ours | c::Verdict::Stale => true,
+        c::Verdict::Held => {
+            // The claimer's heartbeat as the remote has it now: a lease is judged on what
+            // is there, not on what this host last synced.
+            let _ = fetch_same(cfg, &crate::hosts::heartbeat_ref(&doc.host));
+            let mut seen = crate::hosts::Seen::load(repo);
+            let (beats, _) = crate::hosts::read_heartbeats(repo, &mut seen, now);
+            let beat = beats
+                .get(&crate::hosts::ref_component(&doc.host))
+                .and_then(|b| b.seen.map(|s| s.first));
+            let claim_seen = seen
+                .sight(&format!("claim {name}"), &theirs.to_string(), now, 0)
+                .first;
+            seen.save();
+            c::lease_ran_out(beat, claim_seen, now, cfg.host_timeout_secs)
+        }
+    }
+}
+
+/// How a claim push ended.
+enum Pushed {
+    Done,
+    /// The lease did not hold (a claim is there, or it changed).
+    Rejected,
+    /// Any other failure, with git's last line.
+    Failed(String),
+}
+
+/// Push `blob` to `name` with a lease on `expected` (`None`: it must not exist).
+fn push_claim(
+    cfg: &Config,
+    name: &str,
+    blob: ObjectId,
+    expected: Option<ObjectId>,
+) -> Result<Pushed, ResumeError> {
+    let lease = expected.map(|e| e.to_string()).unwrap_or_default();
     let out = git::Git::new(".")
         .args([
             "push".to_string(),
             "--quiet".to_string(),
             "--porcelain".to_string(),
-            format!("--force-with-lease={name}:"),
-            remote.to_string(),
+            format!("--force-with-lease={name}:{lease}"),
+            cfg.remote.clone(),
             format!("{blob}:{name}"),
         ])
         .network(cfg.network_timeout_secs, &cfg.ssh)
         .capture()?;
     if out.ok {
-        return Ok(Claim::Won);
+        return Ok(Pushed::Done);
     }
     let verdict = format!("{}\n{}", out.stdout, out.stderr);
     if verdict.contains("[rejected]") || verdict.contains("stale info") {
-        tracing::debug!(%name, "takeover claim held by another host");
-        return Ok(Claim::Lost);
+        return Ok(Pushed::Rejected);
     }
-    Err(refused(
+    // Two claimers at once: the remote's ref lock is held by the other push.
+    if verdict.contains("cannot lock ref") && !verdict.contains("exists; cannot create") {
+        return Ok(Pushed::Rejected);
+    }
+    Ok(Pushed::Failed(
         crate::process::last_line(out.stderr.as_bytes())
             .unwrap_or_else(|| "git push failed".into()),
     ))
+}
+
+/// The remote's claim on `name`, fetched into the same local ref (`None`: there is none).
+fn fetch_claim(cfg: &Config, name: &str) -> Result<Option<ObjectId>, ResumeError> {
+    let listed = git::Git::new(".")
+        .args(["ls-remote", cfg.remote.as_str(), name])
+        .network(cfg.network_timeout_secs)
+        .output()?;
+    let Some(id) = String::from_utf8_lossy(&listed)
+        .lines()
+        .find_map(|l| {
+            l.split_once('\t')
+                .filter(|(_, n)| *n == name)
+                .map(|(i, _)| i.to_string())
+        })
+        .and_then(|i| ObjectId::from_hex(i.as_bytes()).ok())
+    else {
+        return Ok(None);
+    };
+    fetch_same(cfg, name)?;
+    Ok(Some(id))
+}
+
+/// Fetch the remote's `name` into the same local ref.
+///
+/// Errors: [`ResumeError::Git`] when git cannot be run; a failed fetch is `Ok(false)`.
+fn fetch_same(cfg: &Config, name: &str) -> Result<bool, ResumeError> {
+    let spec = format!("+{name}:{name}");
+    let out = git::Git::new(".")
+        .args(["fetch", "--quiet", "--no-write-fetch-head"])
+        .args([cfg.remote.as_str(), &spec])
+        .network(cfg.network_timeout_secs)
+        .capture()?;
+    Ok(out.ok)
+}
+
+/// A ref on the remote that makes `name` impossible to create (a directory/file
+/// conflict): `refs/recode/claims` itself, or a ref below `name`.
+fn blocking_ref(cfg: &Config, name: &str) -> Option<String> {
+    let parent = name.trim_end_matches('/').rsplit_once('/')?.0.to_string();
+    let below = format!("{name}/*");
+    let listed = git::Git::new(".")
+        .args(["ls-remote", cfg.remote.as_str(), &parent, &below])
+        .network(cfg.network_timeout_secs)
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&listed)
+        .lines()
+        .filter_map(|l| l.split_once('\t').map(|(_, n)| n.to_string()))
+        .find(|n| *n == parent || n.starts_with(&format!("{name}/")))
 }

@@ -21,7 +21,6 @@ use jiff::Timestamp;
 use crate::config::Config;
 use crate::ledger::{self, Body, Ledger, LedgerError};
 use crate::model::Snapshot;
-use crate::process;
 use crate::repo::{self, RepoError};
 use crate::worktree::{self, Worktree};
 
@@ -184,7 +183,8 @@ pub fn gather_from(
         worktrees,
     } = roster;
     let mut warnings = ledgers.warnings.clone();
-    let (beats, beat_warnings) = crate::hosts::read_heartbeats(repo);
+    let mut seen = crate::hosts::Seen::load(repo);
+    let (beats, beat_warnings) = crate::hosts::read_heartbeats(repo, &mut seen, now);
     warnings.extend(beat_warnings);
     let base_tips = repo::base_tips(repo, cfg, &base);
     let detached = detached_worktrees(cfg, &ledgers, &worktrees, &local, &base, opts, &mut workers);
@@ -198,7 +198,8 @@ pub fn gather_from(
         local: &local,
         worktrees: &worktrees,
         detached: &detached,
-        this_host: process::hostname(),
+        me: crate::hosts::me(repo),
+        seen: std::cell::RefCell::new(seen),
         all_ref_tips: None,
         journal: crate::hook::journal::read(repo),
         beats,
@@ -216,6 +217,7 @@ pub fn gather_from(
             snapshots.push(snap);
         }
     }
+    ctx.seen.borrow().save();
     reads::read_worktrees(
         &mut snapshots,
         &status_jobs,

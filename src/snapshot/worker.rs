@@ -26,7 +26,10 @@ pub(super) struct Ctx<'a> {
     pub(super) local: &'a Branches,
     pub(super) worktrees: &'a [Worktree],
     pub(super) detached: &'a Detached<'a>,
-    pub(super) this_host: String,
+    /// This host (SPEC 1.3: its id; the hostname only a label).
+    pub(super) me: hosts::Me,
+    /// When this host first saw each other host's heartbeat and attempt (its own clock).
+    pub(super) seen: std::cell::RefCell<hosts::Seen>,
     /// Tips of every ref, read at the first detached worktree that needs them.
     pub(super) all_ref_tips: Option<Vec<ObjectId>>,
     /// The milestone journal ([`crate::hook::journal::read`]), read once per gather.
@@ -119,14 +122,18 @@ impl<'a> Ctx<'a> {
             })
             .flatten();
         let host_facts = self.host_facts(branch, &events, wt, counts.branch_unique);
-        // Another host's pid is never probed here: its heartbeat, while younger than
-        // `recode.hostTimeout`, says whether it is alive (SPEC 1.2 "Several machines").
+        // Another host's pid is probed here only when it was recorded on this machine (a
+        // clone of its own), and only its being alive counts; else that host's heartbeat,
+        // while seen within `recode.hostTimeout`, says whether it is alive (SPEC 1.3).
         let pid_alive = match &host_facts.other {
-            Some(o) => o.alive.filter(|_| {
-                o.beat_at
-                    .is_some_and(|b| o.beat_age(self.now, b) < o.timeout_secs)
-            }),
-            None => probe_pid(&events, &replayed, &self.this_host),
+            Some(o) => match probe_pid(&events, &replayed, |h| self.me.same_machine(h)) {
+                Some(true) => Some(true),
+                _ => o.alive.filter(|_| {
+                    o.beat_at
+                        .is_some_and(|b| o.beat_age(self.now, b) < o.timeout_secs)
+                }),
+            },
+            None => probe_pid(&events, &replayed, |h| self.me.is(h)),
         };
         let newest_commit = repo::newest_worker_commit(repo, &ahead_commits);
         // A live agent's worktree is not read unless asked (`--deep`): it is `running`,
@@ -223,30 +230,37 @@ impl<'a> Ctx<'a> {
         wt: Option<&Worktree>,
         branch_unique: u32,
     ) -> HostFacts {
-        let me = self.this_host.as_str();
+        let me = &self.me;
         let holds_work = wt.is_some_and(|w| !w.missing) || branch_unique > 0;
         let taken_over = hosts::taken_from(events, branch, me)
             .filter(|_| holds_work)
             .map(|(i, by)| TakenOver {
                 by,
-                here: me.to_string(),
+                here: me.id.clone(),
                 at: events[i].ts,
-                side_branch: hosts::side_branch(branch, me),
+                side_branch: hosts::side_branch(branch, &me.id),
             });
         let newest = hosts::newest_attempt(events, branch);
         let attempt_host = newest.as_ref().map(|(_, h)| h.clone());
-        let other = newest
-            .filter(|(_, h)| !hosts::same_host(h, me))
-            .map(|(i, host)| {
-                let beat = self.beats.get(&hosts::ref_component(&host));
-                OtherHost {
-                    attempt_at: events[i].ts,
-                    beat_at: beat.and_then(|b| b.at),
-                    alive: beat.map(|b| b.workers.get(branch).copied().unwrap_or(false)),
-                    timeout_secs: self.cfg.host_timeout_secs,
-                    host,
-                }
-            });
+        let other = newest.filter(|(_, h)| !me.is(h)).map(|(i, host)| {
+            let beat = self.beats.get(&hosts::ref_component(&host));
+            // SPEC 1.3: what ages is when this host first saw the attempt, never its
+            // writer's `ts`.
+            let value = format!("{} {}", host.replace(['\t', '\n'], " "), events[i].ts);
+            let attempt_at = self
+                .seen
+                .borrow_mut()
+                .sight(&format!("attempt {branch}"), &value, self.now, 0)
+                .first;
+            OtherHost {
+                attempt_at,
+                beat_at: beat.and_then(|b| b.seen.map(|s| s.first)),
+                alive: beat.map(|b| b.workers.get(branch).copied().unwrap_or(false)),
+                timeout_secs: self.cfg.host_timeout_secs,
+                label: beat.and_then(|b| b.label.clone()),
+                host,
+            }
+        });
         HostFacts {
             attempt_host,
             other,
@@ -399,16 +413,20 @@ fn pr_relation(
 }
 
 /// Probe the pid of the last attempt when it is a `spawn` recorded with one (SPEC
-/// `spawn`: alive only with the recorded start token, on this host); `None` when not
-/// probeable here.
-fn probe_pid(events: &[ledger::Event], replayed: &ledger::Replay, this_host: &str) -> Option<bool> {
+/// `spawn`: alive only with the recorded start token) by a host `here` says this machine
+/// can probe; `None` when not probeable here.
+fn probe_pid(
+    events: &[ledger::Event],
+    replayed: &ledger::Replay,
+    here: impl Fn(&str) -> bool,
+) -> Option<bool> {
     replayed.last_attempt.and_then(|i| match &events[i].body {
         Body::Spawn {
             host,
             pid: Some(pid),
             pid_start,
             ..
-        } => process::is_alive(host, *pid, pid_start.as_deref(), this_host),
+        } if here(host) => process::is_alive(host, *pid, pid_start.as_deref(), host),
         _ => None,
     })
 }

@@ -68,6 +68,7 @@ fn a_healthy_set_up_exits_0() {
         ("ok", "locks"),
         ("ok", "clone"),
         ("ok", "maintenance"),
+        ("ok", "hosts"),
     ]
     .iter()
     .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -88,7 +89,7 @@ fn a_healthy_set_up_exits_0() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["schema"], 1);
     assert_eq!(v["ok"], true);
-    assert_eq!(v["checks"].as_array().unwrap().len(), 11);
+    assert_eq!(v["checks"].as_array().unwrap().len(), 12);
     assert_eq!(v["checks"][4]["check"], "forge");
     assert_eq!(v["checks"][4]["level"], "warn");
     assert_eq!(v["checks"][0]["fix"], serde_json::Value::Null);

@@ -61,7 +61,12 @@ impl Fleet {
     /// `git-recode <args>` in `dir` on host `host` at `now` (RFC 3339): the real binary in
     /// a UTS namespace whose hostname is `host` (`unshare` and `sh` exec it: the child's
     /// pid is git-recode's own).
+    ///
+    /// The clone's `recode.hostId` is set to `host` on its first run (each clone a machine
+    /// of its own, its id readable in the tests); a later run under another name is the
+    /// same host with a new label (SPEC 1.3: the hostname is only a label).
     pub(crate) fn cmd_on(&self, host: &str, dir: &Path, now: &str, args: &[&str]) -> Command {
+        self.name_host(dir, host);
         let template = self.env.cmd(dir);
         let mut cmd = Command::new("unshare");
         cmd.env_clear();
@@ -84,6 +89,19 @@ impl Fleet {
             .arg(template.get_program())
             .args(args);
         cmd
+    }
+
+    /// Give the clone `dir` the id `host` unless it has one.
+    pub(crate) fn name_host(&self, dir: &Path, host: &str) {
+        let has = self
+            .env
+            .git_cmd(dir)
+            .args(["config", "--get", "recode.hostId"])
+            .output()
+            .unwrap();
+        if !has.status.success() {
+            self.env.git(dir, &["config", "recode.hostId", host]);
+        }
     }
 
     /// [`Fleet::cmd_on`], run to its end.
@@ -174,7 +192,13 @@ impl Drop for Agent {
 }
 
 /// `resume issue-1` on `host`, which must be refused (exit 3): its first stderr line.
-fn refused_resume(f: &Fleet, host: &str, dir: &Path, now: &str, prompt: &Path) -> String {
+pub(crate) fn refused_resume(
+    f: &Fleet,
+    host: &str,
+    dir: &Path,
+    now: &str,
+    prompt: &Path,
+) -> String {
     let out = f.on(
         host,
         dir,
@@ -199,7 +223,7 @@ fn heartbeat(env: &TestEnv, dir: &Path, host: &str) -> String {
 
 /// Host A's worker `issue-1`: a worktree with one pushed commit and one unpushed change,
 /// its agent alive, spawned at `NOW`.
-fn a_starts_issue_1(f: &Fleet, a: &Path, agent: &Agent) -> PathBuf {
+pub(crate) fn a_starts_issue_1(f: &Fleet, a: &Path, agent: &Agent) -> PathBuf {
     let env = &f.env;
     let wt = env.root().join("a-issue-1");
     env.git(
@@ -296,11 +320,15 @@ fn an_odd_hostname_becomes_a_valid_ref_and_a_side_branch_name() {
         &a,
         &["for-each-ref", "--format=%(refname)", "refs/recode/hosts"],
     );
-    assert_eq!(refs, "refs/recode/hosts/odd-host-1-x");
+    // Sanitized, plus a hash of the id: two ids that sanitize alike never share a ref.
+    assert_eq!(refs, "refs/recode/hosts/odd-host-1-x-3b753928");
     assert_eq!(
         f.env.git(
             &a,
-            &["show", "refs/recode/hosts/odd-host-1-x:heartbeat.json"]
+            &[
+                "show",
+                "refs/recode/hosts/odd-host-1-x-3b753928:heartbeat.json"
+            ]
         ),
         format!(
             r#"{{"host":"odd host:1~x","ts":"{}.000Z","workers":{{}}}}"#,
@@ -397,7 +425,7 @@ fn b_waits_while_a_ticks_takes_over_after_its_silence_and_a_comes_back_to_a_side
     );
     assert_eq!(
         w["reason"],
-        "worker of host hostA: its heartbeat 44m ago says it is alive; never acted on here"
+        "worker of host hostA: its heartbeat 0s ago says it is alive; never acted on here"
     );
     assert_eq!(w["host"], "hostA");
     let table = f.ok(
@@ -416,8 +444,9 @@ fn b_waits_while_a_ticks_takes_over_after_its_silence_and_a_comes_back_to_a_side
     );
     assert_eq!(refused.status.code(), Some(3), "{refused:?}");
     // A's agent pushes a second part (B does not fetch it), then commits a third part it
-    // never pushes; the uncommitted work stays. A ticks at 1h; B at 1h50m still waits
-    // (A's heartbeat is 50m old).
+    // never pushes; the uncommitted work stays. A ticks at 1h; B at 1h50m sees A's new
+    // heartbeat (SPEC 1.3: its silence starts when B first sees it, at 1h50m) and waits;
+    // at 1h59m it still waits (9m).
     std::fs::write(a_wt.join("part2.txt"), "second part\n").unwrap();
     env.git(&a_wt, &["add", "part2.txt"]);
     env.git(&a_wt, &["commit", "-q", "-m", "feature: second part"]);
@@ -432,16 +461,17 @@ fn b_waits_while_a_ticks_takes_over_after_its_silence_and_a_comes_back_to_a_side
     f.ok("hostA", &a, &at(60 * MIN), &["recover", "--all"]);
     f.ok("hostA", &a, &at(60 * MIN), &["sync"]);
     f.ok("hostB", &b, &at(110 * MIN), &["sync"]);
-    let w = f.worker("hostB", &b, &at(110 * MIN), "issue-1");
+    let w = f.worker("hostB", &b, &at(119 * MIN), "issue-1");
     assert_eq!(w["action"], "wait", "{w}");
     assert_eq!(
         w["reason"],
-        "worker of host hostA: its heartbeat 50m ago says it is alive; never acted on here"
+        "worker of host hostA: its heartbeat 9m ago says it is alive; never acted on here"
     );
     let remote_tip = f.remote_ref("refs/heads/issue-1").unwrap();
 
-    // A is silent from 1h on. At 3h01m (2h01m of silence) B takes over.
-    let late = at(181 * MIN);
+    // A is silent from 1h on; B first saw that heartbeat at 1h50m. At 3h51m (2h01m of
+    // silence on B's clock) B takes over.
+    let late = at(231 * MIN);
     f.ok("hostB", &b, &late, &["sync"]);
     let w = f.worker("hostB", &b, &late, "issue-1");
     assert_eq!(
@@ -465,7 +495,7 @@ fn b_waits_while_a_ticks_takes_over_after_its_silence_and_a_comes_back_to_a_side
         text.contains(&format!(
             "- This work was on host `hostA`, in `{}`, which has been silent since {}.",
             a_wt.display(),
-            at(60 * MIN)
+            at(110 * MIN)
         )),
         "{text}"
     );
@@ -492,12 +522,12 @@ fn b_waits_while_a_ticks_takes_over_after_its_silence_and_a_comes_back_to_a_side
     let b_wt = env.root().join("b.worktrees").join("issue-1");
     assert_eq!(env.git(&b_wt, &["rev-parse", "HEAD"]), remote_tip);
     // B's agent at work: B's heartbeat says so.
-    f.ok("hostB", &b, &at(182 * MIN), &["recover", "--all"]);
-    f.ok("hostB", &b, &at(182 * MIN), &["sync"]);
+    f.ok("hostB", &b, &at(232 * MIN), &["recover", "--all"]);
+    f.ok("hostB", &b, &at(232 * MIN), &["sync"]);
 
-    // A comes back at 3h10m: it never pushes onto issue-1; its work goes to the side branch.
+    // A comes back at 4h: it never pushes onto issue-1; its work goes to the side branch.
     let before = env.work(&a);
-    let comeback = at(190 * MIN);
+    let comeback = at(240 * MIN);
     f.ok("hostA", &a, &comeback, &["sync"]);
     let w = f.worker("hostA", &a, &comeback, "issue-1");
     assert_eq!(
@@ -548,13 +578,13 @@ fn b_waits_while_a_ticks_takes_over_after_its_silence_and_a_comes_back_to_a_side
     );
     // Settled: the next comeback tick adds nothing.
     let kinds = f.kinds(&a, "issue-1").len();
-    f.ok("hostA", &a, &at(200 * MIN), &["recover", "issue-1"]);
+    f.ok("hostA", &a, &at(250 * MIN), &["recover", "issue-1"]);
     assert_eq!(f.kinds(&a, "issue-1").len(), kinds);
     // B, after A's comeback synced: its own worker, running, never needs-human.
-    f.ok("hostA", &a, &at(200 * MIN), &["sync"]);
+    f.ok("hostA", &a, &at(250 * MIN), &["sync"]);
     let before_b = env.work(&b);
-    f.ok("hostB", &b, &at(201 * MIN), &["sync"]);
-    let w = f.worker("hostB", &b, &at(201 * MIN), "issue-1");
+    f.ok("hostB", &b, &at(251 * MIN), &["sync"]);
+    let w = f.worker("hostB", &b, &at(251 * MIN), "issue-1");
     assert_eq!(
         (w["liveness"].as_str(), w["action"].as_str()),
         (Some("running"), Some("wait")),
@@ -572,7 +602,12 @@ fn of_two_hosts_that_both_see_a_third_silent_only_the_first_claim_takes_over() {
     a_starts_issue_1(&f, &a, &agent);
     f.ok("hostA", &a, &at(MIN), &["recover", "--all"]);
     f.ok("hostA", &a, &at(MIN), &["sync"]);
-    // A is silent past recode.hostTimeout; B and C both see it so.
+    // B and C first see A's heartbeat and attempt at 2m; A is silent past
+    // recode.hostTimeout on their clocks; both see it so.
+    for (host, dir) in [("hostB", &b), ("hostC", &c)] {
+        f.ok(host, dir, &at(2 * MIN), &["sync"]);
+        f.worker(host, dir, &at(2 * MIN), "issue-1");
+    }
     let late = at(181 * MIN);
     for (host, dir) in [("hostB", &b), ("hostC", &c)] {
         env.git(dir, &["fetch", "-q", "origin"]);
@@ -643,6 +678,8 @@ fn a_host_whose_ledger_is_behind_never_resumes_a_worker_taken_over_meanwhile() {
     f.ok("hostB", &b, &at(MIN), &["recover", "--all"]);
     f.ok("hostB", &b, &at(MIN), &["sync"]);
     f.ok("hostA", &a, &at(2 * MIN), &["sync"]);
+    f.ok("hostB", &b, &at(2 * MIN), &["sync"]);
+    f.worker("hostB", &b, &at(2 * MIN), "issue-1");
     // A goes silent, its agent dies with it; B takes the worker over past hostTimeout.
     drop(agent);
     let late = at(181 * MIN);

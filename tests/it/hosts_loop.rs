@@ -1,6 +1,11 @@
-//! The loop-level harness with a second host (SPEC 1.2 "Several machines"), in the style
-//! of `loopharness.rs`: a generated fleet of workers started on host A, two hosts (each in
-//! its own UTS namespace) sharing one bare remote, ticking every 30 minutes. Each tick an
+//! The loop-level harness of several hosts (SPEC 1.3 "Several machines, by the observer's
+//! clock"), in the style of `loopharness.rs`: a generated fleet of workers started on host
+//! A, 3–5 hosts (each clone its own `recode.hostId`, each run in its own UTS namespace under
+//! a hostname that changes now and then) sharing one bare remote, ticking every 30 minutes
+//! of the trial's clock. Each host's own clock (`RECODE_NOW`) is skewed by up to ±6 h and
+//! drifts by up to ±2 min a tick; a host may be partitioned from the remote for a few ticks
+//! (its `origin` points nowhere: syncs fail, pushes fail) and heal, and one host may die for
+//! good. Each tick an
 //! up host runs the multi-host loop — `recover --all` (its heartbeat), `sync`, `git fetch`,
 //! `status --json`, then `resume` for every worker whose action says so (a stand-in agent
 //! then commits and pushes each tick until it finishes or dies), `recover <branch>` for
@@ -17,6 +22,11 @@
 //!   after every tick: every commit still reachable, every changed file's content in its
 //!   worktree or in a reachable commit).
 //!
+//! - every worker of a host dead for good, not finished, is taken over by a live host by the
+//!   trial's end, and no attempt is taken over twice (the remote's ledger);
+//! - the remote's heartbeat refs are at most one per host, its claims at most one per
+//!   worker branch.
+//!
 //! Prints `hosts loop trials N, violations V, takeovers T, comebacks C, kills K`.
 //! `RECODE_HOSTS_TRIALS` (default 2) and `RECODE_HOSTS_SEED` (default 1: seeds 1 and 2
 //! both take over and come back) override the run;
@@ -30,14 +40,14 @@ use std::time::{Duration, Instant};
 use crate::hosts::Fleet;
 use crate::neverlose::Rng;
 
-const HOSTS: [&str; 2] = ["hostA", "hostB"];
+const HOSTS: [&str; 5] = ["hostA", "hostB", "hostC", "hostD", "hostE"];
 /// The clock of tick 0: after every real mtime a trial makes (the agents date their files).
 const T0: i64 = 1_893_456_000; // 2030-01-01T00:00:00Z
 const TICK: i64 = 30 * 60;
 /// The longest one git-recode run may take (no deadline is shortened here: a takeover
 /// syncs twice and fetches; a shared 2-core machine under load is slow).
 const RUN_LIMIT: Duration = Duration::from_secs(60);
-const TICKS: i64 = 14;
+const TICKS: i64 = 16;
 
 /// A stand-in agent at work on a host: it commits and pushes each tick for `ticks_left`
 /// ticks, then finishes (gate passed, exit 0) or dies silently.
@@ -53,8 +63,22 @@ struct Trial {
     seed: u64,
     rng: Rng,
     f: Fleet,
-    dirs: [PathBuf; 2],
-    up: [bool; 2],
+    /// The hosts' clones (3–5).
+    dirs: Vec<PathBuf>,
+    up: Vec<bool>,
+    /// Dead for good from this tick on.
+    dies: Vec<Option<i64>>,
+    /// Partitioned from the remote until this tick.
+    cut_until: Vec<i64>,
+    /// Each host's clock: seconds off the trial's, and its drift per tick.
+    skew: Vec<i64>,
+    drift: Vec<i64>,
+    /// Each host's hostname now (its label; its id stays `HOSTS[h]`).
+    label: Vec<String>,
+    tick_no: i64,
+    /// Each worker branch's host by the trial's own record (its newest successful start),
+    /// and whether its agent finished (exit recorded).
+    owner: BTreeMap<String, (usize, bool)>,
     agents: Vec<SimAgent>,
     now: i64,
     log: PathBuf,
@@ -80,13 +104,34 @@ impl Trial {
         .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let dirs = [f.clone("a"), f.clone("b")];
+        let mut rng = Rng::new(seed);
+        let n = 3 + rng.below(3) as usize;
+        let dirs: Vec<PathBuf> = (0..n).map(|h| f.clone(&format!("h{h}"))).collect();
+        for (h, d) in dirs.iter().enumerate() {
+            f.name_host(d, HOSTS[h]);
+        }
+        let skew = (0..n)
+            .map(|_| rng.below(12 * 3600 + 1) as i64 - 6 * 3600)
+            .collect();
+        let drift = (0..n).map(|_| rng.below(241) as i64 - 120).collect();
+        // One host (never A, whose workers start the trial) may die for good.
+        let mut dies = vec![None; n];
+        if rng.chance(60) {
+            dies[1 + rng.below(n as u64 - 1) as usize] = Some(2 + rng.below(8) as i64);
+        }
         Trial {
             seed,
-            rng: Rng::new(seed),
+            rng,
             f,
+            up: vec![true; n],
+            dies,
+            cut_until: vec![0; n],
+            skew,
+            drift,
+            label: HOSTS[..n].iter().map(|h| h.to_string()).collect(),
+            tick_no: 0,
+            owner: BTreeMap::new(),
             dirs,
-            up: [true, true],
             agents: Vec::new(),
             now: T0,
             log,
@@ -97,8 +142,35 @@ impl Trial {
         }
     }
 
-    fn iso(&self) -> String {
-        jiff::Timestamp::from_second(self.now).unwrap().to_string()
+    /// Host `h`'s own clock now (skewed, drifting), in seconds.
+    fn clock(&self, h: usize) -> i64 {
+        self.now + self.skew[h] + self.drift[h] * self.tick_no
+    }
+
+    /// [`Trial::clock`] as RFC 3339.
+    fn iso(&self, h: usize) -> String {
+        jiff::Timestamp::from_second(self.clock(h))
+            .unwrap()
+            .to_string()
+    }
+
+    /// Whether host `h` is cut off the remote now.
+    fn cut(&self, h: usize) -> bool {
+        self.tick_no < self.cut_until[h]
+    }
+
+    /// Cut host `h` off the remote (its `origin` points nowhere) or heal it.
+    fn set_cut(&mut self, h: usize, cut: bool) {
+        let url = if cut {
+            self.f.env.root().join("unreachable.git")
+        } else {
+            self.f.bare.clone()
+        };
+        let dir = self.dirs[h].clone();
+        self.f.env.git(
+            &dir,
+            &["remote", "set-url", "origin", url.to_str().unwrap()],
+        );
     }
 
     /// `git <args>` in `dir` on host `h` at the trial's clock (commits dated now).
@@ -111,10 +183,10 @@ impl Trial {
                 cmd.env(k, v);
             }
         }
-        let date = format!("@{} +0000", self.now);
+        let date = format!("@{} +0000", self.clock(h));
         cmd.env("GIT_AUTHOR_DATE", &date)
             .env("GIT_COMMITTER_DATE", &date)
-            .env("RECODE_HOST_NAME", HOSTS[h])
+            .env("RECODE_HOST_NAME", &self.label[h])
             .current_dir(dir)
             .stdin(Stdio::null())
             .args([
@@ -135,7 +207,7 @@ impl Trial {
         let kill_after =
             (killable && self.rng.chance(12)).then(|| Duration::from_millis(self.rng.below(250)));
         let dir = self.dirs[h].clone();
-        let mut cmd = self.f.cmd_on(HOSTS[h], &dir, &self.iso(), args);
+        let mut cmd = self.f.cmd_on(&self.label[h], &dir, &self.iso(h), args);
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let started = Instant::now();
         let mut child = cmd.spawn().unwrap();
@@ -189,6 +261,7 @@ impl Trial {
             assert!(out.status.success(), "{out:?}");
             let ticks_left = 1 + self.rng.below(4) as u32;
             let finishes = self.rng.chance(50);
+            self.owner.insert(branch.clone(), (0, false));
             self.agents.push(SimAgent {
                 host: 0,
                 branch,
@@ -212,7 +285,8 @@ impl Trial {
             // time commits and pushes: the other host sees nothing for a while.
             let file = wt.join(format!("work-{}.txt", self.now));
             std::fs::write(&file, "agent work\n").unwrap();
-            let when = std::time::UNIX_EPOCH + Duration::from_secs(self.now as u64);
+            // The agent's files are stamped by its own host's clock.
+            let when = std::time::UNIX_EPOCH + Duration::from_secs(self.clock(h) as u64);
             std::fs::File::options()
                 .write(true)
                 .open(&file)
@@ -229,7 +303,7 @@ impl Trial {
                     &wt,
                     &["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")],
                 );
-                if !pushed.status.success() {
+                if !pushed.status.success() && !self.cut(h) {
                     self.violations.push(format!(
                         "seed {}: {}'s agent on {branch} could not push (diverged): {}",
                         self.seed,
@@ -244,6 +318,7 @@ impl Trial {
                 if a.finishes {
                     let _ = self.recode(h, &["record", "gate", &branch, "--passed"], false);
                     let _ = self.recode(h, &["record", "exit", &branch, "--rc", "0"], false);
+                    self.owner.insert(branch.clone(), (h, true));
                 }
                 continue;
             }
@@ -270,7 +345,8 @@ impl Trial {
         self.agents_work(h);
         self.recode(h, &["recover", "--all"], true);
         self.recode(h, &["sync"], true);
-        self.f.env.git(&dir, &["fetch", "-q", "origin"]);
+        // A partitioned host's fetch fails like its syncs: nothing new from the remote.
+        let _ = self.git_on(h, &dir, &["fetch", "-q", "origin"]);
         let Some(out) = self.recode(h, &["status", "--json", "--offline"], false) else {
             return;
         };
@@ -338,6 +414,7 @@ impl Trial {
         }
         let ticks_left = 1 + self.rng.below(3) as u32;
         let finishes = self.rng.chance(60);
+        self.owner.insert(branch.to_string(), (h, false));
         self.agents.push(SimAgent {
             host: h,
             branch: branch.to_string(),
@@ -345,6 +422,88 @@ impl Trial {
             ticks_left,
             finishes,
         });
+    }
+
+    /// At the trial's end: every unfinished worker of a host dead for good long enough was
+    /// taken over; no attempt was taken over twice; the remote's refs stay bounded.
+    fn check_end(&mut self) {
+        for (branch, (h, finished)) in &self.owner {
+            if let Some(d) = self.dies[*h]
+                && !finished
+                && d + 10 <= TICKS
+            {
+                self.violations.push(format!(
+                    "seed {}: {branch} of {} (dead for good at tick {d}) never taken over",
+                    self.seed, HOSTS[*h]
+                ));
+            }
+        }
+        let bare = self.f.bare.clone();
+        let refs = self.f.env.git(
+            &bare,
+            &["for-each-ref", "--format=%(refname)", "refs/recode/"],
+        );
+        let beats = refs
+            .lines()
+            .filter(|r| r.starts_with("refs/recode/hosts/"))
+            .count();
+        let claims = refs
+            .lines()
+            .filter(|r| r.starts_with("refs/recode/claims/"))
+            .count();
+        if beats > self.dirs.len() || claims > self.owner.len() {
+            self.violations.push(format!(
+                "seed {}: the remote holds {beats} heartbeats and {claims} claims for {} hosts and {} workers",
+                self.seed,
+                self.dirs.len(),
+                self.owner.len()
+            ));
+        }
+        // Each attempt is taken over at most once: per branch and host, no more takeovers
+        // from that host than its attempts.
+        let notes = self
+            .f
+            .env
+            .git_cmd(&bare)
+            .args(["notes", "--ref=recode", "list"])
+            .output()
+            .unwrap();
+        let mut count: BTreeMap<(String, String, &str), usize> = BTreeMap::new();
+        for l in String::from_utf8_lossy(&notes.stdout).lines() {
+            let Some((_, anchor)) = l.split_once(' ') else {
+                continue;
+            };
+            let text = self
+                .f
+                .env
+                .git(&bare, &["notes", "--ref=recode", "show", anchor]);
+            for line in text.lines() {
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                    continue;
+                };
+                let branch = v["branch"].as_str().unwrap_or("").to_string();
+                let (host, what) = match v["kind"].as_str() {
+                    Some("takeover") => (v["from_host"].as_str(), "takeover"),
+                    Some("spawn" | "resume") => (v["host"].as_str(), "attempt"),
+                    _ => continue,
+                };
+                *count
+                    .entry((branch, host.unwrap_or("").to_string(), what))
+                    .or_default() += 1;
+            }
+        }
+        for ((branch, host, what), n) in &count {
+            let attempts = count
+                .get(&(branch.clone(), host.clone(), "attempt"))
+                .copied()
+                .unwrap_or(0);
+            if *what == "takeover" && *n > attempts {
+                self.violations.push(format!(
+                    "seed {}: {branch} taken over from {host} {n} times, for {attempts} attempts",
+                    self.seed
+                ));
+            }
+        }
     }
 
     /// The remote's push log: no branch pushed by A, then B, then A again.
@@ -359,6 +518,8 @@ impl Trial {
             if !r.starts_with("refs/heads/issue-") {
                 continue;
             }
+            // The hook logs the pusher's hostname: its label, `<id>` or `<id>.net<n>`.
+            let host = host.split('.').next().unwrap_or(host);
             let seq = by.entry(r.to_string()).or_default();
             if seq.last().map(String::as_str) != Some(host) {
                 seq.push(host.to_string());
@@ -379,27 +540,48 @@ impl Trial {
         }
     }
 
+    /// Whether host `h` is up this tick, and its weather: a new hostname now and then, a
+    /// partition that heals, death for good.
+    fn weather(&mut self, h: usize, tick: i64, a_down: std::ops::Range<i64>) -> bool {
+        if self.dies[h].is_some_and(|d| tick >= d) {
+            return false;
+        }
+        if self.rng.chance(8) {
+            let n = self.rng.below(100);
+            self.label[h] = format!("{}.net{n}", HOSTS[h]);
+        }
+        if !self.cut(h) && tick >= 2 && self.rng.chance(6) {
+            self.cut_until[h] = tick + 1 + self.rng.below(3) as i64;
+            self.set_cut(h, true);
+        } else if self.cut_until[h] == tick && tick > 0 {
+            self.set_cut(h, false);
+        }
+        match h {
+            0 => !a_down.contains(&tick),
+            _ if self.up[h] => tick < 2 || !self.rng.chance(10),
+            _ => self.rng.chance(30),
+        }
+    }
+
     fn run(mut self) -> (Vec<String>, usize, usize, usize) {
         let n = 2 + self.rng.below(3) as usize;
         self.start_fleet(n);
         // Host A sleeps once, from tick `down` for `long` ticks (four ticks are
-        // recode.hostTimeout: a long sleep is taken over, a short one is not); host B goes
-        // down and comes back at random. A's first two ticks keep it up: its agents are at
-        // work when B first looks.
+        // recode.hostTimeout: a long sleep is taken over, a short one is not); the other
+        // hosts go down and come back at random. A's first two ticks keep it up: its agents
+        // are at work when the others first look.
         let down = 2 + self.rng.below(3) as i64;
         let long = 2 + self.rng.below(7) as i64;
+        let hosts = self.dirs.len();
         for tick in 0..TICKS {
-            let before = [
-                self.f.env.work(&self.dirs[0]),
-                self.f.env.work(&self.dirs[1]),
-            ];
-            let first = self.rng.below(2) as usize;
-            for h in [first, 1 - first] {
-                let wanted = match h {
-                    0 => !(down..down + long).contains(&tick),
-                    _ if self.up[1] => tick < 2 || !self.rng.chance(10),
-                    _ => self.rng.chance(30),
-                };
+            self.tick_no = tick;
+            let before: Vec<_> = self.dirs.iter().map(|d| self.f.env.work(d)).collect();
+            let mut order: Vec<usize> = (0..hosts).collect();
+            for i in (1..hosts).rev() {
+                order.swap(i, self.rng.below(i as u64 + 1) as usize);
+            }
+            for h in order {
+                let wanted = self.weather(h, tick, down..down + long);
                 match (self.up[h], wanted) {
                     (true, false) => self.go_down(h),
                     (_, true) => {
@@ -426,6 +608,7 @@ impl Trial {
             self.check_pushes();
             self.now += TICK;
         }
+        self.check_end();
         let comebacks = self
             .f
             .env
@@ -450,11 +633,11 @@ impl Trial {
 }
 
 #[test]
-fn two_hosts_never_run_one_task_twice_never_push_one_branch_in_turn_and_lose_nothing() {
+fn hosts_with_skewed_clocks_and_changing_names_never_run_one_task_twice_and_lose_nothing() {
     let trials: u64 = std::env::var("RECODE_HOSTS_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2);
+        .unwrap_or(1);
     let seed0: u64 = std::env::var("RECODE_HOSTS_SEED")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -42,10 +42,7 @@ fn plain_git_notes_show_prints_the_ledger() {
     let anchor = env.anchor(&repo, "7");
     let shown = env.git(&repo, &["notes", "--ref=recode", "show", &anchor]);
     let head = env.git(&repo, &["rev-parse", "main"]);
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap()
-        .trim()
-        .to_string();
+    let host = env.git(&repo, &["config", "recode.hostId"]);
     let cwd = repo.display();
     assert_eq!(
         shown,

@@ -34,6 +34,7 @@ mod gix_reads;
 mod hook;
 mod hooklayout;
 mod hosts;
+mod hosts_clock;
 mod hosts_loop;
 mod journal;
 mod ledger;

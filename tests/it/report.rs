@@ -346,11 +346,9 @@ fn demo_after_a_tick(env: &TestEnv) -> PathBuf {
     repo
 }
 
-/// This machine's hostname, as `record spawn` writes it.
-fn this_host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+/// This host's id (`recode.hostId`, generated on first use), as `record spawn` writes it.
+fn this_host(env: &TestEnv, repo: &Path) -> String {
+    env.git(repo, &["config", "recode.hostId"])
 }
 
 /// Every branch the ledger names (`log --json`, less the milestones it shows with `seq` 0:
@@ -379,7 +377,7 @@ fn the_demo_report_puts_the_escalated_workers_first_with_what_lifts_them() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let host = this_host();
+    let host = this_host(&env, &repo);
     let wt = |n: u32| format!("{root}/demo/wt/{n}");
     assert_eq!(
         doc["queue"],

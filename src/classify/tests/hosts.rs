@@ -20,6 +20,7 @@ fn foreign(beat: Option<(i64, bool)>, attempt_age: i64) -> T {
             attempt_host: Some("a".into()),
             other: Some(OtherHost {
                 host: "a".into(),
+                label: None,
                 attempt_at: at(attempt_age),
                 beat_at: beat.map(|(age, _)| at(age)),
                 alive: beat.map(|(_, a)| a),

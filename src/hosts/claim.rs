@@ -1,0 +1,177 @@
+//! Claims (SPEC 1.3 "Several machines, by the observer's clock"): before a resume where
+//! other hosts share the repository, the attempt it resumes is claimed on the remote, so
+//! one host resumes it, however many see it stalled and however far behind their ledgers
+//! are.
+//!
+//! One claim ref per branch, `refs/recode/claims/<hex>` (the hex: git's blob id of
+//! `recode-claim <branch>`), pointing at a blob
+//! `{"branch","from_host","attempt_ts","host"}`: the attempt resumed (its host and `ts`, as
+//! ledgered) and the claimer. A claim is created where none exists (a push lease with an
+//! empty expected value, checked by the remote under its ref lock) and replaced by
+//! compare-and-swap (a lease on the value read) when it names an attempt older than the
+//! one resumed, when it cannot be read (garbage: named and ignored), or when its claimer
+//! has been silent for `recode.hostTimeout` on this host's clock (its lease ran out: a host
+//! killed between its claim and its ledger append blocks nobody for ever). A claim naming
+//! an attempt this ledger does not know is a newer one: this host's ledger is behind, and
+//! the claim is lost. `sync` removes the claims whose started attempt has ended.
+
+use gix::ObjectId;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Body, Event};
+
+/// Where the claims live: `refs/recode/claims/<hex>`.
+pub const CLAIMS_PREFIX: &str = "refs/recode/claims/";
+
+/// The longest claim blob read; a larger one is garbage.
+pub const MAX_CLAIM: u64 = 4 << 10;
+
+/// A claim blob.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ClaimDoc {
+    /// The worker's branch.
+    pub branch: String,
+    /// The host of the attempt resumed (its id).
+    pub from_host: String,
+    /// That attempt's `ts`, as ledgered.
+    pub attempt_ts: String,
+    /// The claimer's id.
+    pub host: String,
+}
+
+impl ClaimDoc {
+    /// The blob's text (one line, keys in this order).
+    pub fn text(&self) -> String {
+        // Serializing four strings cannot fail.
+        format!("{}\n", serde_json::to_string(self).unwrap_or_default())
+    }
+}
+
+/// The claim ref of `branch`.
+pub fn claim_ref(branch: &str) -> String {
+    format!(
+        "{CLAIMS_PREFIX}{}",
+        super::id::digest(&format!("recode-claim {branch}"))
+    )
+}
+
+/// Whether `name` is a claim ref git-recode writes: one hex component under the prefix.
+pub fn is_claim_name(name: &str) -> bool {
+    name.strip_prefix(CLAIMS_PREFIX)
+        .is_some_and(|h| (40..=64).contains(&h.len()) && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Read the claim blob `id` in bounded memory.
+///
+/// Errors: a message when it is not a blob, is larger than [`MAX_CLAIM`], or not a claim.
+pub fn read(repo: &gix::Repository, id: ObjectId) -> Result<ClaimDoc, String> {
+    let h = repo.find_header(id).map_err(|e| e.to_string())?;
+    if h.kind() != gix::object::Kind::Blob {
+        return Err(format!("a {}, not a claim blob", h.kind()));
+    }
+    if h.size() > MAX_CLAIM {
+        return Err(format!("a claim of {} bytes", h.size()));
+    }
+    let blob = repo.find_blob(id).map_err(|e| e.to_string())?;
+    serde_json::from_slice(&blob.data).map_err(|e| format!("not a claim ({e})"))
+}
+
+/// The attempts on `branch`, oldest first: `(index, host, ts as ledgered)`.
+fn attempts<'a>(
+    events: &'a [Event],
+    branch: &'a str,
+) -> impl Iterator<Item = (usize, String, String)> + 'a {
+    let mut host: Option<String> = None;
+    events
+        .iter()
+        .enumerate()
+        .filter(move |(_, e)| e.branch.as_deref().is_none_or(|b| b == branch))
+        .filter_map(move |(i, e)| {
+            match &e.body {
+                Body::Spawn { host: h, .. } => host = Some(h.clone()),
+                Body::Resume { host: Some(h), .. } => host = Some(h.clone()),
+                Body::Resume { .. } => {}
+                _ => return None,
+            }
+            Some((i, host.clone()?, e.ts.to_string()))
+        })
+}
+
+/// What a claim found on the remote means for resuming `(from_host, attempt_ts)` on
+/// `branch` with `events` (this host's ledger).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// This host's own claim on that attempt (a retry): won.
+    Ours,
+    /// It names an older attempt than the one resumed: replace it.
+    Stale,
+    /// Another host's claim on that attempt, or on one this ledger does not know (newer:
+    /// this ledger is behind): lost, unless its claimer's lease ran out.
+    Held,
+}
+
+/// Judge the claim `doc` (SPEC 1.3 claims): see [`Verdict`].
+pub fn judge(
+    doc: &ClaimDoc,
+    events: &[Event],
+    branch: &str,
+    resumed: (&str, &str),
+    me: &str,
+) -> Verdict {
+    let same = doc.from_host == resumed.0 && doc.attempt_ts == resumed.1;
+    if same && doc.host == me {
+        return Verdict::Ours;
+    }
+    if same || doc.branch != branch {
+        return Verdict::Held;
+    }
+    let all: Vec<_> = attempts(events, branch).collect();
+    let pos = |h: &str, ts: &str| all.iter().position(|(_, a, t)| a == h && t == ts);
+    match (
+        pos(&doc.from_host, &doc.attempt_ts),
+        pos(resumed.0, resumed.1),
+    ) {
+        (Some(theirs), Some(ours)) if theirs < ours => Verdict::Stale,
+        _ => Verdict::Held,
+    }
+}
+
+/// Whether the attempt the claim `doc` started has ended in `events` (SPEC 1.3: `sync`
+/// removes such claims): the claimer's attempt after the one it resumed is ledgered, and
+/// an `exit` or a newer attempt on the branch follows it. A claim whose attempt is not
+/// ledgered yet stands (its claimer may be between its claim and its append; its lease
+/// covers a claimer that died there).
+pub fn ended(doc: &ClaimDoc, events: &[Event]) -> bool {
+    let all: Vec<_> = attempts(events, &doc.branch).collect();
+    let Some(resumed) = all
+        .iter()
+        .position(|(_, h, t)| *h == doc.from_host && *t == doc.attempt_ts)
+    else {
+        return false;
+    };
+    let Some((started, _, _)) = all[resumed + 1..].iter().find(|(_, h, _)| *h == doc.host) else {
+        return false;
+    };
+    let newer_attempt = all.iter().any(|(i, _, _)| i > started);
+    let exited = events[started + 1..].iter().any(|e| {
+        matches!(e.body, Body::Exit { .. }) && e.branch.as_deref().is_none_or(|b| b == doc.branch)
+    });
+    newer_attempt || exited
+}
+
+/// Whether the claimer `host` has been silent for `timeout_secs` on this host's clock:
+/// its heartbeat (first seen at its current value) or, with none, the claim itself (first
+/// seen at its current value, `claim_seen`) is that old at `now`.
+pub fn lease_ran_out(
+    beat_seen: Option<Timestamp>,
+    claim_seen: Timestamp,
+    now: Timestamp,
+    timeout_secs: i64,
+) -> bool {
+    let last = beat_seen.map_or(claim_seen, |b| b.max(claim_seen));
+    now.as_second() - last.as_second() >= timeout_secs
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,102 @@
+use super::*;
+
+fn ev(i: u64, body: Body) -> Event {
+    let t = crate::clock::parse("2026-11-29T12:00:00Z").unwrap()
+        + jiff::SignedDuration::from_secs(i as i64);
+    let mut e = Event::new(t, "1", Some("issue-1"), body);
+    e.seq = i;
+    e
+}
+
+fn spawn(host: &str) -> Body {
+    Body::Spawn {
+        attempt: 1,
+        cwd: "/w".into(),
+        host: host.into(),
+        session_id: None,
+        agent: None,
+        pid: None,
+        pid_start: None,
+        output: None,
+    }
+}
+
+fn resume(host: &str) -> Body {
+    Body::Resume {
+        attempt: 2,
+        session_id: None,
+        prompt_sha: None,
+        host: Some(host.into()),
+    }
+}
+
+fn doc(from: &str, ts: &Event, by: &str) -> ClaimDoc {
+    ClaimDoc {
+        branch: "issue-1".into(),
+        from_host: from.into(),
+        attempt_ts: ts.ts.to_string(),
+        host: by.into(),
+    }
+}
+
+#[test]
+fn a_claim_on_the_same_attempt_holds_an_older_one_is_stale_an_unknown_one_holds() {
+    let a = ev(1, spawn("a"));
+    let b = ev(2, resume("b"));
+    let events = vec![a.clone(), b.clone()];
+    let resumed = ("b", b.ts.to_string());
+    let r = (resumed.0, resumed.1.as_str());
+    assert_eq!(
+        judge(&doc("b", &b, "c"), &events, "issue-1", r, "me"),
+        Verdict::Held
+    );
+    assert_eq!(
+        judge(&doc("b", &b, "me"), &events, "issue-1", r, "me"),
+        Verdict::Ours
+    );
+    assert_eq!(
+        judge(&doc("a", &a, "b"), &events, "issue-1", r, "me"),
+        Verdict::Stale
+    );
+    let unknown = ev(9, resume("x"));
+    assert_eq!(
+        judge(&doc("x", &unknown, "y"), &events, "issue-1", r, "me"),
+        Verdict::Held,
+        "an attempt this ledger does not know is newer: behind"
+    );
+}
+
+#[test]
+fn a_claim_ends_with_the_attempt_it_started() {
+    let a = ev(1, spawn("a"));
+    let mut events = vec![a.clone()];
+    let d = doc("a", &a, "b");
+    assert!(!ended(&d, &events), "claimed, not appended yet");
+    events.push(ev(2, resume("b")));
+    assert!(!ended(&d, &events), "its attempt runs");
+    let exit = Body::Exit {
+        rc: 0,
+        outcome: crate::outcome::Outcome::Success,
+        message: None,
+        retry_after: None,
+        fresh: None,
+        blocker: None,
+        session_id: None,
+    };
+    events.push(ev(3, exit));
+    assert!(ended(&d, &events));
+}
+
+#[test]
+fn a_lease_runs_out_after_the_claimers_observed_silence() {
+    let t = |s: i64| Timestamp::from_second(1_900_000_000 + s).unwrap();
+    assert!(!lease_ran_out(Some(t(0)), t(0), t(7199), 7200));
+    assert!(lease_ran_out(Some(t(0)), t(0), t(7200), 7200));
+    assert!(
+        !lease_ran_out(Some(t(0)), t(5000), t(7200), 7200),
+        "the claim was seen later"
+    );
+    assert!(lease_ran_out(None, t(0), t(7200), 7200));
+    assert!(is_claim_name(&claim_ref("issue-1")));
+    assert!(!is_claim_name("refs/recode/claims/x/y"));
+}

@@ -1,0 +1,93 @@
+//! `doctor`'s checks of the hosts sharing the repository (SPEC 1.3 "Several machines, by
+//! the observer's clock"): another host whose clock was more than 5 minutes from this
+//! host's when its heartbeat was first seen, and refs under `refs/recode/` that are not
+//! what git-recode writes (each named, with how to remove it).
+
+use crate::doctor::{Check, Level};
+
+/// The skew past which `doctor` names another host's clock: 5 minutes.
+pub const MAX_SKEW_SECS: i64 = 5 * 60;
+
+/// The `hosts` check: one `warn` per other host whose heartbeat's `ts` was more than
+/// [`MAX_SKEW_SECS`] from this host's clock when first seen, else one `ok`.
+pub fn clocks(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
+    let me = super::me(repo);
+    let mut seen = super::Seen::load(repo);
+    let (beats, _) = super::read_heartbeats(repo, &mut seen, now);
+    seen.save();
+    let mut out: Vec<Check> = beats
+        .values()
+        .filter(|b| b.host != me.id)
+        .filter_map(|b| {
+            let skew = b.seen?.skew;
+            (skew.abs() > MAX_SKEW_SECS).then(|| Check {
+                check: "hosts",
+                level: Level::Warn,
+                message: format!(
+                    "host {}'s clock was {} {} this host's when its heartbeat was first seen",
+                    super::id::shown(&b.host, b.label.as_deref()),
+                    crate::clock::human_secs(skew.abs()),
+                    if skew > 0 { "ahead of" } else { "behind" }
+                ),
+                fix: Some(
+                    "sync that host's clock (e.g. `timedatectl set-ntp true` there), or this one's if it is the wrong one; silence is measured on each host's own clock, so a skew never takes over a live worker"
+                        .to_string(),
+                ),
+            })
+        })
+        .collect();
+    if out.is_empty() {
+        out.push(Check {
+            check: "hosts",
+            level: Level::Ok,
+            message: format!(
+                "this host is {}; {} other host{} heard of, no clock more than 5m off",
+                me.shown(),
+                beats.values().filter(|b| b.host != me.id).count(),
+                if beats.values().filter(|b| b.host != me.id).count() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            ),
+            fix: None,
+        });
+    }
+    out
+}
+
+/// The `refs` check: every ref under `refs/recode/hosts/` or `refs/recode/claims/` here
+/// that cannot be read as what git-recode writes (a tag, a nested name, a huge or garbled
+/// blob): one `warn` each, with the commands that remove it.
+pub fn untrusted_refs(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
+    let mut seen = super::Seen::load(repo);
+    let (_, mut warnings) = super::read_heartbeats(repo, &mut seen, now);
+    if let Ok(platform) = repo.references()
+        && let Ok(iter) = platform.prefixed("refs/recode/claims")
+    {
+        for r in iter.flatten() {
+            let name = r.name().as_bstr().to_string();
+            let why = match r.target().try_id() {
+                _ if !super::claim::is_claim_name(&name) => Some("not a claim ref".to_string()),
+                Some(id) => super::claim::read(repo, id.to_owned()).err(),
+                None => Some("a symbolic ref".to_string()),
+            };
+            if let Some(why) = why {
+                warnings.push(super::untrusted_warning(&name, &why));
+            }
+        }
+    }
+    warnings
+        .into_iter()
+        .map(|w| Check {
+            check: "refs",
+            level: Level::Warn,
+            fix: w
+                .split_once("; remove it with ")
+                .map(|(_, f)| f.to_string()),
+            message: w
+                .split_once("; remove it with ")
+                .map_or(w.clone(), |(m, _)| m.to_string()),
+        })
+        .collect()
+}
