@@ -86,6 +86,7 @@ fn ls_remote(
         .args(["ls-remote", remote])
         .args(refs)
         .network(timeout_secs)
+        .remote(remote)
         .output()?;
     Ok(String::from_utf8_lossy(&out)
         .lines()
@@ -270,6 +271,7 @@ fn fetch_tracking(
     let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
         .args(&args)
         .network(cfg.network_timeout_secs)
+        .remote(remote)
         .capture()?;
     if ok {
         return Ok(true);
@@ -391,6 +393,7 @@ fn push(
     let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
         .args(&args)
         .network(cfg.network_timeout_secs)
+        .remote(remote)
         .capture()?;
     if ok {
         for p in pushes {

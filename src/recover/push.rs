@@ -143,6 +143,7 @@ pub(super) fn push(r: &Run, dir: &Path, branch: &str) -> Result<(), GitError> {
     git::Git::new(dir)
         .args(["push", "--porcelain", "--quiet", &r.cfg.remote, &spec])
         .network(r.cfg.network_timeout_secs)
+        .remote(&r.cfg.remote)
         .output()?;
     Ok(())
 }

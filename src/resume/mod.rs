@@ -262,7 +262,11 @@ fn diffstat(
 ) -> Result<String, ResumeError> {
     let range = format!("{base}...{head}");
     Ok(
-        String::from_utf8_lossy(&git::read(repo.git_dir(), &["diff", "--stat", &range])?)
+        String::from_utf8_lossy(&git::read(
+            repo.git_dir(),
+            // No command of the repository's config: no external diff, no textconv.
+            &["diff", "--no-ext-diff", "--no-textconv", "--stat", &range],
+        )?)
             .trim_end()
             .to_string(),
     )

@@ -50,6 +50,7 @@ pub fn before(
     let fetched = git::Git::new(".")
         .args(["fetch", "--quiet", "--no-write-fetch-head", remote, &spec])
         .network(cfg.network_timeout_secs)
+        .remote(remote)
         .capture()?;
     if !fetched.ok {
         tracing::debug!(stderr = %fetched.stderr, "takeover: the remote has no {branch}");
@@ -135,6 +136,7 @@ pub fn claim(
             format!("{blob}:{name}"),
         ])
         .network(cfg.network_timeout_secs)
+        .remote(remote)
         .capture()?;
     if out.ok {
         return Ok(Claim::Won);
