@@ -311,7 +311,11 @@ pub fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Resu
 pub fn classify_text(out: &mut impl Write, w: &Worker, style: Style) -> io::Result<()> {
     writeln!(out, "task      {}", shown(&w.task))?;
     writeln!(out, "branch    {}", shown(&w.branch))?;
-    writeln!(out, "worktree  {}", shown(w.worktree.as_deref().unwrap_or("-")))?;
+    writeln!(
+        out,
+        "worktree  {}",
+        shown(w.worktree.as_deref().unwrap_or("-"))
+    )?;
     match w.head {
         Some(h) => writeln!(out, "head      {h}")?,
         None => writeln!(out, "head      -")?,

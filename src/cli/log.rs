@@ -187,7 +187,10 @@ fn human(ev: &Event) -> String {
                         let s = s.lines().next().unwrap_or("");
                         // A value with spaces is quoted, so it ends where its quote does.
                         if s.is_empty() || s.contains(|c: char| c.is_whitespace() || c == '"') {
-                            format!("{k}={}", crate::fence::shown(&serde_json::Value::from(s).to_string()))
+                            format!(
+                                "{k}={}",
+                                crate::fence::shown(&serde_json::Value::from(s).to_string())
+                            )
                         } else {
                             format!("{k}={}", crate::fence::shown(s))
                         }

@@ -296,7 +296,12 @@ impl Client {
                     text: e.body.clone(),
                 });
             }
-            let text = match res.body_mut().with_config().limit(MAX_BODY_BYTES).read_to_string() {
+            let text = match res
+                .body_mut()
+                .with_config()
+                .limit(MAX_BODY_BYTES)
+                .read_to_string()
+            {
                 Ok(t) => t,
                 Err(ureq::Error::BodyExceedsLimit(_)) => {
                     return Try::Fail(lost(format!(
@@ -373,7 +378,9 @@ impl Client {
                 _ => return Sent::Answer(res),
             };
             let Some(next) = next.filter(|n| self.at_home(n)) else {
-                return Sent::Refused(self.elsewhere(location.as_deref().unwrap_or(""), "a redirect"));
+                return Sent::Refused(
+                    self.elsewhere(location.as_deref().unwrap_or(""), "a redirect"),
+                );
             };
             if status == 303 {
                 method = "GET".to_string();
@@ -521,10 +528,15 @@ impl Client {
                         self.name,
                         out.len(),
                         shown_origin(&next),
-                        self.origin.as_ref().map_or_else(|| self.api.clone(), Origin::to_string)
+                        self.origin
+                            .as_ref()
+                            .map_or_else(|| self.api.clone(), Origin::to_string)
                     );
                     tracing::debug!("{w}");
-                    self.warnings.lock().unwrap_or_else(|p| p.into_inner()).push(w);
+                    self.warnings
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(w);
                     break;
                 }
                 _ => break,
@@ -557,9 +569,12 @@ fn resolve(base: &str, location: &str) -> Option<String> {
         return Some(location.to_string());
     }
     let origin = Origin::of(base)?;
-    location
-        .starts_with('/')
-        .then(|| format!("{}://{}:{}{location}", origin.scheme, origin.host, origin.port))
+    location.starts_with('/').then(|| {
+        format!(
+            "{}://{}:{}{location}",
+            origin.scheme, origin.host, origin.port
+        )
+    })
 }
 
 /// The origin of `url` for a message (never its path or query, which may carry anything),

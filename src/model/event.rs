@@ -301,7 +301,10 @@ impl Event {
             | Body::Resume { session_id, .. } => session_id,
             _ => return None,
         };
-        if slot.as_deref().is_some_and(|id| !crate::fence::session_id_ok(id)) {
+        if slot
+            .as_deref()
+            .is_some_and(|id| !crate::fence::session_id_ok(id))
+        {
             slot.take()
         } else {
             None

@@ -227,7 +227,11 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
             .unwrap_or_default();
         wrap(
             &mut o,
-            &format!("  {} {}", style.paint(&shown(&q.branch), BOLD), shown(&q.cause)),
+            &format!(
+                "  {} {}",
+                style.paint(&shown(&q.branch), BOLD),
+                shown(&q.cause)
+            ),
             4,
             &format!("{}{on}", ago(&q.since, &doc.now)),
         );

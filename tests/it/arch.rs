@@ -70,7 +70,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("hosts", &["clock", "model"]),
     (
         "ledger",
-        &["clock", "config", "fence", "lock", "model", "outcome", "retry"],
+        &[
+            "clock", "config", "fence", "lock", "model", "outcome", "retry",
+        ],
     ),
     ("lock", &["clock", "process"]),
     ("locks", &["config", "lock", "worktree"]),
@@ -98,8 +100,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "report",
         &[
-            "clock", "config", "fence", "hosts", "ledger", "model", "outcome", "render", "snapshot",
-            "wire",
+            "clock", "config", "fence", "hosts", "ledger", "model", "outcome", "render",
+            "snapshot", "wire",
         ],
     ),
     (

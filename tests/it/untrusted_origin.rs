@@ -28,10 +28,7 @@ type Seen = Arc<Mutex<Vec<String>>>;
 
 /// Serve on `addr` (`host:0`): each request's head is recorded in the returned log and
 /// answered by `answer(path)` (status line and headers after it, and a body).
-fn serve(
-    addr: &str,
-    answer: impl Fn(&str) -> (String, String) + Send + 'static,
-) -> (String, Seen) {
+fn serve(addr: &str, answer: impl Fn(&str) -> (String, String) + Send + 'static) -> (String, Seen) {
     let listener = TcpListener::bind(addr).unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen: Seen = Arc::default();
@@ -150,7 +147,8 @@ fn redirects_to_another_origin_are_refused_on_every_forge() {
                 !asked.is_empty() && asked.iter().all(|h| h.contains(forge.3)),
                 "{shown}: the forge itself was asked with the token: {asked:?}"
             );
-            let refused = format!("a redirect to {other} was refused: the token goes only to {api}");
+            let refused =
+                format!("a redirect to {other} was refused: the token goes only to {api}");
             assert!(
                 stderrs[0].contains(&refused),
                 "{shown}: status does not say why:\n{}\nwanted: {refused}",
@@ -172,7 +170,9 @@ fn a_next_page_on_another_origin_ends_the_listing_with_a_warning() {
             "{}: a request reached the other origin",
             forge.0
         );
-        let warned = format!("ends at page 1: its next page is on {other}, and the token goes only to {api}");
+        let warned = format!(
+            "ends at page 1: its next page is on {other}, and the token goes only to {api}"
+        );
         assert!(
             stderrs[0].contains(&warned) && !stderrs[0].contains("the forge failed"),
             "{}: status:\n{}\nwanted: {warned}",
@@ -197,7 +197,11 @@ fn a_redirect_within_the_origin_is_followed_with_the_token() {
             .lock()
             .unwrap()
             .iter()
-            .filter(|h| h.split_whitespace().nth(1).is_some_and(|p| p.starts_with("/moved")))
+            .filter(|h| {
+                h.split_whitespace()
+                    .nth(1)
+                    .is_some_and(|p| p.starts_with("/moved"))
+            })
             .cloned()
             .collect();
         assert!(

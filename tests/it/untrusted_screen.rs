@@ -15,7 +15,12 @@ use crate::forge::Fx;
 /// Every control a terminal or a reader acts on, with an SGR an attacker would colour with.
 fn payload() -> String {
     let mut p = String::from("x");
-    p.extend((0u32..0x20).filter_map(char::from_u32));
+    // The line break last, so a renderer that shows only a first line shows all the rest.
+    p.extend(
+        (0u32..0x20)
+            .filter(|c| *c != 0x0a)
+            .filter_map(char::from_u32),
+    );
     p.push('\u{7f}');
     p.extend((0x80u32..0xa0).filter_map(char::from_u32));
     p.push_str("\u{1b}]52;c;aGVsbG8=\u{7}\u{1b}[2J\u{1b}[31mred\u{9b}1A");
@@ -23,7 +28,7 @@ fn payload() -> String {
         '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}',
         '\u{2068}', '\u{2069}', '\u{200e}', '\u{200f}', '\u{061c}',
     ]);
-    p.push('y');
+    p.push_str("y\nz");
     p
 }
 
@@ -69,12 +74,13 @@ fn clean_run(cmd: &mut std::process::Command, args: &[&str], color: bool) -> (St
         String::from_utf8(out.stderr).unwrap(),
     );
     for (name, text) in [("stdout", &stdout), ("stderr", &stderr)] {
-        let seen = if color { without_sgr(text) } else { text.clone() };
+        let seen = if color {
+            without_sgr(text)
+        } else {
+            text.clone()
+        };
         let raw: Vec<char> = seen.chars().filter(|c| forbidden(*c)).collect();
-        assert!(
-            raw.is_empty(),
-            "{args:?} {name} holds raw {raw:?}:\n{seen}"
-        );
+        assert!(raw.is_empty(), "{args:?} {name} holds raw {raw:?}:\n{seen}");
     }
     (stdout, stderr)
 }
@@ -87,7 +93,14 @@ fn synced(env: &TestEnv, repo: &Path, task: &str, lines: &[serde_json::Value]) {
     for l in lines {
         env.git(
             repo,
-            &["notes", "--ref=recode", "append", "-m", &l.to_string(), &anchor],
+            &[
+                "notes",
+                "--ref=recode",
+                "append",
+                "-m",
+                &l.to_string(),
+                &anchor,
+            ],
         );
     }
 }
@@ -104,16 +117,17 @@ fn hostile_ledger(env: &TestEnv) -> (PathBuf, String) {
     env.git(&wt, &["commit", "-q", "-m", "step"]);
     let ok = env.output(&wt, &["record", "spawn", "issue-7"]);
     assert!(ok.status.success());
-    let ts = |s: &str| format!("2026-11-20T11:{s}.000Z");
+    // After the spawn `record` wrote at the pinned clock (12:00:00), so the attempt exited.
+    let ts = |s: &str| format!("2026-11-20T12:{s}.000Z");
     synced(
         env,
         &repo,
         "7",
         &[
             json!({"branch": "issue-7", "kind": "exit", "outcome": "needs-human", "rc": 1,
-                   "message": p, "seq": 2, "task": "7", "ts": ts("59:00"), "v": 1}),
+                   "message": p, "seq": 2, "task": "7", "ts": ts("00:01"), "v": 1}),
             json!({"branch": "issue-7", "kind": "escalated", "reason": p, "seq": 3,
-                   "task": "7", "ts": ts("59:01"), "v": 1}),
+                   "task": "7", "ts": ts("00:02"), "v": 1}),
         ],
     );
     let branch9 = format!("issue-9-{p}");
@@ -123,9 +137,9 @@ fn hostile_ledger(env: &TestEnv) -> (PathBuf, String) {
         "9",
         &[
             json!({"attempt": 1, "branch": branch9, "cwd": "/nowhere", "host": p,
-                   "kind": "spawn", "seq": 1, "task": "9", "ts": ts("00:00"), "v": 1}),
+                   "kind": "spawn", "seq": 1, "task": "9", "ts": ts("00:03"), "v": 1}),
             json!({"blocker": p, "branch": branch9, "kind": "exit", "outcome": "blocked",
-                   "rc": 1, "message": p, "seq": 2, "task": "9", "ts": ts("01:00"), "v": 1}),
+                   "rc": 1, "message": p, "seq": 2, "task": "9", "ts": ts("00:04"), "v": 1}),
         ],
     );
     (repo, branch9)
@@ -145,8 +159,9 @@ fn every_control_in_a_ledger_is_escaped_in_every_text_output() {
     ];
     for args in texts {
         let (stdout, _) = clean_run(&mut env.cmd(&repo), args, false);
+        // Shown escaped: ours, or JSON's inside a quoted `log` value.
         assert!(
-            stdout.contains("\\u{1b}]52;c;aGVsbG8=") || args[0] == "status" && args.len() == 1,
+            stdout.contains("\\u{1b}]52;c;aGVsbG8=") || stdout.contains("\\u001b]52;c;aGVsbG8="),
             "{args:?} does not show the escaped OSC 52:\n{stdout}"
         );
         // With colour, only the palette's codes are raw: the payload's SGR is escaped.
@@ -157,11 +172,17 @@ fn every_control_in_a_ledger_is_escaped_in_every_text_output() {
         );
     }
     // `--porcelain`: six fields a row, whatever the branch holds.
-    let (rows, _) = clean_run(&mut env.cmd(&repo), &["status", "--porcelain", "--all"], false);
+    let out = env.output(&repo, &["status", "--porcelain", "--all"]);
+    let rows = String::from_utf8(out.stdout).unwrap();
     assert_eq!(rows.lines().count(), 2, "{rows}");
     for row in rows.lines() {
         assert_eq!(row.split('\t').count(), 6, "{row:?}");
+        assert!(
+            !row.chars().any(|c| c != '\t' && forbidden(c)),
+            "a raw control in {row:?}"
+        );
     }
+    assert!(rows.contains("\\u{1b}]52;c;aGVsbG8="), "{rows}");
     // JSON keeps the text exactly.
     let out = env.output(&repo, &["status", "--json", "--all"]);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -187,7 +208,14 @@ fn every_control_in_a_pull_requests_checks_is_escaped() {
         .set_check(&tip, &p, "completed", Some("failure"), Some(&p), Some(&p));
     fx.gh.set_status(&tip, &p, "failure", Some(&p));
     let (table, _) = clean_run(&mut fx.cmd(&fx.repo, true), &["status"], false);
-    assert!(table.contains("checks:failing"), "the checks were not read:\n{table}");
-    let (evidence, _) = clean_run(&mut fx.cmd(&fx.repo, true), &["classify", "issue-1-work"], false);
+    assert!(
+        table.contains("checks:failing"),
+        "the checks were not read:\n{table}"
+    );
+    let (evidence, _) = clean_run(
+        &mut fx.cmd(&fx.repo, true),
+        &["classify", "issue-1-work"],
+        false,
+    );
     assert!(evidence.contains("\\u{1b}[2J"), "{evidence}");
 }

@@ -34,8 +34,9 @@ fn stderr_of(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
 
 /// `resume --dry-run --json`'s launch: (mode, session id, command).
 fn launch(env: &TestEnv, repo: &Path) -> (String, serde_json::Value, String) {
-    let out = env.ok(repo, &["resume", "issue-7", "--dry-run", "--json"]);
-    let l: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // Later than every attempt, so none is still running.
+    let (code, l, stderr) = env.json_later(repo, &["resume", "issue-7", "--dry-run"]);
+    assert_eq!(code, 0, "{stderr}");
     (
         l["mode"].as_str().unwrap().to_string(),
         l["session_id"].clone(),
@@ -106,7 +107,11 @@ fn an_option_word_in_any_agents_output_is_never_recorded() {
 fn an_option_word_in_a_synced_ledger_line_is_ignored_with_a_warning() {
     let env = TestEnv::new();
     let (repo, wt) = worker(&env);
-    stderr_of(&env, &wt, &["record", "spawn", "issue-7", "--session-id", "s-7"]);
+    stderr_of(
+        &env,
+        &wt,
+        &["record", "spawn", "issue-7", "--session-id", "s-7"],
+    );
     // Another host's exit, as `sync` would bring it: the id it names is an option word.
     let anchor = env.anchor(&repo, "7");
     let line = format!(
