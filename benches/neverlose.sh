@@ -54,9 +54,9 @@ done
 elapsed=$(( $(date +%s) - start ))
 echo "trials $done_trials, violations $violations, seeds $first..$(( seed - 1 )), seconds $elapsed, cpu-seconds $cpu"
 grep 'never-lose violation' "$log" >&2 || true
-# The 100 races of a writer against a delete (tests/it/neverlose3.rs).
+# The 100 races of a writer against a delete (tests/it/neverlose_states.rs).
 if [ "${RECODE_RACES:-100}" -gt 0 ]; then
     RECODE_RACES="${RECODE_RACES:-100}" \
-        "$bin" neverlose3::a_hundred_writes --nocapture >>"$log" 2>&1 || status=$?
+        "$bin" neverlose_states::a_hundred_writes --nocapture >>"$log" 2>&1 || status=$?
 fi
 exit "$status"

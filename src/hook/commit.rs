@@ -1,4 +1,4 @@
-//! What the post-commit hook writes (SPEC "milestone", `hook`; issue 26): HEAD's commit,
+//! What the post-commit hook writes (SPEC "milestone", `hook`): HEAD's commit,
 //! when its message carries a `Recode-Phase:` trailer, as one `milestone` event on the
 //! branch HEAD is on (during a rebase, the branch the rebase started from), appended as
 //! one line to the milestone journal ([`super::journal`]): no ledger read or write, so a

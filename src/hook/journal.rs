@@ -1,4 +1,4 @@
-//! The milestone journal (SPEC "milestone", `hook`; issue 26): the post-commit hook's one
+//! The milestone journal (SPEC "milestone", `hook`): the post-commit hook's one
 //! cheap write. The hook appends one line, the canonical `milestone` event (`seq` 0), to
 //! `<git common dir>/recode/milestones.journal` with one `O_APPEND` write, and reads or
 //! writes no ledger. Readers (`status`, `classify`, `log`) show the journal's milestones

@@ -1,5 +1,5 @@
 //! Milestones not in the ledger yet are shown at once and not lost (SPEC "milestone",
-//! `hook`; issue 26). The hook appends each milestone to the journal
+//! `hook`). The hook appends each milestone to the journal
 //! ([`super::journal`]), and a commit whose hook failed, or whose worktree never reaches
 //! the hook, still carries its `Recode-Phase:` trailer. Reads (`status`, `classify`,
 //! `log`) show the journal's milestones and the trailers' that the ledger lacks, deduped

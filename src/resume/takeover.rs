@@ -49,7 +49,7 @@ pub fn before(
     let spec = format!("+refs/heads/{branch}:refs/remotes/{remote}/{branch}");
     let fetched = git::Git::new(".")
         .args(["fetch", "--quiet", "--no-write-fetch-head", remote, &spec])
-        .network(cfg.network_timeout_secs)
+        .network(cfg.network_timeout_secs, &cfg.ssh)
         .remote(remote)
         .capture()?;
     if !fetched.ok {
@@ -135,7 +135,7 @@ pub fn claim(
             remote.to_string(),
             format!("{blob}:{name}"),
         ])
-        .network(cfg.network_timeout_secs)
+        .network(cfg.network_timeout_secs, &cfg.ssh)
         .remote(remote)
         .capture()?;
     if out.ok {

@@ -1,5 +1,5 @@
 //! The pickup at the start of a command that writes the ledger (SPEC `milestone`: no
-//! milestone is lost, none is ledgered twice; issue 26): first the milestone journal the
+//! milestone is lost, none is ledgered twice): first the milestone journal the
 //! hook appends to ([`crate::hook::journal`]) is folded into the ledger ([`fold`]), then
 //! the milestones still only in commits' trailers ([`crate::hook::pickup`]) are ledgered.
 

@@ -363,7 +363,15 @@ fn resume_prints_each_agents_command_and_it_runs_as_shown() {
         let bg = if agent == "claude" { "0" } else { "unset" };
         assert!(log.contains(&format!("\nbg={bg}\n")), "{agent}: {log}");
         if !id.is_empty() {
-            assert!(log.contains(&format!("\narg={id}\n")), "{agent}: {log}");
+            // The id alone (after `--`, or Amp's operand), or glued to its option.
+            assert!(
+                log.contains(&format!("\narg={id}\n"))
+                    || log.contains(&format!("=={id}\n"))
+                    || log
+                        .lines()
+                        .any(|l| l.starts_with("arg=--") && l.ends_with(&format!("={id}"))),
+                "{agent}: {log}"
+            );
         }
         let prompt_arg = if agent == "aider" {
             format!("arg={prompt}\n")

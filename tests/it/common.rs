@@ -263,7 +263,7 @@ impl TestEnv {
 /// The clock of the records a test makes before it acts at [`LATER`].
 pub const BEFORE_LATER: &str = "2029-12-31T00:00:00Z";
 
-/// The scenario steps shared by the acting suites (`recover`, `settle`, `neverlose3`).
+/// The scenario steps shared by the acting suites (`recover`, `settle`, `neverlose_states`).
 impl TestEnv {
     /// [`TestEnv::repo`] `<root>/r` with a bare origin `<root>/origin.git`, `main` pushed
     /// and fetched; returns the repository and the origin.

@@ -1,4 +1,4 @@
-//! The milestone journal (issue 26): the hook appends to it, readers show it at once, and
+//! The milestone journal: the hook appends to it, readers show it at once, and
 //! every writing command folds it into the ledger. A fold killed at any point loses
 //! nothing and duplicates nothing; hooks racing a fold never get a milestone ledgered
 //! twice or lost.

@@ -1,4 +1,4 @@
-//! Ledger facts are decided inside the compare-and-swap (issue 19): writers racing on one
+//! Ledger facts are decided inside the compare-and-swap: writers racing on one
 //! task's ledger never number two attempts alike nor ledger one milestone twice, because
 //! each append re-decides its events from the ledger it is appended to.
 

@@ -1,9 +1,9 @@
-//! The resume prompt names every path a WIP commit left out (issue 20, SPEC 1.2 "Never lose
+//! The resume prompt names every path a WIP commit left out (SPEC 1.2 "Never lose
 //! work: more states": "The resume prompt names it"): a submodule holding work, an
 //! untracked nested repository, an oversize untracked file, each with what it is.
 
 use crate::common::{LATER, TestEnv};
-use crate::neverlose3::{json, with_submodules};
+use crate::neverlose_states::{json, with_submodules};
 
 #[test]
 fn the_resume_prompt_names_every_left_out_path() {

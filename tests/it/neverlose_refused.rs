@@ -1,4 +1,4 @@
-//! A WIP push the remote refuses for file size (issue 20, SPEC 1.2 "Never lose work: more
+//! A WIP push the remote refuses for file size (SPEC 1.2 "Never lose work: more
 //! states"; case `wip-commits-oversize-build-artifact.sh`): at the default
 //! `recode.wipMaxFileSize`, our own WIP commit is rewritten without the files the remote
 //! names (GitHub's GH001, a generic pre-receive hook, GitLab's blob ids), which stay on
@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::TestEnv;
-use crate::neverlose3::{json, result_of};
+use crate::neverlose_states::{json, result_of};
 
 /// The wordings a remote refuses a file over 5,000 bytes with.
 #[derive(Clone, Copy)]

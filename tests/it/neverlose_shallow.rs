@@ -1,4 +1,4 @@
-//! Shallow, partial (blobless) and sparse clones (issue 20, SPEC 1.2 "Never lose work: more
+//! Shallow, partial (blobless) and sparse clones (SPEC 1.2 "Never lose work: more
 //! states"): where the branch and its base have no merge base in the available history,
 //! `ahead`/`behind` are null, the worker is never `empty` nor deleted and the reason says
 //! the history is shallow; blobless clones and sparse checkouts keep status, recover and
@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::TestEnv;
-use crate::neverlose3::{json, status_of};
+use crate::neverlose_states::{json, status_of};
 
 /// An origin with `main` at c1..c5; `issue-1` one commit on c2, `issue-2` at c3 with
 /// nothing of its own. Returns the origin's path.

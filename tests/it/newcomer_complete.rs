@@ -1,4 +1,4 @@
-//! Completion in real shells (issue 25, item 3): bash with bash-completion and git's own
+//! Completion in real shells: bash with bash-completion and git's own
 //! completion, zsh with its git completion (driven in a pty), and fish, each installed the
 //! way the README says, complete subcommands, options and worker branch names as
 //! `git recode …` and as `git-recode …`.

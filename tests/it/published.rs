@@ -417,7 +417,7 @@ fn a_warm_status_over_ten_thousand_old_pull_requests_costs_no_rate_limit() {
     assert_eq!(find(&after, "issue-5-worker")["action"], "resume");
 }
 
-/// Issue 14: the requests of a run do not grow with the repository's pull request history.
+/// The requests of a run do not grow with the repository's pull request history.
 /// 10,000 old pull requests and 20 workers still in flight (no pull request yet): the
 /// listing runs newest first and stops at the oldest worker's first ledger event, so a
 /// cold run is one page, and a warm one is that same page answered 304 (no rate limit).

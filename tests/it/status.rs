@@ -177,7 +177,7 @@ fn demo_every_state_exact() {
         assert!(w.pr.is_none());
         assert!(!w.phantom, "no forge, nothing is phantom");
         assert_eq!(w.remote_ahead, None, "nothing was pushed");
-        // SPEC "Outcomes": a transient exit naming no reset (issue 5's `API Error: 500`,
+        // SPEC "Outcomes": a transient exit naming no reset (`API Error: 500`,
         // recorded at 10:08:20Z) waits the first backoff, 5 minutes.
         let want = (w.task == "5").then(|| "2026-11-20T10:13:20Z".to_string());
         assert_eq!(w.retry_after, want, "retry_after of {}", w.task);

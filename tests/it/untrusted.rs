@@ -1,4 +1,4 @@
-//! Untrusted input stays out (SPEC 1.2, issue #22), tried as an attacker would, through
+//! Untrusted input stays out (SPEC 1.2), tried as an attacker would, through
 //! the real binary: a hostile final message, pull request review and commit subject
 //! against the prompt's fences for every line break; a gate script and a printed resume
 //! command that look for the forge tokens; branch arguments that are not branch names;

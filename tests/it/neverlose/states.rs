@@ -1,4 +1,4 @@
-//! Generators of the round-3 states (issue 20, SPEC 1.2 "Never lose work: more states",
+//! Generators of the states of several branches, secrets and shallow clones (SPEC 1.2 "Never lose work: more states",
 //! "Several branches of one task") for the never-lose harness, each with its variants:
 //!
 //! - submodules holding work: dirty, with local-only commits, nested in a subdirectory,

@@ -1,4 +1,4 @@
-//! Worktree HEAD, in-progress operation and HEAD reflog read through gix (issue 19): each
+//! Worktree HEAD, in-progress operation and HEAD reflog read through gix: each
 //! operation git can leave in a linked worktree is named as git's `wt_status_get_state`
 //! names it, a rebase keeps the branch it started from, and a detached worktree is
 //! attributed from its HEAD reflog.

@@ -1,4 +1,4 @@
-//! Never lose work, round 3 (issue 20, SPEC 1.2 "Several branches of one task", "Never lose
+//! Never lose work, each kind of state (SPEC 1.2 "Several branches of one task", "Never lose
 //! work: more states", `recode.secrets`): each kind of state with its variants, on real
 //! repositories and the real binary.
 

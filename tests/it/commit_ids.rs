@@ -1,4 +1,4 @@
-//! Commit ids in the ledger (issue #19: `gix::ObjectId` past the storage boundary): a
+//! Commit ids in the ledger (`gix::ObjectId` past the storage boundary): a
 //! `head` is written as the commit's 40 hex digits, byte for byte as before, and an old
 //! or hand-edited line whose `head` is not a commit id keeps its event (an escalation
 //! still stands) without the head, with a warning, and its bytes stay in the note.

@@ -1,4 +1,4 @@
-//! Colour (issue 19): `--color always|never|auto` is clap's `ColorChoice`; `auto` follows
+//! Colour: `--color always|never|auto` is clap's `ColorChoice`; `auto` follows
 //! the terminal (a real pseudo-terminal here), `NO_COLOR`, `CLICOLOR`, `CLICOLOR_FORCE`,
 //! `TERM=dumb` and git's `color.ui`; the painted bytes are anstyle's, exactly.
 
