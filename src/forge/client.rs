@@ -20,6 +20,7 @@ use jiff::Timestamp;
 use super::ForgeError;
 use super::etag::{Cache, Entry};
 use super::http::{self, Heads, RETRIES};
+use super::origin::{Origin, resolve, shown_origin};
 use crate::model::Pr;
 
 /// Most pages followed in one paginated read (a guard against a looping `link`).
@@ -90,39 +91,6 @@ pub(super) struct Client {
     origin: Option<Origin>,
     /// What the run should be told (a pagination link to another origin, refused).
     warnings: Mutex<Vec<String>>,
-}
-
-/// The origin of a URL (RFC 6454): scheme, host (lowercase) and port (the scheme's
-/// default when none is written).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Origin {
-    scheme: String,
-    host: String,
-    port: u16,
-}
-
-impl Origin {
-    /// The origin of `url`, `None` when it is not an absolute `http(s)` URL with a host.
-    pub(super) fn of(url: &str) -> Option<Origin> {
-        let uri: ureq::http::Uri = url.parse().ok()?;
-        let scheme = uri.scheme_str()?.to_ascii_lowercase();
-        let default = match scheme.as_str() {
-            "https" => 443,
-            "http" => 80,
-            _ => return None,
-        };
-        Some(Origin {
-            host: uri.host()?.to_ascii_lowercase(),
-            port: uri.port_u16().unwrap_or(default),
-            scheme,
-        })
-    }
-}
-
-impl std::fmt::Display for Origin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}://{}:{}", self.scheme, self.host, self.port)
-    }
 }
 
 /// What one try of a request came to before its status is read.
@@ -296,23 +264,9 @@ impl Client {
                     text: e.body.clone(),
                 });
             }
-            let text = match res
-                .body_mut()
-                .with_config()
-                .limit(MAX_BODY_BYTES)
-                .read_to_string()
-            {
+            let text = match self.body(&mut res, status, attempt, what) {
                 Ok(t) => t,
-                Err(ureq::Error::BodyExceedsLimit(_)) => {
-                    return Try::Fail(lost(format!(
-                        "the answer to {what} is a page over {} MB: not read",
-                        MAX_BODY_BYTES >> 20
-                    )));
-                }
-                Err(ureq::Error::Timeout(t)) => return Try::Fail(self.late(&t.to_string())),
-                Err(_) if status >= 300 => String::new(),
-                Err(e) if attempt > RETRIES => return Try::Fail(lost(e.to_string())),
-                Err(e) => return Try::Lost(lost(e.to_string())),
+                Err(t) => return t,
             };
             let failed = || ForgeError::Status {
                 forge: self.name,
@@ -343,6 +297,41 @@ impl Client {
                 text,
             })
         })
+    }
+
+    /// The body of an answer with `status` to try `attempt`, read up to [`MAX_BODY_BYTES`];
+    /// else what the try comes to: a page over 10 MB or the timeout reached fail, another
+    /// read error is lost (retried) while tries are left. An error status's unreadable body
+    /// is empty.
+    fn body(
+        &self,
+        res: &mut ureq::http::Response<ureq::Body>,
+        status: u16,
+        attempt: u32,
+        what: &str,
+    ) -> Result<String, crate::retry::Try<Answer, ForgeError>> {
+        use crate::retry::Try;
+        let lost = |why: String| ForgeError::Transport {
+            forge: self.name,
+            api: self.api.clone(),
+            why,
+        };
+        match res
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY_BYTES)
+            .read_to_string()
+        {
+            Ok(t) => Ok(t),
+            Err(ureq::Error::BodyExceedsLimit(_)) => Err(Try::Fail(lost(format!(
+                "the answer to {what} is a page over {} MB: not read",
+                MAX_BODY_BYTES >> 20
+            )))),
+            Err(ureq::Error::Timeout(t)) => Err(Try::Fail(self.late(&t.to_string()))),
+            Err(_) if status >= 300 => Ok(String::new()),
+            Err(e) if attempt > RETRIES => Err(Try::Fail(lost(e.to_string()))),
+            Err(e) => Err(Try::Lost(lost(e.to_string()))),
+        }
     }
 
     /// Send one try of a request within `left`, following redirects that stay on the
@@ -560,30 +549,6 @@ impl Client {
             .flatten()
             .collect())
     }
-}
-
-/// `location` (absolute, or a path on `base`'s origin) as an absolute URL; `None` when it is
-/// neither.
-fn resolve(base: &str, location: &str) -> Option<String> {
-    if Origin::of(location).is_some() {
-        return Some(location.to_string());
-    }
-    let origin = Origin::of(base)?;
-    location.starts_with('/').then(|| {
-        format!(
-            "{}://{}:{}{location}",
-            origin.scheme, origin.host, origin.port
-        )
-    })
-}
-
-/// The origin of `url` for a message (never its path or query, which may carry anything),
-/// its text escaped; `an unreadable URL` when it has none.
-fn shown_origin(url: &str) -> String {
-    Origin::of(url).map_or_else(
-        || "an unreadable URL".to_string(),
-        |o| crate::fence::inline(&o.to_string()),
-    )
 }
 
 /// A forge's pull/merge request as listed, newest first, with its opening time.

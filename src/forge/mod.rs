@@ -30,6 +30,7 @@ mod gitea;
 mod github;
 mod gitlab;
 mod http;
+mod origin;
 mod pulls;
 pub mod select;
 pub mod verify;
