@@ -48,6 +48,23 @@ fn push_escaped(out: &mut String, line: &str) {
     }
 }
 
+/// Untrusted text shown on a terminal inside one line of human output (`status`,
+/// `classify`, `log`, `report`) or as one `--porcelain` field: every [`is_escaped`]
+/// character and the tab written as its Rust escape (`\t`, `\u{1b}`, `\u{202e}`), so no
+/// value can move the cursor, start a line, split a field, set the clipboard (OSC 52) or
+/// reorder what a reader sees.
+pub fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_escaped(c) || c == '\t' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The lines of `text` split at every [`is_break`] (`\r\n` counted once); a break at the
 /// very end starts no empty last line, as [`str::lines`] does.
 pub fn lines(text: &str) -> Vec<&str> {
@@ -93,6 +110,19 @@ pub fn inline(text: &str) -> String {
     out
 }
 
+/// Whether `id` may be taken as an agent's session id (SPEC 1.2 "Untrusted input stays
+/// out": `^[A-Za-z0-9._:@+-]{1,200}$`), and does not start with `-`, so no agent can read it
+/// as an option word (`--dangerously-skip-permissions`). Checked wherever an id enters:
+/// `record spawn --session-id`, `record exit --result-json` (an agent's output or
+/// transcript), and every ledger line read (a synced line from another host).
+pub fn session_id_ok(id: &str) -> bool {
+    (1..=200).contains(&id.len())
+        && !id.starts_with('-')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:@+-".contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +145,10 @@ mod tests {
         assert_eq!(
             quote("a\u{1b}[2Jb\u{7f}\u{9b}\tc\u{202e}d\u{2066}"),
             "| a\\u{1b}[2Jb\\u{7f}\\u{9b}\tc\\u{202e}d\\u{2066}\n"
+        );
+        assert_eq!(
+            shown("a\tb\u{1b}]52;c;eA==\u{7}\u{9d}\u{200f}"),
+            "a\\tb\\u{1b}]52;c;eA==\\u{7}\\u{9d}\\u{200f}"
         );
         assert_eq!(
             inline("x\ry\u{2028}z\n"),

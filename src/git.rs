@@ -9,7 +9,13 @@
 //!   stdin is null) and a deadline: network steps `recode.networkTimeout`, every other run
 //!   `recode.commandTimeout` ([`set_command_timeout`]); each run leads its own process
 //!   group, killed whole past the deadline (SPEC "The loop settles");
-//! - arguments are a list, never a shell; `LC_ALL=C` so messages can be read.
+//! - arguments are a list, never a shell; `LC_ALL=C` so messages can be read;
+//! - no forge token in the environment (SPEC 1.2 "Untrusted input stays out": the
+//!   repository's config names commands git runs — filters, `core.fsmonitor`,
+//!   `core.sshCommand`, a pager, hooks — and none of them may read the token), except a
+//!   network step to an `http(s)` remote, where git's credential helpers may need it:
+//!   that run runs no hook (`core.hooksPath=/dev/null`); no `core.fsmonitor` (a command of
+//!   the repository's config, and a cache that may hide changes), no pager.
 //!
 //! git is used only for what gix cannot do (push, fetch, ls-remote, `worktree
 //! remove`/`add`, the WIP `add`+`commit` so filters and modes are exactly git's) and a few
@@ -114,6 +120,9 @@ pub struct Git {
     timeout: Option<Duration>,
     /// The config key a timeout is named by in the error.
     timeout_key: &'static str,
+    /// The remote a network step talks to ([`Git::remote`]): tokens are kept for its
+    /// credential helpers only when it is reached over `http(s)`.
+    remote: Option<String>,
     /// The ssh command of a network step ([`Git::network`]); other runs get [`scrub`]'s.
     ssh: Option<crate::ssh::SshCommand>,
 }
@@ -134,8 +143,18 @@ impl Git {
             envs: Vec::new(),
             timeout: None,
             timeout_key: "recode.commandTimeout",
+            remote: None,
             ssh: None,
         }
+    }
+
+    /// Name the remote (a remote's name or a URL) this network step talks to: when it is
+    /// reached over `http(s)`, the forge tokens stay in the run's environment for git's
+    /// credential helpers (`gh auth git-credential` reads `GH_TOKEN`), and the run starts
+    /// no hook; over ssh, a path or anything else, they are removed like everywhere else.
+    pub fn remote(mut self, remote: &str) -> Git {
+        self.remote = Some(remote.to_string());
+        self
     }
 
     /// Mark this run as a commit of an index already built: killed after
@@ -265,10 +284,22 @@ impl Git {
         let args = self.display_args();
         let mut cmd = Command::new("git");
         scrub(&mut cmd);
+        let keep_tokens = self.timeout_key == "recode.networkTimeout"
+            && self
+                .remote
+                .as_deref()
+                .is_some_and(|r| over_http(&self.dir, r));
+        if keep_tokens {
+            for (k, v) in token_values() {
+                cmd.env(k, v);
+            }
+            cmd.args(["-c", "core.hooksPath=/dev/null"]);
+        }
         if let Some(v) = self.ssh.as_ref().and_then(|s| s.env_value()) {
             cmd.env("GIT_SSH_COMMAND", v);
         }
         cmd.args(["-c", "gc.auto=0", "-c", "maintenance.auto=false"])
+            .args(["-c", "core.fsmonitor=false"])
             .args(&self.args)
             .current_dir(&self.dir)
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
@@ -336,12 +367,50 @@ pub fn branch_checked_out(dir: &Path, branch: &str) -> bool {
             .is_ok_and(|o| String::from_utf8_lossy(&o).trim() == format!("refs/heads/{branch}"))
 }
 
-/// Apply safety rule 0's environment to a command git-recode starts (git itself, or the
-/// gate): remove [`LOCATION_ENV`], forbid prompts, `LC_ALL=C`.
+/// Whether `remote` (a remote's name in the repository at `dir`, or a URL) is reached over
+/// `http(s)`: its `pushurl`, else its `url`, as git's own config reads it.
+fn over_http(dir: &Path, remote: &str) -> bool {
+    let http = |u: &str| {
+        let u = u.trim().to_ascii_lowercase();
+        u.starts_with("https://") || u.starts_with("http://")
+    };
+    if remote.contains("://") {
+        return http(remote);
+    }
+    ["pushurl", "url"].iter().any(|k| {
+        Git::read(dir)
+            .args(["config", "--get", &format!("remote.{remote}.{k}")])
+            .output()
+            .is_ok_and(|o| http(&String::from_utf8_lossy(&o)))
+    })
+}
+
+/// The forge token variables set in this process's environment: [`crate::redact::TOKEN_ENV`]
+/// and any `RECODE_…TOKEN…` variable.
+fn token_values() -> Vec<(OsString, OsString)> {
+    std::env::vars_os()
+        .filter(|(k, _)| is_token_var(k))
+        .collect()
+}
+
+/// Whether the variable `k` holds a forge token: one of [`crate::redact::TOKEN_ENV`], or a
+/// `RECODE_` variable whose name holds `TOKEN`.
+fn is_token_var(k: &OsStr) -> bool {
+    let k = k.to_string_lossy();
+    crate::redact::TOKEN_ENV.contains(&&*k) || (k.starts_with("RECODE_") && k.contains("TOKEN"))
+}
+
+/// Apply safety rule 0's environment to a command git-recode starts (git, the gate, any
+/// other child): remove [`LOCATION_ENV`] and every forge token ([`is_token_var`]), forbid
+/// prompts and pagers, `LC_ALL=C`.
 pub fn scrub(cmd: &mut Command) {
     for k in LOCATION_ENV {
         cmd.env_remove(k);
     }
+    for (k, _) in token_values() {
+        cmd.env_remove(k);
+    }
+    cmd.env("GIT_PAGER", "cat").env("PAGER", "cat");
     cmd.env("LC_ALL", "C")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GCM_INTERACTIVE", "never")
@@ -428,18 +497,13 @@ pub fn own_identity_env(dir: &Path) -> Vec<(&'static str, &'static str)> {
     out
 }
 
-/// [`scrub`], and remove the forge tokens ([`crate::redact::TOKEN_ENV`]): for the gate,
-/// whose script is the worker branch's own (written by the agent), so it cannot read
-/// them (SPEC 1.2 "Untrusted input stays out"). git's own runs keep them (a credential
-/// helper may read them for a push). ssh runs as `ssh` says (the repository's own
+/// The gate's environment: [`scrub`], so no forge token (its script is the worker branch's
+/// own, written by the agent: SPEC 1.2 "Untrusted input stays out"). ssh runs as `ssh` says (the repository's own
 /// command, batch mode added), so a gate that fetches uses the user's key.
 pub fn scrub_gate(cmd: &mut Command, ssh: &crate::ssh::SshCommand) {
     scrub(cmd);
     if let Some(v) = ssh.env_value() {
         cmd.env("GIT_SSH_COMMAND", v);
-    }
-    for k in crate::redact::TOKEN_ENV {
-        cmd.env_remove(k);
     }
 }
 
@@ -449,9 +513,10 @@ pub fn scrub_gate(cmd: &mut Command, ssh: &crate::ssh::SshCommand) {
 pub fn check_version() -> Result<(), GitError> {
     static CHECKED: OnceLock<Result<(), String>> = OnceLock::new();
     let r = CHECKED.get_or_init(|| {
-        let out = Command::new("git")
+        let mut cmd = Command::new("git");
+        scrub(&mut cmd);
+        let out = cmd
             .arg("version")
-            .env("LC_ALL", "C")
             .stdin(Stdio::null())
             .output()
             .map_err(|e| format!("spawn:{e}"))?;

@@ -1,8 +1,16 @@
 //! Human and porcelain renderings of workers and ledgers. Renderers take `&mut impl Write`.
+//!
+//! Untrusted text (branch names, reasons quoting agents' messages, host names, pull
+//! request checks) never reaches a terminal raw (SPEC 1.2 "Untrusted input stays out"):
+//! every value is shown through [`crate::fence::shown`] where it is rendered, and human
+//! output goes through [`Screen`], which escapes any control character left but the line
+//! break and this palette's own colour codes. `--porcelain` fields are escaped the same way,
+//! so no field holds a tab or a line break.
 
 use std::io::{self, Write};
 
 use crate::clock;
+use crate::fence::shown;
 use crate::model::{Action, State, Worker};
 
 /// How human output looks: colour on or off. Decided once per run by the command layer
@@ -28,6 +36,88 @@ impl Style {
 
 /// One look of a painted cell ([`anstyle::Style`]): the palette below.
 pub type Look = anstyle::Style;
+
+/// A writer for human output on a terminal: whatever is written to it reaches `W` with
+/// every control character but `\n` escaped as [`crate::fence::shown`] does (C0, DEL, C1,
+/// ESC and so every CSI and OSC sequence, CR, the bidirectional controls), except, when
+/// colour is on, the SGR codes of this module's palette. Text is passed on a line at a time
+/// (the rest at [`Write::flush`] and on drop), so a colour code split over two writes is
+/// still recognised.
+pub struct Screen<W: Write> {
+    out: W,
+    /// The palette's codes that pass (none without colour).
+    allowed: Vec<String>,
+    /// Bytes written since the last line break.
+    pending: Vec<u8>,
+}
+
+impl<W: Write> Screen<W> {
+    /// A screen over `out`, letting this palette's colour codes through when `style` has colour.
+    pub fn new(out: W, style: Style) -> Screen<W> {
+        let mut allowed: Vec<String> = if style.color {
+            [BOLD, ALARM, GOOD, PENDING, QUIET, STRAY, DIM]
+                .iter()
+                .flat_map(|l| [l.render().to_string(), l.render_reset().to_string()])
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // Longest first, so a code is never cut at a shorter one's end.
+        allowed.sort_by_key(|a| std::cmp::Reverse(a.len()));
+        allowed.dedup();
+        Screen {
+            out,
+            allowed,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Write `line` (one line, its break included when it has one), escaped.
+    fn emit(&mut self, line: &[u8]) -> io::Result<()> {
+        let text = String::from_utf8_lossy(line);
+        let mut shown = String::with_capacity(text.len());
+        let mut rest: &str = &text;
+        while let Some(c) = rest.chars().next() {
+            if let Some(code) = self.allowed.iter().find(|a| rest.starts_with(a.as_str())) {
+                shown.push_str(code);
+                rest = &rest[code.len()..];
+                continue;
+            }
+            if c == '\n' {
+                shown.push(c);
+            } else {
+                shown.push_str(&crate::fence::shown(c.encode_utf8(&mut [0; 4])));
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+        self.out.write_all(shown.as_bytes())
+    }
+}
+
+impl<W: Write> Write for Screen<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        while let Some(i) = self.pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=i).collect();
+            self.emit(&line)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let rest = std::mem::take(&mut self.pending);
+        if !rest.is_empty() {
+            self.emit(&rest)?;
+        }
+        self.out.flush()
+    }
+}
+
+impl<W: Write> Drop for Screen<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
 
 const fn fg(c: anstyle::AnsiColor) -> Look {
     anstyle::Style::new().fg_color(Some(anstyle::Color::Ansi(c)))
@@ -96,13 +186,20 @@ fn count_cell(n: Option<u32>) -> String {
     n.map_or_else(|| "?".to_string(), |n| n.to_string())
 }
 
-/// `--porcelain`: one line a worker, tab-separated: `task branch liveness state action attempts`.
+/// `--porcelain`: one line a worker, tab-separated: `task branch liveness state action
+/// attempts`; `task` and `branch` escaped ([`crate::fence::shown`]: a tab or a line break in
+/// a synced ledger line's branch reads `\t`, `\n`), so every row has six fields.
 pub fn porcelain(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
     for w in workers {
         writeln!(
             out,
             "{}\t{}\t{}\t{}\t{}\t{}",
-            w.task, w.branch, w.liveness, w.state, w.action, w.attempts
+            shown(&w.task),
+            shown(&w.branch),
+            w.liveness,
+            w.state,
+            w.action,
+            w.attempts
         )?;
     }
     Ok(())
@@ -111,7 +208,7 @@ pub fn porcelain(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
 fn dirty_cell(w: &Worker) -> String {
     match (w.dirty, &w.worktree) {
         // SPEC 1.2 "Several machines": another host's worker is listed with its host.
-        (_, None) if w.other_host => format!("on {}", w.host.as_deref().unwrap_or("?")),
+        (_, None) if w.other_host => format!("on {}", shown(w.host.as_deref().unwrap_or("?"))),
         (_, None) => "-".into(),
         (None, Some(_)) if w.dirty_not_read => "not read (live)".into(),
         (None, Some(_)) => "?".into(),
@@ -148,8 +245,8 @@ pub fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Resu
         .iter()
         .map(|w| {
             [
-                w.task.clone(),
-                w.branch.clone(),
+                shown(&w.task),
+                shown(&w.branch),
                 w.liveness.to_string(),
                 w.state.to_string(),
                 w.action.to_string(),
@@ -204,7 +301,7 @@ pub fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Resu
         writeln!(
             out,
             "    {}",
-            style.paint(&format!("{}{idle}", w.reason), DIM)
+            style.paint(&format!("{}{idle}", shown(&w.reason.to_string())), DIM)
         )?;
     }
     Ok(())
@@ -212,9 +309,13 @@ pub fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Resu
 
 /// `classify` without `--json`: the worker's fields and the evidence for each decision.
 pub fn classify_text(out: &mut impl Write, w: &Worker, style: Style) -> io::Result<()> {
-    writeln!(out, "task      {}", w.task)?;
-    writeln!(out, "branch    {}", w.branch)?;
-    writeln!(out, "worktree  {}", w.worktree.as_deref().unwrap_or("-"))?;
+    writeln!(out, "task      {}", shown(&w.task))?;
+    writeln!(out, "branch    {}", shown(&w.branch))?;
+    writeln!(
+        out,
+        "worktree  {}",
+        shown(w.worktree.as_deref().unwrap_or("-"))
+    )?;
     match w.head {
         Some(h) => writeln!(out, "head      {h}")?,
         None => writeln!(out, "head      -")?,
@@ -230,17 +331,17 @@ pub fn classify_text(out: &mut impl Write, w: &Worker, style: Style) -> io::Resu
         "action    {}",
         style.paint(w.action.as_str(), action_look(w.action))
     )?;
-    writeln!(out, "reason    {}", w.reason)?;
+    writeln!(out, "reason    {}", shown(&w.reason.to_string()))?;
     writeln!(out, "attempts  {}/{}", w.attempts, w.max_attempts)?;
     if let Some(o) = w.last_outcome {
         writeln!(out, "outcome   {}", o.as_str())?;
     }
     if let Some(p) = &w.phase {
-        writeln!(out, "phase     {p}")?;
+        writeln!(out, "phase     {}", shown(p))?;
     }
     writeln!(out, "evidence:")?;
     for e in &w.evidence {
-        writeln!(out, "  - {e}")?;
+        writeln!(out, "  - {}", shown(e))?;
     }
     Ok(())
 }

@@ -89,6 +89,7 @@ fn ls_remote(
         .args(["ls-remote", remote])
         .args(refs)
         .network(cfg.network_timeout_secs, &cfg.ssh)
+        .remote(remote)
         .output()?;
     Ok(String::from_utf8_lossy(&out)
         .lines()
@@ -273,6 +274,7 @@ fn fetch_tracking(
     let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
         .args(&args)
         .network(cfg.network_timeout_secs, &cfg.ssh)
+        .remote(remote)
         .capture()?;
     if ok {
         return Ok(true);
@@ -394,6 +396,7 @@ fn push(
     let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
         .args(&args)
         .network(cfg.network_timeout_secs, &cfg.ssh)
+        .remote(remote)
         .capture()?;
     if ok {
         for p in pushes {

@@ -227,11 +227,33 @@ fn open_here(path: &Path) -> Result<gix::Repository, RepoError> {
     gix::open_opts(path, gix::open::Options::default().permissions(permissions)).map_err(git)
 }
 
+/// `repo` with no filter driver (`filter.<driver>.clean`, `smudge`, `process`): the
+/// sections are dropped from its configuration in memory, so gix's status compares a file
+/// whose stat changed by its bytes (and `core.autocrlf`/`eol`) and never starts a command
+/// the repository's configuration names (SPEC 1.2 "Untrusted input stays out": `status` and
+/// `classify` run no filter). A file a clean filter would have turned back into its blob
+/// then counts as changed: dirt, never taken as clean.
+///
+/// Errors: [`RepoError::Git`] when the configuration cannot be taken back in.
+fn without_filter_drivers(repo: &mut gix::Repository) -> Result<(), RepoError> {
+    let mut cfg = repo.config_snapshot_mut();
+    let ids: Vec<_> = cfg
+        .sections_and_ids_by_name("filter")
+        .map(|it| it.map(|(_, id)| id).collect())
+        .unwrap_or_default();
+    for id in ids {
+        cfg.remove_section_by_id(id);
+    }
+    cfg.commit().map_err(git)?;
+    Ok(())
+}
+
 /// Dirty counts of the worktree at `path` (staged, unstaged, untracked, conflicted files),
 /// computed with gix without writing anything (no `index.lock`, no index refresh), and
 /// trusting no index flag, monitor or cache (SPEC 1.3): `assume-unchanged` entries and
 /// `skip-worktree` entries whose file is on disk are compared like any other, a file-system
-/// monitor's "valid" marks are ignored, and no untracked cache is read.
+/// monitor's "valid" marks are ignored, and no untracked cache is read; no filter driver
+/// runs ([`without_filter_drivers`]).
 ///
 /// Errors: [`RepoError::Git`] when the worktree or its index cannot be read, or when its
 /// `.git` leads anywhere but `admin`, the admin directory this repository lists for it.
@@ -246,7 +268,8 @@ pub fn status(path: &Path, admin: &Path) -> Result<Status, RepoError> {
             .into(),
         ));
     }
-    let repo = open_here(path)?;
+    let mut repo = open_here(path)?;
+    without_filter_drivers(&mut repo)?;
     let c = changed(&repo)?;
     let workdir = repo.workdir().unwrap_or(path).to_path_buf();
     let mut newest = mtime(&repo.index_path());

@@ -512,15 +512,7 @@ pub fn decide(
     v
 }
 
-/// Whether `id` may be recorded as a session id (SPEC 1.2 "Untrusted input stays out":
-/// `^[A-Za-z0-9._:@+-]{1,200}$`; anything else is never recorded, so it can never reach a
-/// shell).
-pub fn session_id_ok(id: &str) -> bool {
-    (1..=200).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._:@+-".contains(&b))
-}
+pub use crate::fence::session_id_ok;
 
 /// Claude's config dir: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 pub fn claude_dir() -> Option<PathBuf> {
@@ -530,7 +522,8 @@ pub fn claude_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude"))
 }
 
-/// Transcripts by session id (`projects/*/<id>.jsonl`), found by file name, listed once per process.
+/// Transcripts by session id (`projects/*/<id>.jsonl`), found by file name, listed once per
+/// process; a file whose name is no session id ([`session_id_ok`]) is not one.
 fn transcripts() -> &'static HashMap<String, PathBuf> {
     static T: OnceLock<HashMap<String, PathBuf>> = OnceLock::new();
     T.get_or_init(|| {
@@ -547,6 +540,7 @@ fn transcripts() -> &'static HashMap<String, PathBuf> {
                 let p = f.path();
                 if p.extension().is_some_and(|e| e == "jsonl")
                     && let Some(stem) = p.file_stem().and_then(|s| s.to_str())
+                    && session_id_ok(stem)
                 {
                     map.insert(stem.to_string(), p);
                 }

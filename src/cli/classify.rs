@@ -41,7 +41,10 @@ pub fn run(args: ClassifyArgs, ui: &Ui) -> Result<i32, Error> {
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| out_err(e.into()))?;
         writeln!(out).map_err(out_err)?;
     } else {
-        render::classify_text(&mut out, &worker, ctx.ui.style()).map_err(out_err)?;
+        drop(out);
+        let mut screen = ctx.ui.screen();
+        render::classify_text(&mut screen, &worker, ctx.ui.style()).map_err(out_err)?;
+        screen.flush().map_err(out_err)?;
     }
     Ok(EXIT_OK)
 }

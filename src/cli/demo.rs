@@ -32,7 +32,12 @@ pub fn build(dir: &std::path::Path) -> Result<(), Error> {
         what: "cannot find this program",
         why: e.to_string(),
     })?;
-    let out = Command::new("bash")
+    let mut bash = Command::new("bash");
+    // No forge token for the script (SPEC 1.2: no child process gets one).
+    for k in crate::redact::TOKEN_ENV {
+        bash.env_remove(k);
+    }
+    let out = bash
         .arg("-c")
         .arg(DEMO_SCRIPT)
         .arg("demo.sh")

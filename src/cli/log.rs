@@ -28,7 +28,7 @@ pub struct LogArgs {
 pub fn run(args: LogArgs, ui: &Ui) -> Result<i32, Error> {
     let ctx = Ctx::open(ui)?;
     let refs = snapshot::notes_refs(&ctx.repo, &ctx.cfg);
-    let mut out = Out::new(args.json);
+    let mut out = Out::new(args.json, ui);
     match &args.branch {
         Some(b) => {
             // One task's note: the only one read.
@@ -101,17 +101,23 @@ fn pending_everywhere(ctx: &Ctx, refs: &[String]) -> Result<Vec<(jiff::Timestamp
     Ok(unledgered(found))
 }
 
-/// Buffered stdout that flushes its first line at once.
+/// Buffered stdout that flushes its first line at once: the ledger's lines as stored with
+/// `--json`, else through the [`crate::render::Screen`] (no control character raw).
 struct Out {
-    w: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    w: std::io::BufWriter<Box<dyn Write>>,
     json: bool,
     first: bool,
 }
 
 impl Out {
-    fn new(json: bool) -> Out {
+    fn new(json: bool, ui: &Ui) -> Out {
+        let inner: Box<dyn Write> = if json {
+            Box::new(ui.out())
+        } else {
+            Box::new(ui.screen())
+        };
         Out {
-            w: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock()),
+            w: std::io::BufWriter::with_capacity(64 * 1024, inner),
             json,
             first: true,
         }
@@ -181,9 +187,12 @@ fn human(ev: &Event) -> String {
                         let s = s.lines().next().unwrap_or("");
                         // A value with spaces is quoted, so it ends where its quote does.
                         if s.is_empty() || s.contains(|c: char| c.is_whitespace() || c == '"') {
-                            format!("{k}={}", serde_json::Value::from(s))
+                            format!(
+                                "{k}={}",
+                                crate::fence::shown(&serde_json::Value::from(s).to_string())
+                            )
                         } else {
-                            format!("{k}={s}")
+                            format!("{k}={}", crate::fence::shown(s))
                         }
                     }
                     other => format!("{k}={other}"),
@@ -194,7 +203,7 @@ fn human(ev: &Event) -> String {
     let mut line = format!(
         "{}  {:<6} #{:<3} {:<10} {}",
         crate::clock::format(ev.ts),
-        ev.task,
+        crate::fence::shown(&ev.task),
         ev.seq,
         ev.body.kind(),
         details.join(" ")

@@ -57,12 +57,13 @@ pub fn run(args: ReportArgs, ui: &Ui) -> Result<i32, Error> {
             source,
         })?;
     }
-    let mut out = ctx.ui.out();
     if args.json {
         let text = serde_json::to_string_pretty(&doc).expect("the report always serializes");
-        writeln!(out, "{text}").map_err(out_err)?;
+        writeln!(ctx.ui.out(), "{text}").map_err(out_err)?;
     } else {
-        write!(out, "{}", report::text::render(&doc, ctx.ui.style())).map_err(out_err)?;
+        let mut screen = ctx.ui.screen();
+        write!(screen, "{}", report::text::render(&doc, ctx.ui.style())).map_err(out_err)?;
+        screen.flush().map_err(out_err)?;
     }
     if let Some(path) = &args.html {
         let _ = writeln!(std::io::stderr(), "wrote {}", path.display());

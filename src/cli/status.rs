@@ -106,7 +106,10 @@ pub fn run(args: StatusArgs, ui: &Ui) -> Result<i32, Error> {
     } else if args.porcelain {
         render::porcelain(&mut out, &workers).map_err(out_err)?;
     } else {
-        render::table(&mut out, &workers, ctx.ui.style()).map_err(out_err)?;
+        drop(out);
+        let mut screen = ctx.ui.screen();
+        render::table(&mut screen, &workers, ctx.ui.style()).map_err(out_err)?;
+        screen.flush().map_err(out_err)?;
     }
     Ok(EXIT_OK)
 }

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use crate::render::Style;
+use crate::render::{Screen, Style};
 
 /// The terminal of one run.
 #[derive(Clone, Debug)]
@@ -46,17 +46,24 @@ impl Ui {
     }
 
     /// Print each warning once, `warning: …` on stderr, forge credentials redacted
-    /// ([`crate::redact::redact`]).
+    /// ([`crate::redact::redact`]) and control characters escaped ([`Screen`]: a warning
+    /// quoting a ledger line or a host name never reaches the terminal raw).
     pub fn warn(&self, warnings: &[String]) {
-        let mut err = std::io::stderr().lock();
+        let mut err = Screen::new(std::io::stderr().lock(), Style::default());
         for w in warnings {
             let _ = writeln!(err, "warning: {}", crate::redact::redact(w));
         }
     }
 
-    /// stdout, for results.
+    /// stdout, for machine output (`--json`, `--porcelain`: exact, escaped by its format).
     pub fn out(&self) -> std::io::StdoutLock<'static> {
         std::io::stdout().lock()
+    }
+
+    /// stdout for human output: every control character escaped but the line break and
+    /// the palette's own colour codes ([`Screen`], SPEC 1.2 "Untrusted input stays out").
+    pub fn screen(&self) -> Screen<std::io::StdoutLock<'static>> {
+        Screen::new(std::io::stdout().lock(), self.style)
     }
 }
 

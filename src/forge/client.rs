@@ -5,26 +5,39 @@
 //! [`super::etag`] (a `304` answers the kept body), and pagination by `link: rel="next"`
 //! (GitHub, GitLab and Gitea all send it). Error text goes through
 //! [`super::http::error_message`], the one place that shapes a forge's error body.
+//!
+//! The token goes only to the API's own origin (scheme, host, port: SPEC 1.2 "Untrusted
+//! input stays out"): ureq follows no redirect; a redirect within the origin is followed
+//! here, one to another origin is refused (an error naming where it pointed), and a
+//! `link: rel="next"` to another origin ends the listing with a warning. A request with its
+//! retries ends within `recode.networkTimeout` in all: each try gets what is left of it.
 
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
 use super::ForgeError;
 use super::etag::{Cache, Entry};
 use super::http::{self, Heads, RETRIES};
+use super::origin::{Origin, resolve, shown_origin};
 use crate::model::Pr;
 
 /// Most pages followed in one paginated read (a guard against a looping `link`).
 const MAX_PAGES: usize = 1000;
 
-/// How long a client waits: each request at most `timeout_secs` seconds
-/// (`recode.networkTimeout`), each wait before a retry at most `max_wait_secs` seconds
-/// (`RECODE_FORGE_MAX_WAIT`).
+/// Most redirects within the API's origin followed in one request.
+const MAX_REDIRECTS: usize = 5;
+
+/// The largest answer read, in bytes (ureq's default limit, named in the error).
+pub(super) const MAX_BODY_BYTES: u64 = 10 * 1024 * 1024;
+
+/// How long a client waits: each request, its retries and the waits between them included,
+/// at most `timeout_secs` seconds (`recode.networkTimeout`), each wait before a retry at
+/// most `max_wait_secs` seconds (`RECODE_FORGE_MAX_WAIT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Seconds a request may take.
+    /// Seconds a request may take, with its retries.
     pub timeout_secs: u64,
     /// Seconds the longest wait before a retry may last.
     pub max_wait_secs: u64,
@@ -72,6 +85,22 @@ pub(super) struct Client {
     cache: Mutex<Cache>,
     /// The longest wait before one retry.
     max_wait: Duration,
+    /// The longest a request may take, its retries included (`recode.networkTimeout`).
+    timeout: Duration,
+    /// The origin of `api`: the only one the token is sent to.
+    origin: Option<Origin>,
+    /// What the run should be told (a pagination link to another origin, refused).
+    warnings: Mutex<Vec<String>>,
+}
+
+/// What one try of a request came to before its status is read.
+enum Sent {
+    /// An answer (not a redirect).
+    Answer(ureq::http::Response<ureq::Body>),
+    /// No answer: the transport failed.
+    Lost(ureq::Error),
+    /// Refused before sending the token where it does not belong.
+    Refused(ForgeError),
 }
 
 impl std::fmt::Debug for Client {
@@ -106,8 +135,11 @@ impl Client {
         extra: Vec<(&'static str, &'static str)>,
         limits: Limits,
     ) -> Client {
+        let timeout = Duration::from_secs(limits.timeout_secs.max(1));
         let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(limits.timeout_secs.max(1))))
+            .timeout_global(Some(timeout))
+            // Redirects are followed by `send`, within the API's origin only.
+            .max_redirects(0)
             .http_status_as_error(false)
             .user_agent(concat!("git-recode/", env!("CARGO_PKG_VERSION")))
             .build()
@@ -120,6 +152,9 @@ impl Client {
             extra,
             cache: Mutex::new(Cache::in_memory()),
             max_wait: Duration::from_secs(limits.max_wait_secs),
+            timeout,
+            origin: Origin::of(api),
+            warnings: Mutex::new(Vec::new()),
         }
     }
 
@@ -128,10 +163,31 @@ impl Client {
         self.cache = Mutex::new(Cache::at(path));
     }
 
-    /// Write the ETag cache if it changed; a warning when it cannot be written.
-    pub(super) fn save_cache(&self) -> Option<String> {
+    /// Write the ETag cache if it changed; the run's warnings (a refused pagination link),
+    /// and one when the cache cannot be written.
+    pub(super) fn save_cache(&self) -> Vec<String> {
+        let mut warnings =
+            std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()));
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache.save(now_secs())
+        warnings.extend(cache.save(now_secs()));
+        warnings
+    }
+
+    /// Whether `url` is on the API's own origin (the only one the token goes to).
+    fn at_home(&self, url: &str) -> bool {
+        self.origin.is_some() && Origin::of(url) == self.origin
+    }
+
+    /// The error of a request that ran out of `recode.networkTimeout`.
+    fn late(&self, why: &str) -> ForgeError {
+        ForgeError::Transport {
+            forge: self.name,
+            api: self.api.clone(),
+            why: format!(
+                "no answer within {} s (recode.networkTimeout), retries included: {why}",
+                self.timeout.as_secs()
+            ),
+        }
     }
 
     fn cached(&self, key: &str) -> Option<Entry> {
@@ -144,13 +200,29 @@ impl Client {
         cache.put(key, entry);
     }
 
-    /// One request with retries. `query` is added with ureq's query builder (encoded).
-    /// A GET is conditional when an ETag for it is kept; a 304 answers the kept body.
+    /// One request with retries, all within `recode.networkTimeout`. `query` is added with
+    /// ureq's query builder (encoded). A GET is conditional when an ETag for it is kept; a
+    /// 304 answers the kept body.
     ///
-    /// Errors: [`ForgeError::Transport`] when no answer came after the retries,
-    /// [`ForgeError::Status`] for an answer of 300 or more (the body's message only).
+    /// Errors: [`ForgeError::Transport`] when no answer came after the retries or within the
+    /// timeout, for a redirect to another origin, and for an answer over 10 MB ("page over
+    /// 10 MB"); [`ForgeError::Status`] for an answer of 300 or more (the body's message only).
     pub(super) fn call(
         &self,
+        method: &str,
+        url: &str,
+        query: &[(&str, &str)],
+        body: Option<&serde_json::Value>,
+        what: &str,
+    ) -> Result<Answer, ForgeError> {
+        let deadline = Instant::now() + self.timeout;
+        self.call_by(deadline, method, url, query, body, what)
+    }
+
+    /// [`Client::call`], ending by `deadline` (a paginated read's pages share one).
+    fn call_by(
+        &self,
+        deadline: Instant,
         method: &str,
         url: &str,
         query: &[(&str, &str)],
@@ -161,20 +233,26 @@ impl Client {
         let kept = (method == "GET").then(|| self.cached(&key)).flatten();
         let policy = crate::retry::Policy {
             pause: http::TRANSPORT_PAUSE,
-            limit: crate::retry::Limit::Tries(RETRIES + 1),
+            limit: crate::retry::Limit::Until(deadline),
         };
         crate::retry::retry(policy, |attempt| {
             use crate::retry::Try;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Try::Fail(self.late("no time left for another try"));
+            }
             tracing::debug!(method, url, attempt, "forge request");
-            let mut res = match self.send(method, url, query, body, kept.as_ref()) {
-                Ok(r) => r,
-                Err(e) => {
-                    return Try::Lost(ForgeError::Transport {
-                        forge: self.name,
-                        api: self.api.clone(),
-                        why: e.to_string(),
-                    });
-                }
+            let lost = |why: String| ForgeError::Transport {
+                forge: self.name,
+                api: self.api.clone(),
+                why,
+            };
+            let mut res = match self.send(method, url, query, body, kept.as_ref(), left) {
+                Sent::Answer(r) => r,
+                Sent::Refused(e) => return Try::Fail(e),
+                Sent::Lost(ureq::Error::Timeout(t)) => return Try::Fail(self.late(&t.to_string())),
+                Sent::Lost(e) if attempt > RETRIES => return Try::Fail(lost(e.to_string())),
+                Sent::Lost(e) => return Try::Lost(lost(e.to_string())),
             };
             let status = res.status().as_u16();
             let heads = Heads::of(res.headers());
@@ -186,7 +264,10 @@ impl Client {
                     text: e.body.clone(),
                 });
             }
-            let text = res.body_mut().read_to_string().unwrap_or_default();
+            let text = match self.body(&mut res, status, attempt, what) {
+                Ok(t) => t,
+                Err(t) => return t,
+            };
             let failed = || ForgeError::Status {
                 forge: self.name,
                 status,
@@ -194,7 +275,8 @@ impl Client {
                 message: http::error_message(&text),
             };
             if let Some(wait) = http::retry_wait(status, &heads, &text, attempt, now_secs()) {
-                return Try::LostWait(wait.min(self.max_wait), failed());
+                let left = deadline.saturating_duration_since(Instant::now());
+                return Try::LostWait(wait.min(self.max_wait).min(left), failed());
             }
             if status >= 300 {
                 return Try::Fail(failed());
@@ -217,8 +299,44 @@ impl Client {
         })
     }
 
-    /// Send one try of a request: a POST with its JSON body, else a GET (conditional on
-    /// `kept`'s ETag); each with the auth header and the extra headers.
+    /// The body of an answer with `status` to try `attempt`, read up to [`MAX_BODY_BYTES`];
+    /// else what the try comes to: a page over 10 MB or the timeout reached fail, another
+    /// read error is lost (retried) while tries are left. An error status's unreadable body
+    /// is empty.
+    fn body(
+        &self,
+        res: &mut ureq::http::Response<ureq::Body>,
+        status: u16,
+        attempt: u32,
+        what: &str,
+    ) -> Result<String, crate::retry::Try<Answer, ForgeError>> {
+        use crate::retry::Try;
+        let lost = |why: String| ForgeError::Transport {
+            forge: self.name,
+            api: self.api.clone(),
+            why,
+        };
+        match res
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY_BYTES)
+            .read_to_string()
+        {
+            Ok(t) => Ok(t),
+            Err(ureq::Error::BodyExceedsLimit(_)) => Err(Try::Fail(lost(format!(
+                "the answer to {what} is a page over {} MB: not read",
+                MAX_BODY_BYTES >> 20
+            )))),
+            Err(ureq::Error::Timeout(t)) => Err(Try::Fail(self.late(&t.to_string()))),
+            Err(_) if status >= 300 => Ok(String::new()),
+            Err(e) if attempt > RETRIES => Err(Try::Fail(lost(e.to_string()))),
+            Err(e) => Err(Try::Lost(lost(e.to_string()))),
+        }
+    }
+
+    /// Send one try of a request within `left`, following redirects that stay on the
+    /// API's origin (at most [`MAX_REDIRECTS`]; a 303 turns a POST into a GET) and refusing
+    /// one to any other origin, before the token could go there.
     fn send(
         &self,
         method: &str,
@@ -226,12 +344,83 @@ impl Client {
         query: &[(&str, &str)],
         body: Option<&serde_json::Value>,
         kept: Option<&Entry>,
+        left: Duration,
+    ) -> Sent {
+        let (mut method, mut url, mut query): (String, String, &[(&str, &str)]) =
+            (method.to_string(), url.to_string(), query);
+        for _ in 0..=MAX_REDIRECTS {
+            if !self.at_home(&url) {
+                return Sent::Refused(self.elsewhere(&url, "a request"));
+            }
+            let res = match self.send_once(&method, &url, query, body, kept, left) {
+                Ok(r) => r,
+                Err(e) => return Sent::Lost(e),
+            };
+            let status = res.status().as_u16();
+            let location = res
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let next = match (status, &location) {
+                (301 | 302 | 303 | 307 | 308, Some(l)) => resolve(&url, l),
+                _ => return Sent::Answer(res),
+            };
+            let Some(next) = next.filter(|n| self.at_home(n)) else {
+                return Sent::Refused(
+                    self.elsewhere(location.as_deref().unwrap_or(""), "a redirect"),
+                );
+            };
+            if status == 303 {
+                method = "GET".to_string();
+            }
+            url = next;
+            // The location carries its own query.
+            query = &[];
+        }
+        Sent::Refused(ForgeError::Transport {
+            forge: self.name,
+            api: self.api.clone(),
+            why: format!("more than {MAX_REDIRECTS} redirects"),
+        })
+    }
+
+    /// The error of a request or redirect (`what`) to `url`, off the API's origin: refused,
+    /// so the token never goes there.
+    fn elsewhere(&self, url: &str, what: &str) -> ForgeError {
+        ForgeError::Transport {
+            forge: self.name,
+            api: self.api.clone(),
+            why: format!(
+                "{what} to {} was refused: the token goes only to {}",
+                shown_origin(url),
+                self.origin
+                    .as_ref()
+                    .map_or_else(|| self.api.clone(), Origin::to_string)
+            ),
+        }
+    }
+
+    /// One HTTP exchange, no redirect followed: a POST with its JSON body, else a GET
+    /// (conditional on `kept`'s ETag); each with the auth header and the extra headers, and
+    /// `left` as its timeout.
+    fn send_once(
+        &self,
+        method: &str,
+        url: &str,
+        query: &[(&str, &str)],
+        body: Option<&serde_json::Value>,
+        kept: Option<&Entry>,
+        left: Duration,
     ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
         match (method, body) {
             ("POST", Some(b)) => {
                 let mut req = self
                     .agent
                     .post(url)
+                    .config()
+                    .timeout_global(Some(left))
+                    .build()
                     .query_pairs(query.iter().copied())
                     .header(self.auth.0, &self.auth.1);
                 for (k, v) in &self.extra {
@@ -244,6 +433,9 @@ impl Client {
                 let mut req = self
                     .agent
                     .get(url)
+                    .config()
+                    .timeout_global(Some(left))
+                    .build()
                     .query_pairs(query.iter().copied())
                     .header(self.auth.0, &self.auth.1);
                 for (k, v) in &self.extra {
@@ -294,8 +486,10 @@ impl Client {
         self.parse(&a.text, what)
     }
 
-    /// Every page of a paginated GET (following `link: rel="next"`), each parsed as `T`;
-    /// `more(page)` says whether to go on after it.
+    /// Every page of a paginated GET (following `link: rel="next"` on the API's origin; a
+    /// link to another origin ends the listing with a warning), each parsed as `T`;
+    /// `more(page)` says whether to go on after it. All pages share one
+    /// `recode.networkTimeout`.
     ///
     /// Errors: as [`Client::call`] and [`Client::parse`].
     pub(super) fn pages<T: serde::de::DeserializeOwned>(
@@ -306,13 +500,34 @@ impl Client {
         mut more: impl FnMut(&T) -> bool,
     ) -> Result<Vec<T>, ForgeError> {
         let mut out = Vec::new();
-        let mut answer = self.call("GET", url, query, None, what)?;
+        // Every page of one listing within one `recode.networkTimeout`.
+        let deadline = Instant::now() + self.timeout;
+        let mut answer = self.call_by(deadline, "GET", url, query, None, what)?;
         for _ in 0..MAX_PAGES {
             let page: T = self.parse(&answer.text, what)?;
             let go_on = more(&page);
             out.push(page);
             match answer.link.as_deref().and_then(next_link) {
-                Some(next) if go_on => answer = self.call("GET", &next, &[], None, what)?,
+                Some(next) if go_on && self.at_home(&next) => {
+                    answer = self.call_by(deadline, "GET", &next, &[], None, what)?;
+                }
+                Some(next) if go_on => {
+                    let w = format!(
+                        "{}: {what} ends at page {}: its next page is on {}, and the token goes only to {}",
+                        self.name,
+                        out.len(),
+                        shown_origin(&next),
+                        self.origin
+                            .as_ref()
+                            .map_or_else(|| self.api.clone(), Origin::to_string)
+                    );
+                    tracing::debug!("{w}");
+                    self.warnings
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(w);
+                    break;
+                }
                 _ => break,
             }
         }

@@ -340,6 +340,18 @@ impl Forge for Gitea {
         let (reviews, comments) = self.reviews(pr_number)?;
         Ok(feedback::verdict(&[], Some(&combined), &reviews, &comments))
     }
+
+    fn flush(&self) -> Vec<String> {
+        self.http.save_cache()
+    }
+}
+
+impl Drop for Gitea {
+    fn drop(&mut self) {
+        for w in self.http.save_cache() {
+            tracing::warn!("{w}");
+        }
+    }
 }
 
 #[cfg(test)]

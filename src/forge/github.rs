@@ -95,8 +95,9 @@ impl GitHub {
         self
     }
 
-    /// Write the ETag cache if it changed; a warning when it cannot be written.
-    pub fn save_cache(&self) -> Option<String> {
+    /// Write the ETag cache if it changed; the run's warnings (a refused pagination link),
+    /// and one when the cache cannot be written.
+    pub fn save_cache(&self) -> Vec<String> {
         self.http.save_cache()
     }
 
@@ -312,7 +313,7 @@ impl Forge for GitHub {
         self.pull_feedback(pr_number, head_sha)
     }
 
-    fn flush(&self) -> Option<String> {
+    fn flush(&self) -> Vec<String> {
         self.save_cache()
     }
 }
@@ -321,7 +322,7 @@ impl Drop for GitHub {
     fn drop(&mut self) {
         // A caller that did not flush still keeps its ETags; the warning, if any, goes to
         // the log only (callers that report warnings flush first).
-        if let Some(w) = self.save_cache() {
+        for w in self.save_cache() {
             tracing::warn!("{w}");
         }
     }

@@ -431,14 +431,14 @@ impl Forge for GitLab {
         ))
     }
 
-    fn flush(&self) -> Option<String> {
+    fn flush(&self) -> Vec<String> {
         self.http.save_cache()
     }
 }
 
 impl Drop for GitLab {
     fn drop(&mut self) {
-        if let Some(w) = self.http.save_cache() {
+        for w in self.http.save_cache() {
             tracing::warn!("{w}");
         }
     }

@@ -30,6 +30,7 @@ mod gitea;
 mod github;
 mod gitlab;
 mod http;
+mod origin;
 mod pulls;
 pub mod select;
 pub mod verify;
@@ -115,10 +116,11 @@ pub trait Forge: std::fmt::Debug {
         head_sha: &str,
     ) -> Result<(Option<Checks>, Option<Review>, Feedback), ForgeError>;
 
-    /// Keep what lasts between runs (the ETag cache); a warning when it cannot. Also done
-    /// when the forge is dropped, where a warning only reaches the log.
-    fn flush(&self) -> Option<String> {
-        None
+    /// Keep what lasts between runs (the ETag cache) and hand over the run's warnings (a
+    /// pagination link to another origin, refused), with one when the cache cannot be
+    /// written. Also done when the forge is dropped, where warnings only reach the log.
+    fn flush(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 

@@ -68,6 +68,12 @@ fn opt(rng: &mut fastrand::Rng) -> Option<String> {
     rng.bool().then(|| text(rng))
 }
 
+/// A session id, or none: any text the reader keeps ([`crate::fence::session_id_ok`]; an id
+/// it drops is tested by `tests/it/untrusted_session.rs`), so an event reads back as it was written.
+fn session(rng: &mut fastrand::Rng) -> Option<String> {
+    opt(rng).filter(|id| crate::fence::session_id_ok(id))
+}
+
 fn texts(rng: &mut fastrand::Rng) -> Vec<String> {
     (0..rng.usize(..3)).map(|_| text(rng)).collect()
 }
@@ -79,7 +85,7 @@ fn event(rng: &mut fastrand::Rng) -> Event {
             attempt: rng.u32(..),
             cwd: text(rng),
             host: text(rng),
-            session_id: opt(rng),
+            session_id: session(rng),
             agent: opt(rng),
             pid: rng.bool().then(|| rng.u32(..)),
             pid_start: opt(rng),
@@ -99,11 +105,11 @@ fn event(rng: &mut fastrand::Rng) -> Event {
             retry_after: opt(rng),
             fresh: rng.bool().then(|| rng.bool()),
             blocker: opt(rng),
-            session_id: opt(rng),
+            session_id: session(rng),
         },
         2 => Body::Milestone {
             phase: text(rng),
-            session_id: opt(rng),
+            session_id: session(rng),
         },
         3 => Body::Gate {
             passed: rng.bool(),
@@ -149,7 +155,7 @@ fn event(rng: &mut fastrand::Rng) -> Event {
         10 => Body::Phantom { reason: text(rng) },
         11 => Body::Resume {
             attempt: rng.u32(..),
-            session_id: opt(rng),
+            session_id: session(rng),
             prompt_sha: opt(rng),
             host: None,
         },

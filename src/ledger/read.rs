@@ -86,7 +86,14 @@ pub(super) fn parse_note(text: &str, task_hint: &str, warnings: &mut Vec<String>
             continue;
         }
         match serde_json::from_str::<Event>(line) {
-            Ok(event) => {
+            Ok(mut event) => {
+                if let Some(id) = event.drop_bad_session() {
+                    warnings.push(format!(
+                        "task {task_hint}: a ledger line's session id \"{}\" is not a session id \
+                         (SPEC: ^[A-Za-z0-9._:@+-]{{1,200}}$, not starting with `-`); it is ignored",
+                        id.chars().take(80).collect::<String>().escape_debug()
+                    ));
+                }
                 if crate::model::event::head_unreadable(line, &event) {
                     let excerpt: String = line.chars().take(60).collect();
                     warnings.push(format!(

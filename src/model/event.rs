@@ -297,6 +297,28 @@ pub fn head_unreadable(line: &str, event: &Event) -> bool {
 }
 
 impl Event {
+    /// Drop a session id this event carries that [`crate::fence::session_id_ok`] refuses
+    /// (one that an agent would read as an option word, written by a hand or a hostile
+    /// host and synced here), returning it for the reader's warning. The line's bytes stay
+    /// in the note as written; only what is read from it loses the id.
+    pub fn drop_bad_session(&mut self) -> Option<String> {
+        let slot = match &mut self.body {
+            Body::Spawn { session_id, .. }
+            | Body::Exit { session_id, .. }
+            | Body::Milestone { session_id, .. }
+            | Body::Resume { session_id, .. } => session_id,
+            _ => return None,
+        };
+        if slot
+            .as_deref()
+            .is_some_and(|id| !crate::fence::session_id_ok(id))
+        {
+            slot.take()
+        } else {
+            None
+        }
+    }
+
     /// A new event stamped `now`; `seq` is filled in by [`append`](crate::ledger::append()).
     pub fn new(now: Timestamp, task: &str, branch: Option<&str>, body: Body) -> Event {
         Event {

@@ -176,12 +176,12 @@ pub fn spawn(
 }
 
 /// Whether `id` may be recorded as a session id ([`agent::session_id_ok`], SPEC 1.2:
-/// `^[A-Za-z0-9._:@+-]{1,200}$`); pushes a warning when not.
+/// `^[A-Za-z0-9._:@+-]{1,200}$`, not starting with `-`); pushes a warning when not.
 pub fn checked_session(id: &str, warnings: &mut Vec<String>) -> bool {
     let ok = agent::session_id_ok(id);
     if !ok {
         warnings.push(format!(
-            "session id {:?} is not recorded: it must match ^[A-Za-z0-9._:@+-]{{1,200}}$",
+            "session id {:?} is not recorded: it must match ^[A-Za-z0-9._:@+-]{{1,200}}$ and not start with `-`",
             agent::lines::tail(id, 80)
         ));
     }

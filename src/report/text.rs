@@ -5,6 +5,7 @@ use jiff::Timestamp;
 
 use super::secs;
 use crate::clock;
+use crate::fence::shown;
 use crate::render::{ALARM, BOLD, DIM, GOOD, Look, PENDING, QUIET, STRAY, Style};
 use crate::wire::{AttemptJson, ReportDoc, TaskHistoryJson};
 
@@ -166,16 +167,16 @@ fn lane(k: &TaskHistoryJson, from: Timestamp, now: Timestamp) -> Vec<char> {
 fn attempt_line(a: &AttemptJson, now: &str) -> String {
     let mut s = format!("#{} ", a.attempt);
     if let Some(agent) = &a.agent {
-        s.push_str(agent);
+        s.push_str(&shown(agent));
         s.push(' ');
     }
-    s.push_str(&format!("on {} ", a.host.as_deref().unwrap_or("?")));
+    s.push_str(&format!("on {} ", shown(a.host.as_deref().unwrap_or("?"))));
     s.push_str(&short(&a.start, now));
     match (&a.end, &a.outcome) {
         (Some(e), Some(o)) => {
             s.push_str(&format!("–{} {o}", short(e, now)));
             if let Some(m) = a.message.as_deref().filter(|m| !m.is_empty()) {
-                s.push_str(&format!(": {m}"));
+                s.push_str(&format!(": {}", shown(m)));
             }
         }
         _ => s.push_str(" (no exit yet)"),
@@ -222,17 +223,21 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
         let on = q
             .host
             .as_ref()
-            .map(|h| format!(" on {h}"))
+            .map(|h| format!(" on {}", shown(h)))
             .unwrap_or_default();
         wrap(
             &mut o,
-            &format!("  {} {}", style.paint(&q.branch, BOLD), q.cause),
+            &format!(
+                "  {} {}",
+                style.paint(&shown(&q.branch), BOLD),
+                shown(&q.cause)
+            ),
             4,
             &format!("{}{on}", ago(&q.since, &doc.now)),
         );
         wrap(&mut o, "    why:", 6, &q.why);
         for (i, step) in q.lift.iter().enumerate() {
-            wrap(&mut o, &format!("    {}.", i + 1), 7, step);
+            wrap(&mut o, &format!("    {}.", i + 1), 7, &shown(step));
         }
     }
 
@@ -247,12 +252,12 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
     for w in &doc.waiting {
         let what = match (&w.until, &w.blocker) {
             (Some(u), _) => format!("a reset until {} ({})", when(u), ago(u, &doc.now)),
-            (None, Some(b)) => format!("blocker {b} since {}", when(&w.since)),
+            (None, Some(b)) => format!("blocker {} since {}", shown(b), when(&w.since)),
             (None, None) => format!("since {}", when(&w.since)),
         };
         wrap(
             &mut o,
-            &format!("  {}", w.branch),
+            &format!("  {}", shown(&w.branch)),
             4,
             &format!("waits on {what}"),
         );
@@ -286,10 +291,10 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
                 }
             })
             .collect();
-        let branch = k.branches.join(",");
+        let branch = shown(&k.branches.join(","));
         o.push_str(&format!(
             "  {:>4} {} {cells}\n",
-            fit(&k.task, 4).trim_end(),
+            fit(&shown(&k.task), 4).trim_end(),
             fit(&branch, 20)
         ));
         for a in &k.attempts {
@@ -370,7 +375,7 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
             };
             let line = format!(
                 "  {} {:>7}  {:>8}  {:<16}  {beat}",
-                fit(&h.host, 20),
+                fit(&shown(&h.host), 20),
                 h.workers,
                 h.attempts,
                 h.last_attempt

@@ -274,11 +274,13 @@ fn diffstat(
     head: gix::ObjectId,
 ) -> Result<String, ResumeError> {
     let range = format!("{base}...{head}");
-    Ok(
-        String::from_utf8_lossy(&git::read(repo.git_dir(), &["diff", "--stat", &range])?)
-            .trim_end()
-            .to_string(),
-    )
+    Ok(String::from_utf8_lossy(&git::read(
+        repo.git_dir(),
+        // No command of the repository's config: no external diff, no textconv.
+        &["diff", "--no-ext-diff", "--no-textconv", "--stat", &range],
+    )?)
+    .trim_end()
+    .to_string())
 }
 
 /// `git status --short --untracked-files=all` lines of the worker's worktree (none when

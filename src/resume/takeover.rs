@@ -52,6 +52,7 @@ pub fn before(
     let fetched = git::Git::new(".")
         .args(["fetch", "--quiet", "--no-write-fetch-head", remote, &spec])
         .network(cfg.network_timeout_secs, &cfg.ssh)
+        .remote(remote)
         .capture()?;
     if !fetched.ok {
         tracing::debug!(stderr = %fetched.stderr, "takeover: the remote has no {branch}");
@@ -228,6 +229,7 @@ fn push_claim(
             format!("{blob}:{name}"),
         ])
         .network(cfg.network_timeout_secs, &cfg.ssh)
+        .remote(remote)
         .capture()?;
     if out.ok {
         return Ok(Pushed::Done);

@@ -262,42 +262,42 @@ fn resume_prints_each_agents_command_and_it_runs_as_shown() {
             "claude/json-success.json",
             None,
             "6f1c2b7e-3d4a-4b5c-9e8f-0a1b2c3d4e5f",
-            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume '{I}' \"$(cat '{P}')\"",
+            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume='{I}' \"$(cat '{P}')\"",
         ),
         (
             "codex",
             "codex/exec.jsonl",
             None,
             "0199a213-81c0-7800-8aa1-bbab2a035a53",
-            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && codex exec resume '{I}' \"$(cat '{P}')\"",
+            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && codex exec resume -- '{I}' \"$(cat '{P}')\"",
         ),
         (
             "gemini",
             "gemini/stream-success.jsonl",
             None,
             "f20edd97-8178-43ab-8c21-f4c533cb9c11",
-            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && gemini --resume '{I}' -p \"$(cat '{P}')\" -o stream-json --yolo --skip-trust",
+            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && gemini --resume='{I}' -p \"$(cat '{P}')\" -o stream-json --yolo --skip-trust",
         ),
         (
             "opencode",
             "opencode/run-success.jsonl",
             None,
             "ses_f7eaf57b4ffeRoCprFrTfUsZZJ",
-            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && opencode run --format json --auto -s '{I}' \"$(cat '{P}')\"",
+            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && opencode run --format json --auto --session='{I}' \"$(cat '{P}')\"",
         ),
         (
             "cursor",
             "cursor/stream-success.jsonl",
             None,
             "3c5d7e9f-1a2b-4c3d-8e4f-5a6b7c8d9e0f",
-            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && cursor-agent -p --output-format stream-json --force --resume '{I}' \"$(cat '{P}')\"",
+            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && cursor-agent -p --output-format stream-json --force --resume='{I}' \"$(cat '{P}')\"",
         ),
         (
             "copilot",
             "copilot/json-success.jsonl",
             None,
             "aa778ea0-6eab-4ce9-b87e-11d6d33dab4f",
-            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && copilot -p \"$(cat '{P}')\" --output-format json -s --allow-all --autopilot --no-ask-user --resume '{I}'",
+            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && copilot -p \"$(cat '{P}')\" --output-format json -s --allow-all --autopilot --no-ask-user --resume='{I}'",
         ),
         (
             "amp",
@@ -311,7 +311,7 @@ fn resume_prints_each_agents_command_and_it_runs_as_shown() {
             "goose/stream-success.jsonl",
             Some("recode-issue-7"),
             "recode-issue-7",
-            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && goose run -r -n '{I}' -t \"$(cat '{P}')\" --output-format stream-json",
+            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && goose run -r --name='{I}' -t \"$(cat '{P}')\" --output-format stream-json",
         ),
         (
             "aider",
@@ -363,7 +363,15 @@ fn resume_prints_each_agents_command_and_it_runs_as_shown() {
         let bg = if agent == "claude" { "0" } else { "unset" };
         assert!(log.contains(&format!("\nbg={bg}\n")), "{agent}: {log}");
         if !id.is_empty() {
-            assert!(log.contains(&format!("\narg={id}\n")), "{agent}: {log}");
+            // The id alone (after `--`, or Amp's operand), or glued to its option.
+            assert!(
+                log.contains(&format!("\narg={id}\n"))
+                    || log.contains(&format!("=={id}\n"))
+                    || log
+                        .lines()
+                        .any(|l| l.starts_with("arg=--") && l.ends_with(&format!("={id}"))),
+                "{agent}: {log}"
+            );
         }
         let prompt_arg = if agent == "aider" {
             format!("arg={prompt}\n")
@@ -402,7 +410,7 @@ fn resume_prints_each_agents_command_and_it_runs_as_shown() {
     assert_eq!(
         dry["command"],
         format!(
-            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && opencode run --format json --auto -s 'ses_0e44d0893ffeqpBmONanFLzzWT' \"$(cat '{}')\"",
+            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && opencode run --format json --auto --session='ses_0e44d0893ffeqpBmONanFLzzWT' \"$(cat '{}')\"",
             wt.display(),
             dry["prompt_file"].as_str().unwrap()
         )
@@ -431,7 +439,7 @@ fn a_session_id_that_could_run_code_is_never_recorded_nor_run() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "warning: session id \"x$(touch PWNED)\" is not recorded: it must match ^[A-Za-z0-9._:@+-]{1,200}$\n"
+        "warning: session id \"x$(touch PWNED)\" is not recorded: it must match ^[A-Za-z0-9._:@+-]{1,200}$ and not start with `-`\n"
     );
     let json = env.root().join("evil.jsonl");
     std::fs::write(

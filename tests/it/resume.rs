@@ -309,7 +309,7 @@ fn dry_run_writes_nothing_and_resume_ledgers_one_event() {
     assert_eq!(
         cmd,
         format!(
-            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume 's-24' \"$(cat '{}')\"\n",
+            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume='s-24' \"$(cat '{}')\"\n",
             wt.display(),
             out_file.display()
         )

@@ -1,0 +1,148 @@
+//! A repository's config cannot borrow the forge token (SPEC 1.2 "Untrusted input stays
+//! out"): its config names a clean and smudge filter, `core.fsmonitor`, `core.sshCommand`,
+//! a pager and an external diff, each a script that logs its name and every token variable
+//! it sees. Per git-recode command: which of them ran, and that none saw a token; `status`
+//! and `classify` run no filter and no monitor.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::TestEnv;
+
+/// The token variables set for every command, each with its own value.
+const TOKENS: &[(&str, &str)] = &[
+    ("GH_TOKEN", "ghp_envtoken0123456789abcdefABCDEF0123"),
+    ("GITHUB_TOKEN", "plain-github-token-value-77"),
+    ("GITLAB_TOKEN", "glpat-envtoken0123456789ab"),
+    ("GITEA_TOKEN", "gitea-token-value-0123456789"),
+    ("FORGEJO_TOKEN", "forgejo-token-value-0123456789"),
+    ("RECODE_API_TOKEN", "recode-own-token-value-0123"),
+];
+
+/// Write the spy script `name` under `bin`: it appends `name` and the token variables it
+/// sees to `log`, then acts as `tail` says (a shell snippet).
+fn spy(bin: &Path, log: &Path, name: &str, tail: &str) -> PathBuf {
+    let path = bin.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\nprintf '%s %s\\n' '{name}' \"$(env | grep TOKEN= | tr '\\n' ' ')\" >> '{}'\n{tail}\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// A repository with an origin and worker `issue-7` (a tracked `a.txt` through the filter,
+/// one commit ahead), its config naming the spies; the spies' log.
+fn spied(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf) {
+    let (repo, _) = env.repo_with_origin();
+    let bin = env.root().join("spies");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = env.root().join("spies.log");
+    let s = |name: &str, tail: &str| spy(&bin, &log, name, tail).display().to_string();
+    let set = |k: &str, v: &str| env.git(&repo, &["config", k, v]);
+    set("filter.spy.clean", &s("clean", "cat"));
+    set("filter.spy.smudge", &s("smudge", "cat"));
+    set("core.fsmonitor", &s("fsmonitor", "exit 1"));
+    set("core.sshCommand", &s("ssh", "exit 1"));
+    set("core.pager", &s("pager", "cat"));
+    set("pager.status", "true");
+    set("diff.external", &s("diff", "exit 0"));
+    std::fs::write(repo.join(".gitattributes"), "*.txt filter=spy\n").unwrap();
+    env.git(&repo, &["add", ".gitattributes"]);
+    env.git(&repo, &["commit", "-q", "-m", "attributes"]);
+    env.git(&repo, &["push", "-q", "origin", "main"]);
+    let wt = env.add_worktree(&repo, "issue-7", "wt7");
+    std::fs::write(wt.join("a.txt"), "a\n").unwrap();
+    env.git(&wt, &["add", "a.txt"]);
+    env.git(&wt, &["commit", "-q", "-m", "step"]);
+    std::fs::write(&log, "").unwrap();
+    (repo, wt, log)
+}
+
+/// Run git-recode `args` in `dir` with every token set: the spies that ran (in order, once
+/// each), after checking that none saw a token.
+fn spies_of(env: &TestEnv, dir: &Path, log: &Path, args: &[&str]) -> Vec<String> {
+    std::fs::write(log, "").unwrap();
+    let mut cmd = env.cmd(dir);
+    cmd.env("RECODE_NOW", crate::common::LATER);
+    for (k, v) in TOKENS {
+        cmd.env(k, v);
+    }
+    let out = cmd.args(args).output().unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0..=3)),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = std::fs::read_to_string(log).unwrap();
+    for (k, v) in TOKENS {
+        assert!(!lines.contains(v), "{args:?}: a spy saw {k}:\n{lines}");
+    }
+    let mut ran: Vec<String> = Vec::new();
+    for l in lines.lines() {
+        let name = l.split(' ').next().unwrap_or("").to_string();
+        if !ran.contains(&name) {
+            ran.push(name);
+        }
+    }
+    ran
+}
+
+#[test]
+fn no_command_a_repository_names_sees_a_token_and_reads_run_none() {
+    let env = TestEnv::new();
+    let (repo, wt, log) = spied(&env);
+    // The stat of a tracked file changes, its content not: a status must compare content.
+    let a = wt.join("a.txt");
+    let f = std::fs::File::options().write(true).open(&a).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(f);
+    let reads: &[&[&str]] = &[
+        &["status"],
+        &["status", "--json"],
+        &["status", "--porcelain"],
+        &["classify", "issue-7"],
+        &["classify", "issue-7", "--json"],
+        &["log"],
+        &["report"],
+        &["verify", "issue-7"],
+        &["doctor"],
+    ];
+    for args in reads {
+        assert_eq!(
+            spies_of(&env, &repo, &log, args),
+            Vec::<String>::new(),
+            "{args:?} ran a command of the repository's config"
+        );
+    }
+    // The worker is clean by content: nothing counted dirty for the touched file.
+    let out = env.ok(&repo, &["status", "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["workers"][0]["dirty"]["unstaged"], 0, "{out}");
+    // Writing commands: the filter may run (a WIP commit needs git's own `add`), never with
+    // a token; no monitor, ssh, pager or external diff ever.
+    std::fs::write(&a, "changed\n").unwrap();
+    std::fs::write(wt.join("b.txt"), "new\n").unwrap();
+    let writes: &[&[&str]] = &[
+        &["record", "spawn", "issue-7", "--session-id", "s-7"],
+        &["record", "exit", "issue-7", "--rc", "1"],
+        &["recover", "--all"],
+        &["resume", "issue-7", "--dry-run"],
+        &["sync"],
+    ];
+    for args in writes {
+        let ran = spies_of(&env, &wt, &log, args);
+        assert!(
+            ran.iter().all(|s| s == "clean" || s == "smudge"),
+            "{args:?} ran {ran:?}"
+        );
+        if args[0] == "recover" {
+            assert_eq!(ran, ["clean"], "the WIP commit cleans through the filter");
+        }
+    }
+}
