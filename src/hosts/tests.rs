@@ -60,6 +60,8 @@ fn spawn(host: &str) -> Body {
         pid: Some(7),
         pid_start: None,
         output: None,
+        agent_args: None,
+        config_dir: None,
     }
 }
 

@@ -84,6 +84,8 @@ fn event(rng: &mut fastrand::Rng) -> Event {
             pid: rng.bool().then(|| rng.u32(..)),
             pid_start: opt(rng),
             output: opt(rng),
+            agent_args: rng.bool().then(|| vec![text(rng), text(rng)]),
+            config_dir: opt(rng),
         },
         1 => Body::Exit {
             rc: rng.i32(..),

@@ -420,6 +420,8 @@ pub struct Snapshot {
     pub stall_after_secs: i64,
     /// `recode.maxAttempts`.
     pub max_attempts: u32,
+    /// `recode.maxTransient` (SPEC 1.3).
+    pub max_transient: u32,
     /// Which host the worker belongs to (SPEC 1.2 "Several machines").
     pub hosts: HostFacts,
 }

@@ -162,6 +162,7 @@ impl<'a> Ctx<'a> {
             now: self.now,
             stall_after_secs: cfg.stall_after_secs,
             max_attempts: cfg.max_attempts,
+            max_transient: cfg.max_transient,
             hosts: host_facts,
         };
         Ok(Some((snap, job)))

@@ -81,6 +81,7 @@ fn snap() -> T {
         now: at(0),
         stall_after_secs: 1800,
         max_attempts: 3,
+        max_transient: 12,
         hosts: Default::default(),
     })
 }
@@ -118,6 +119,8 @@ impl T {
                 pid: Some(4242),
                 pid_start: Some("123456".into()),
                 output: None,
+                agent_args: None,
+                config_dir: None,
             },
         )
     }
@@ -134,6 +137,8 @@ impl T {
                 pid: None,
                 pid_start: None,
                 output: None,
+                agent_args: None,
+                config_dir: None,
             },
         )
     }
