@@ -1122,6 +1122,13 @@ pub const SIGNS: &[Sign] = &[
         REAL_OUTPUTS,
     ),
     re(
+        r"\bfetch failed\b|\bretrying with backoff\b",
+        "Attempt 2 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request",
+        Transient,
+        Gemini,
+        REAL_OUTPUTS,
+    ),
+    re(
         r"\bunable to connect to (the )?api\b|\bconnection to the api was lost\b|\bconnection refused\b",
         "API Error: Unable to connect to API (ConnectionRefused)",
         Transient,
