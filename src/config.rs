@@ -83,6 +83,9 @@ pub const FORGES: &[&str] = &["auto", "github", "gitlab", "gitea", "forgejo", "n
 pub const HOST_TIMEOUT: &str = "recode.hostTimeout";
 /// `recode.agentConfigDirs` (multi-valued): the agent configuration directories of the loop's accounts.
 pub const AGENT_CONFIG_DIRS: &str = "recode.agentConfigDirs";
+/// git's own key for the ssh command: honoured by network steps, batch mode added
+/// ([`crate::ssh`]).
+pub const SSH_COMMAND: &str = "core.sshCommand";
 /// The ref that keeps task anchors reachable (SPEC "Where state lives").
 pub const ANCHORS_REF: &str = "refs/recode/anchors";
 
@@ -91,8 +94,8 @@ pub const ANCHORS_REF: &str = "refs/recode/anchors";
 pub enum Kind {
     /// Any text.
     Text,
-    /// A regular expression.
-    Regex,
+    /// A regular expression with a `task` group (`(?P<task>…)`): the task key.
+    TaskRegex,
     /// A duration with a unit: `s`, `m`, `h`, `d` ([`duration_secs`]).
     Duration,
     /// A whole number from 1 to [`MAX_ATTEMPTS_LIMIT`].
@@ -125,7 +128,7 @@ pub struct Key {
 pub const KEYS: &[Key] = &[
     Key { name: BASE, default: "remote HEAD, else main, else master", meaning: "the branch work merges into", kind: Kind::Text },
     Key { name: REMOTE, default: DEFAULT_REMOTE, meaning: "where branches and notes are pushed", kind: Kind::Text },
-    Key { name: BRANCH_PATTERN, default: DEFAULT_BRANCH_PATTERN, meaning: "regex: which branches are workers, and their task key", kind: Kind::Regex },
+    Key { name: BRANCH_PATTERN, default: DEFAULT_BRANCH_PATTERN, meaning: "regex: which branches are workers, and their task key", kind: Kind::TaskRegex },
     Key { name: STALL_AFTER, default: "30m", meaning: "idle time before a worker with no exit is stalled (s, m, h, d)", kind: Kind::Duration },
     Key { name: MAX_ATTEMPTS, default: "3", meaning: "counted attempts before needs-human", kind: Kind::Count },
     Key { name: MAX_TRANSIENT, default: "12", meaning: "transient exits in a row on one task with no new commit before needs-human", kind: Kind::Count },
@@ -207,9 +210,7 @@ pub fn check(key: &str, value: &str) -> Result<(), String> {
     };
     match k.kind {
         Kind::Text => Ok(()),
-        Kind::Regex => regex::Regex::new(value)
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
+        Kind::TaskRegex => task_pattern(value).map(|_| ()),
         Kind::Duration => duration_secs(value).map(|_| ()),
         Kind::Count => count(value).map(|_| ()),
         Kind::Bool => parse_bool(value)
@@ -223,6 +224,23 @@ pub fn check(key: &str, value: &str) -> Result<(), String> {
                 Err(format!("expected one of {}", words.join(", ")))
             }
         }
+    }
+}
+
+/// `recode.branchPattern` compiled: a regular expression with a `task` group, which
+/// names each worker's task (SPEC 1.3 "Errors a newcomer meets (more)": a pattern without
+/// one is refused, since every branch would become a task of its own and the branches of
+/// one task would never share a ledger).
+///
+/// Errors: the text saying what is wrong (a bad regex, no `task` group).
+pub fn task_pattern(value: &str) -> Result<regex::Regex, String> {
+    let re = regex::Regex::new(value).map_err(|e| e.to_string())?;
+    if re.capture_names().flatten().any(|n| n == "task") {
+        Ok(re)
+    } else {
+        Err(format!(
+            "it has no task group: write the task key's part as (?P<task>...), as the default does: {DEFAULT_BRANCH_PATTERN}"
+        ))
     }
 }
 
@@ -303,6 +321,10 @@ pub struct Config {
     pub host_timeout_secs: i64,
     /// `recode.forge` and the forge's environment, read once here (SPEC 1.2 "Forges").
     pub forge: ForgeOptions,
+    /// The ssh command of network steps and the gate: `GIT_SSH_COMMAND`, else
+    /// `core.sshCommand`, else `GIT_SSH`, else `ssh`, with batch mode added
+    /// ([`crate::ssh::SshCommand`]).
+    pub ssh: crate::ssh::SshCommand,
 }
 
 /// What the forge needs from outside, read once at the edge (SPEC "Forge", 1.2 "Forges"):
@@ -376,12 +398,11 @@ impl Config {
     pub fn load(repo: &gix::Repository) -> Result<Config, ConfigError> {
         let get = |key: &str| string(repo, key).filter(|v| !v.trim().is_empty());
         let pattern_text = get(BRANCH_PATTERN).unwrap_or_else(|| DEFAULT_BRANCH_PATTERN.into());
-        let branch_pattern =
-            regex::Regex::new(&pattern_text).map_err(|e| ConfigError::Invalid {
-                key: BRANCH_PATTERN,
-                value: pattern_text.clone(),
-                why: e.to_string(),
-            })?;
+        let branch_pattern = task_pattern(&pattern_text).map_err(|why| ConfigError::Invalid {
+            key: BRANCH_PATTERN,
+            value: pattern_text.clone(),
+            why,
+        })?;
         let duration = duration_secs;
         let stall_after_secs = parsed(
             STALL_AFTER,
@@ -452,6 +473,7 @@ impl Config {
             worktree_dir: get(WORKTREE_DIR),
             host_timeout_secs,
             forge: ForgeOptions::from_env(&forge, network_timeout_secs),
+            ssh: crate::ssh::SshCommand::from_env(string(repo, SSH_COMMAND).as_deref()),
         })
     }
 
@@ -512,10 +534,9 @@ impl Config {
         }
     }
 
-    /// The task key of `branch`: the pattern's `task` group when it matches; a pattern
-    /// without a `task` group keys each matching branch by its own name (a whole match
-    /// such as `issue` would put every worker into one ledger). `None` when the pattern
-    /// does not match (the branch is not a worker by name).
+    /// The task key of `branch`: the pattern's `task` group when it matches (a pattern
+    /// without one is refused when the configuration is read, [`task_pattern`]). `None`
+    /// when the pattern does not match (the branch is not a worker by name).
     pub fn task_of(&self, branch: &str) -> Option<String> {
         task_key(&self.branch_pattern, branch)
     }
@@ -755,15 +776,12 @@ fn parse_bool(v: &str) -> Option<bool> {
     }
 }
 
-/// [`Config::task_of`] for a compiled pattern.
+/// [`Config::task_of`] for a compiled pattern (one with a `task` group,
+/// [`task_pattern`]): the group's text, `None` when the pattern does not match or the
+/// group is empty (an empty key would put unrelated branches into one ledger).
 fn task_key(pattern: &regex::Regex, branch: &str) -> Option<String> {
     let caps = pattern.captures(branch)?;
-    let key = match caps.name("task") {
-        Some(m) => m.as_str(),
-        None => branch,
-    };
-    // An empty key would put unrelated branches into one ledger.
-    Some(key.to_string()).filter(|k| !k.is_empty())
+    Some(caps.name("task")?.as_str().to_string()).filter(|k| !k.is_empty())
 }
 
 /// Whether `path` (repository-relative, `/`-separated) matches one of the gitignore-style
@@ -840,19 +858,30 @@ mod tests {
     }
 
     #[test]
-    fn a_pattern_without_a_task_group_keys_each_branch_by_its_name() {
-        let re = regex::Regex::new("issue").unwrap();
-        assert_eq!(task_key(&re, "issue-1-a").as_deref(), Some("issue-1-a"));
-        assert_eq!(
-            task_key(&re, "feat/issue-2").as_deref(),
-            Some("feat/issue-2")
+    fn a_pattern_without_a_task_group_is_refused() {
+        for bad in [
+            "issue",
+            "issue-[0-9]+",
+            "(?P<id>[0-9]+)",
+            "(issue)-([0-9]+)",
+        ] {
+            let why = task_pattern(bad).unwrap_err();
+            assert!(why.starts_with("it has no task group: "), "{bad}: {why}");
+            assert_eq!(check(BRANCH_PATTERN, bad), Err(why));
+        }
+        assert!(
+            task_pattern("issue-(")
+                .unwrap_err()
+                .contains("unclosed group")
         );
-        assert_eq!(task_key(&re, "main"), None);
-        let grouped = regex::Regex::new(DEFAULT_BRANCH_PATTERN).unwrap();
+        let grouped = task_pattern(r"^agent/(?P<task>[a-z]+)-").unwrap();
         assert_eq!(
-            task_key(&grouped, "feat/issue-107-x").as_deref(),
-            Some("107")
+            task_key(&grouped, "agent/login-2").as_deref(),
+            Some("login")
         );
+        assert_eq!(task_key(&grouped, "main"), None);
+        let optional = task_pattern(r"^w(?P<task>[0-9]*)$").unwrap();
+        assert_eq!(task_key(&optional, "w"), None);
     }
 
     #[test]

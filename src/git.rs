@@ -49,6 +49,15 @@ pub const LOCATION_ENV: &[&str] = &[
     "GIT_CONFIG",
 ];
 
+/// The settings every run for a worktree gets ([`Git::bound`]): no file-system monitor,
+/// no untracked cache, so a stale one hides nothing from `status` or `add` (SPEC 1.3).
+pub const UNCACHED: [&str; 4] = [
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.untrackedCache=false",
+];
+
 /// Errors running git.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
@@ -105,6 +114,8 @@ pub struct Git {
     timeout: Option<Duration>,
     /// The config key a timeout is named by in the error.
     timeout_key: &'static str,
+    /// The ssh command of a network step ([`Git::network`]); other runs get [`scrub`]'s.
+    ssh: Option<crate::ssh::SshCommand>,
 }
 
 /// The longest a commit of an index already built may take, in seconds: writing the
@@ -123,6 +134,7 @@ impl Git {
             envs: Vec::new(),
             timeout: None,
             timeout_key: "recode.commandTimeout",
+            ssh: None,
         }
     }
 
@@ -133,6 +145,27 @@ impl Git {
         self.timeout = Some(limit);
         self.timeout_key = "recode.commandTimeout; a commit waiting on its signer";
         self
+    }
+
+    /// A run for the worktree at `work_tree`, bound to `git_dir`, the admin directory this
+    /// repository lists for it (SPEC 1.3 "Committing"): `GIT_DIR` and `GIT_WORK_TREE` are
+    /// set explicitly, so a `.git` that now leads elsewhere (a fresh `git init`, another
+    /// repository) is never followed; and what it sees does not depend on a monitor or a
+    /// cache (`core.fsmonitor=false`, `core.untrackedCache=false`).
+    pub fn bound(work_tree: impl AsRef<Path>, git_dir: impl AsRef<Path>) -> Git {
+        // Absolute (against this process's directory, where the paths were read), as the
+        // run's own directory is the worktree.
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let work_tree = abs(work_tree.as_ref());
+        Git::new(&work_tree)
+            .args(UNCACHED)
+            .env("GIT_DIR", abs(git_dir.as_ref()))
+            .env("GIT_WORK_TREE", &work_tree)
+    }
+
+    /// [`Git::bound`], read-only (`--no-optional-locks`: SPEC safety rule 2).
+    pub fn bound_read(work_tree: impl AsRef<Path>, git_dir: impl AsRef<Path>) -> Git {
+        Git::bound(work_tree, git_dir).arg("--no-optional-locks")
     }
 
     /// A read-only run in `dir`: `--no-optional-locks`, so it never takes `index.lock`
@@ -166,10 +199,13 @@ impl Git {
     }
 
     /// Mark this run as a network step: it is killed after `timeout_secs` seconds
-    /// (`recode.networkTimeout`).
-    pub fn network(mut self, timeout_secs: u64) -> Git {
+    /// (`recode.networkTimeout`), and ssh runs as `ssh` says (the user's
+    /// `core.sshCommand` or `GIT_SSH_COMMAND` with batch mode added,
+    /// [`crate::ssh::SshCommand`]).
+    pub fn network(mut self, timeout_secs: u64, ssh: &crate::ssh::SshCommand) -> Git {
         self.timeout = Some(Duration::from_secs(timeout_secs.max(1)));
         self.timeout_key = "recode.networkTimeout";
+        self.ssh = Some(ssh.clone());
         self
     }
 
@@ -229,6 +265,9 @@ impl Git {
         let args = self.display_args();
         let mut cmd = Command::new("git");
         scrub(&mut cmd);
+        if let Some(v) = self.ssh.as_ref().and_then(|s| s.env_value()) {
+            cmd.env("GIT_SSH_COMMAND", v);
+        }
         cmd.args(["-c", "gc.auto=0", "-c", "maintenance.auto=false"])
             .args(&self.args)
             .current_dir(&self.dir)
@@ -308,17 +347,97 @@ pub fn scrub(cmd: &mut Command) {
         .env("GCM_INTERACTIVE", "never")
         .env("SSH_ASKPASS_REQUIRE", "never");
     if std::env::var_os("GIT_SSH_COMMAND").is_none() && std::env::var_os("GIT_SSH").is_none() {
-        // Batch mode: ssh fails instead of asking for a passphrase or a host key.
+        // Batch mode: ssh fails instead of asking for a passphrase or a host key. (A
+        // network step and the gate get the repository's own command instead: `Git::network`,
+        // `scrub_gate`.)
         cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
     }
+}
+
+/// git-recode's own identity: the author and committer of its ledger and heartbeat
+/// commits, and of a commit of its own in a worker (WIP, takeover snapshot) when the user
+/// has none (SPEC 1.3 "Errors a newcomer meets (more)").
+pub const OWN_NAME: &str = "git-recode";
+/// The e-mail of [`OWN_NAME`].
+pub const OWN_EMAIL: &str = "git-recode@localhost";
+
+/// [`OWN_NAME`] as a signature at `seconds` since the epoch (UTC).
+pub fn own_signature(seconds: i64) -> gix::actor::Signature {
+    gix::actor::Signature {
+        name: OWN_NAME.into(),
+        email: OWN_EMAIL.into(),
+        time: gix::date::Time::new(seconds, 0),
+    }
+}
+
+/// git's two identities, as `git var` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// `GIT_AUTHOR_IDENT`.
+    Author,
+    /// `GIT_COMMITTER_IDENT`.
+    Committer,
+}
+
+impl Identity {
+    fn var(self) -> &'static str {
+        match self {
+            Identity::Author => "GIT_AUTHOR_IDENT",
+            Identity::Committer => "GIT_COMMITTER_IDENT",
+        }
+    }
+}
+
+/// The identities git cannot find for a commit in `dir`, as git itself decides
+/// (`git var GIT_AUTHOR_IDENT` is as strict as `git commit`: environment, `user.*`,
+/// `author.*`/`committer.*`, `EMAIL`, then a host name it can trust), each with git's
+/// last line (`unable to auto-detect email address (got 'root@vm.(none)')`). Empty when
+/// a commit there works. git that cannot run counts as none missing (the commit's own
+/// error will say).
+pub fn missing_identities(dir: &Path) -> Vec<(Identity, String)> {
+    [Identity::Author, Identity::Committer]
+        .into_iter()
+        .filter_map(
+            |who| match Git::read(dir).args(["var", who.var()]).output() {
+                Err(GitError::Failed { stderr, .. }) => {
+                    let last = stderr.lines().last().unwrap_or_default();
+                    Some((who, last.trim_start_matches("fatal: ").to_string()))
+                }
+                _ => None,
+            },
+        )
+        .collect()
+}
+
+/// The environment a commit of git-recode's own in `dir` takes ([`OWN_NAME`] for each
+/// identity git cannot find there, [`missing_identities`]); empty when the user has one.
+pub fn own_identity_env(dir: &Path) -> Vec<(&'static str, &'static str)> {
+    let mut out = Vec::new();
+    for (who, _) in missing_identities(dir) {
+        match who {
+            Identity::Author => out.extend([
+                ("GIT_AUTHOR_NAME", OWN_NAME),
+                ("GIT_AUTHOR_EMAIL", OWN_EMAIL),
+            ]),
+            Identity::Committer => out.extend([
+                ("GIT_COMMITTER_NAME", OWN_NAME),
+                ("GIT_COMMITTER_EMAIL", OWN_EMAIL),
+            ]),
+        }
+    }
+    out
 }
 
 /// [`scrub`], and remove the forge tokens ([`crate::redact::TOKEN_ENV`]): for the gate,
 /// whose script is the worker branch's own (written by the agent), so it cannot read
 /// them (SPEC 1.2 "Untrusted input stays out"). git's own runs keep them (a credential
-/// helper may read them for a push).
-pub fn scrub_gate(cmd: &mut Command) {
+/// helper may read them for a push). ssh runs as `ssh` says (the repository's own
+/// command, batch mode added), so a gate that fetches uses the user's key.
+pub fn scrub_gate(cmd: &mut Command, ssh: &crate::ssh::SshCommand) {
     scrub(cmd);
+    if let Some(v) = ssh.env_value() {
+        cmd.env("GIT_SSH_COMMAND", v);
+    }
     for k in crate::redact::TOKEN_ENV {
         cmd.env_remove(k);
     }

@@ -40,6 +40,7 @@ pub mod report;
 pub mod resume;
 pub mod retry;
 pub mod snapshot;
+pub mod ssh;
 pub mod sync;
 pub mod tail;
 pub mod trailer;

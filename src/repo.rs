@@ -60,7 +60,7 @@ pub fn open(dir: Option<&Path>) -> Result<gix::Repository, RepoError> {
     if !start.exists() {
         return Err(RepoError::NotARepo { path: start });
     }
-    let repo = match gix::ThreadSafeRepository::discover_with_environment_overrides(&start) {
+    let mut repo = match gix::ThreadSafeRepository::discover_with_environment_overrides(&start) {
         Ok(r) => r.to_thread_local(),
         Err(e) => {
             if let Some(found) = find_reftable(&start) {
@@ -91,6 +91,11 @@ pub fn open(dir: Option<&Path>) -> Result<gix::Repository, RepoError> {
             format,
         });
     }
+    // The reflog of every ref git-recode moves (ledger, heartbeat, claims, a deleted
+    // branch) needs a committer: with none configured, git-recode's own (in memory only;
+    // the user's identity, when set, is kept). SPEC 1.3 "Errors a newcomer meets (more)".
+    // (An unreadable GIT_COMMITTER_DATE is the commit's own error to report, not this.)
+    let _ = repo.committer_or_set_fallback(crate::git::OWN_NAME, crate::git::OWN_EMAIL);
     Ok(repo)
 }
 
@@ -135,26 +140,46 @@ pub fn tip(repo: &gix::Repository, full_name: &str) -> Option<ObjectId> {
     r.peel_to_id().ok().map(|id| id.detach())
 }
 
-/// The base branch name: `recode.base`, else the remote's HEAD, else `main`, else `master`.
+/// The base branch name: `recode.base`, else the remote's HEAD, else `main`, else
+/// `master`, each candidate taken only when it resolves (a local branch or a branch of
+/// `recode.remote`): an `origin/HEAD` left pointing at a deleted branch (a rename on the
+/// server) is passed over, never used (SPEC 1.3 "Errors a newcomer meets (more)").
+/// `main` when nothing resolves (a repository with no branch yet). A set `recode.base`
+/// is checked where the configuration is read ([`Config::check_base`]).
 pub fn base_name(repo: &gix::Repository, cfg: &Config) -> String {
     if let Some(b) = &cfg.base {
         return b.clone();
     }
-    let remote_head = format!("refs/remotes/{}/HEAD", cfg.remote);
-    if let Ok(Some(r)) = repo.try_find_reference(remote_head.as_str())
-        && let Some(target) = r.target().try_name()
-    {
-        let prefix = format!("refs/remotes/{}/", cfg.remote);
-        if let Some(b) = target.as_bstr().to_string().strip_prefix(&prefix) {
-            return b.to_string();
-        }
-    }
-    for b in ["main", "master"] {
-        if tip(repo, &format!("refs/heads/{b}")).is_some() {
-            return b.to_string();
-        }
-    }
-    "main".to_string()
+    let resolves = |b: &str| {
+        tip(repo, &format!("refs/heads/{b}")).is_some()
+            || tip(repo, &format!("refs/remotes/{}/{b}", cfg.remote)).is_some()
+    };
+    remote_head(repo, &cfg.remote)
+        .into_iter()
+        .chain(["main".to_string(), "master".to_string()])
+        .find(|b| resolves(b))
+        .unwrap_or_else(|| "main".to_string())
+}
+
+/// The branch `refs/remotes/<remote>/HEAD` names (`main` for `origin/main`), whether or
+/// not that branch exists; `None` when the remote has no HEAD ref here or it names no
+/// branch of the remote.
+pub fn remote_head(repo: &gix::Repository, remote: &str) -> Option<String> {
+    let r = repo
+        .try_find_reference(format!("refs/remotes/{remote}/HEAD").as_str())
+        .ok()??;
+    let target = r.target().try_name()?.as_bstr().to_string();
+    target
+        .strip_prefix(&format!("refs/remotes/{remote}/"))
+        .map(str::to_string)
+}
+
+/// The remote's HEAD when it names a branch that is not there (`refs/remotes/<remote>/HEAD`
+/// left dangling by a rename on the server): its full target, for `doctor`'s warning.
+pub fn dangling_remote_head(repo: &gix::Repository, remote: &str) -> Option<String> {
+    let b = remote_head(repo, remote)?;
+    let full = format!("refs/remotes/{remote}/{b}");
+    tip(repo, &full).is_none().then_some(full)
 }
 
 /// The tips that make up the base: the local base branch and its remote-tracking branch

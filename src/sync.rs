@@ -80,12 +80,12 @@ fn ls_remote(
     dir: &std::path::Path,
     remote: &str,
     refs: &[&str],
-    timeout_secs: u64,
+    cfg: &Config,
 ) -> Result<BTreeMap<String, ObjectId>, SyncError> {
     let out = git::Git::new(dir)
         .args(["ls-remote", remote])
         .args(refs)
-        .network(timeout_secs)
+        .network(cfg.network_timeout_secs, &cfg.ssh)
         .output()?;
     Ok(String::from_utf8_lossy(&out)
         .lines()
@@ -209,7 +209,7 @@ fn merge(
             .map_err(other)?
             .detach()
     };
-    let sig = crate::ledger::signature(repo, now);
+    let sig = crate::ledger::signature(now);
     let commit = gix::objs::Commit {
         tree,
         parents: [ours, theirs].into_iter().collect(),
@@ -269,7 +269,7 @@ fn fetch_tracking(
     args.extend(specs.iter().map(String::as_str));
     let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
         .args(&args)
-        .network(cfg.network_timeout_secs)
+        .network(cfg.network_timeout_secs, &cfg.ssh)
         .capture()?;
     if ok {
         return Ok(true);
@@ -390,7 +390,7 @@ fn push(
     args.extend(pushes.iter().map(|p| p.spec.as_str()));
     let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
         .args(&args)
-        .network(cfg.network_timeout_secs)
+        .network(cfg.network_timeout_secs, &cfg.ssh)
         .capture()?;
     if ok {
         for p in pushes {
@@ -451,7 +451,7 @@ pub fn sync(
     crate::retry::retry(policy, |attempt| {
         let mut names: Vec<&str> = pairs.iter().map(|(l, _, _)| l.as_str()).collect();
         names.push(&beats_glob);
-        let remote_values = match ls_remote(&dir, remote, &names, cfg.network_timeout_secs) {
+        let remote_values = match ls_remote(&dir, remote, &names, cfg) {
             Ok(v) => v,
             Err(e) => return Try::Fail(e),
         };

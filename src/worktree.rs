@@ -12,6 +12,7 @@ use jiff::Timestamp;
 use crate::model::{Dirty, Operation};
 use crate::repo::{RepoError, git};
 
+pub mod bind;
 mod proof;
 
 /// One registered worktree.
@@ -39,6 +40,9 @@ pub struct Worktree {
     /// HEAD); `head` is then the newest commit of the worktree's HEAD reflog, if any
     /// (SPEC 1.2 "Never lose work: more states").
     pub unborn: bool,
+    /// Where its `.git` leads when that is not `git_dir` (SPEC 1.3: a fresh `git init`,
+    /// another repository): nothing reads or commits through it ([`bind::foreign`]).
+    pub foreign: Option<PathBuf>,
 }
 
 /// Dirty counts plus the newest mtime of the changed files and the index.
@@ -53,6 +57,10 @@ pub struct Status {
     /// against the same exclude rules `git ls-files --others --ignored
     /// --exclude-standard` uses), so its ignored files need no listing of their own.
     pub any_ignored: bool,
+    /// Changed paths that an index flag hides from `git status`, with the flag
+    /// (`README.md (assume-unchanged)`); they are counted in `dirty` (SPEC 1.3: a status no
+    /// index flag, monitor or cache can hide).
+    pub hidden: Vec<String>,
 }
 
 /// List every worktree of `repo` (main first, when there is one).
@@ -104,6 +112,9 @@ fn read_one(
     locked: Option<String>,
 ) -> Worktree {
     let missing = !path.is_dir();
+    // HEAD and state come from the admin directory (`own` is opened from it), never
+    // through the worktree's `.git`, which may lead elsewhere.
+    let foreign = (!missing).then(|| bind::foreign(&path, &git_dir)).flatten();
     let operation = own.and_then(operation);
     let (mut branch, mut head, mut detached, mut unborn) = (None, None, false, false);
     match own.and_then(|r| r.head().ok()).map(|h| h.kind) {
@@ -150,6 +161,7 @@ fn read_one(
         detached,
         operation,
         unborn,
+        foreign,
     }
 }
 
@@ -216,10 +228,24 @@ fn open_here(path: &Path) -> Result<gix::Repository, RepoError> {
 }
 
 /// Dirty counts of the worktree at `path` (staged, unstaged, untracked, conflicted files),
-/// computed with gix without writing anything (no `index.lock`, no index refresh).
+/// computed with gix without writing anything (no `index.lock`, no index refresh), and
+/// trusting no index flag, monitor or cache (SPEC 1.3): `assume-unchanged` entries and
+/// `skip-worktree` entries whose file is on disk are compared like any other, a file-system
+/// monitor's "valid" marks are ignored, and no untracked cache is read.
 ///
-/// Errors: [`RepoError::Git`] when the worktree or its index cannot be read.
-pub fn status(path: &Path) -> Result<Status, RepoError> {
+/// Errors: [`RepoError::Git`] when the worktree or its index cannot be read, or when its
+/// `.git` leads anywhere but `admin`, the admin directory this repository lists for it.
+pub fn status(path: &Path, admin: &Path) -> Result<Status, RepoError> {
+    if let Some(other) = bind::foreign(path, admin) {
+        return Err(RepoError::Git(
+            format!(
+                "its .git leads to {}, not to {}",
+                other.display(),
+                admin.display()
+            )
+            .into(),
+        ));
+    }
     let repo = open_here(path)?;
     let c = changed(&repo)?;
     let workdir = repo.workdir().unwrap_or(path).to_path_buf();
@@ -244,6 +270,7 @@ pub fn status(path: &Path) -> Result<Status, RepoError> {
         },
         newest_mtime: newest,
         any_ignored: c.any_ignored,
+        hidden: c.hidden_changes(),
     })
 }
 
@@ -256,9 +283,20 @@ struct Changed {
     conflicted: BTreeSet<gix::bstr::BString>,
     /// An ignored entry was met by the walk.
     any_ignored: bool,
+    /// Entries whose index flag would hide them from `git status`, with the flag's name.
+    flagged: Vec<(gix::bstr::BString, &'static str)>,
 }
 
 impl Changed {
+    /// The flagged entries that changed: `path (flag)`.
+    fn hidden_changes(&self) -> Vec<String> {
+        self.flagged
+            .iter()
+            .filter(|(p, _)| self.unstaged.contains(p) || self.conflicted.contains(p))
+            .map(|(p, flag)| format!("{p} ({flag})"))
+            .collect()
+    }
+
     /// Record one index-to-worktree item.
     fn worktree_item(&mut self, item: gix::status::index_worktree::Item) {
         use gix::status::index_worktree::Item as Iw;
@@ -311,7 +349,10 @@ fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
     let nothing_staged = index
         .tree()
         .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree);
-    let mut c = Changed::default();
+    let mut c = Changed {
+        flagged: unflag(repo, &mut index),
+        ..Changed::default()
+    };
     let walk = proof::walk(repo, &index);
     let dirwalk = walk.as_ref().is_none_or(|w| w.needs_dirwalk);
     let shown = repo.workdir().unwrap_or(repo.git_dir()).display();
@@ -385,6 +426,82 @@ fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
         c.unstaged.remove(p);
     }
     Ok(c)
+}
+
+/// Clear, in our own copy of the index (never written), the flags that make git skip an
+/// entry's worktree file: `assume-unchanged`, a file-system monitor's "valid" mark, and
+/// `skip-worktree` where the file is on disk (a sparse checkout's absent files stay
+/// skipped). Returns the entries whose `assume-unchanged` or `skip-worktree` was cleared.
+fn unflag(
+    repo: &gix::Repository,
+    index: &mut gix::index::File,
+) -> Vec<(gix::bstr::BString, &'static str)> {
+    use gix::index::entry::Flags;
+    let workdir = repo.workdir().map(Path::to_path_buf);
+    let (entries, backing) = index.entries_mut_and_pathbacking();
+    let mut flagged = Vec::new();
+    for e in entries.iter_mut() {
+        e.flags.remove(Flags::FSMONITOR_VALID);
+        let path = e.path_in(backing).to_owned();
+        if e.flags.contains(Flags::ASSUME_VALID) {
+            e.flags.remove(Flags::ASSUME_VALID);
+            flagged.push((path.clone(), "assume-unchanged"));
+        }
+        if e.flags.contains(Flags::SKIP_WORKTREE) {
+            let on_disk = workdir.as_ref().is_some_and(|w| {
+                gix::path::from_bstr(path.as_bstr())
+                    .is_ok_and(|p| std::fs::symlink_metadata(w.join(p)).is_ok())
+            });
+            if on_disk {
+                e.flags.remove(Flags::SKIP_WORKTREE);
+                flagged.push((path, "skip-worktree"));
+            }
+        }
+    }
+    flagged
+}
+
+/// Where a worktree for `branch` is added: under `recode.worktreeDir` (relative to the
+/// main worktree), else beside the main worktree in `<name>.worktrees/`; the directory is
+/// the branch name with anything but `[A-Za-z0-9._-]` turned into `-`.
+pub fn default_path(repo: &gix::Repository, worktree_dir: Option<&str>, branch: &str) -> String {
+    let root = match worktree_dir {
+        Some(d) => main_dir(repo).join(d),
+        None => {
+            let main = main_dir(repo);
+            let name = main
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_else(|| "repo".into());
+            main.parent()
+                .map(|p| p.join(format!("{name}.worktrees")))
+                .unwrap_or_else(|| main.join(".worktrees"))
+        }
+    };
+    let dir_name: String = branch
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    root.join(dir_name).display().to_string()
+}
+
+/// The main worktree's directory (the common dir's parent for a non-bare repository).
+pub fn main_dir(repo: &gix::Repository) -> std::path::PathBuf {
+    let common = repo.common_dir();
+    let common = common
+        .canonicalize()
+        .unwrap_or_else(|_| common.to_path_buf());
+    if common.file_name().is_some_and(|n| n == ".git") {
+        common.parent().map(Path::to_path_buf).unwrap_or(common)
+    } else {
+        common
+    }
 }
 
 /// The mtime of `p` (not following symlinks), if it exists.

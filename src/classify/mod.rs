@@ -34,6 +34,9 @@ pub fn classify(s: &Snapshot) -> Worker {
         ev.push("worktree not read: its recorded pid is alive (`status --deep` reads it)".into());
     }
     position_evidence(s, dirty, &mut ev);
+    if !s.stashes.is_empty() {
+        ev.push(format!("stash entries made on {}: {}", s.branch, s.stashes.join(", ")));
+    }
     let pr = match &s.forge {
         Forge::Known(pr) => pr.clone(),
         Forge::Unknown | Forge::Failed => None,
@@ -325,6 +328,7 @@ struct Table<'a> {
 /// the row that matched. Each group of rows is a function, asked in the SPEC's order.
 fn decide(t: &Table) -> (State, Action, Row) {
     taken_over(t)
+        .or_else(|| deregistered(t))
         .or_else(|| needs_human_here(t))
         .or_else(|| published(t))
         .or_else(|| needs_human(t))
@@ -354,11 +358,33 @@ fn taken_over(t: &Table) -> Decided {
     ))
 }
 
-/// Row 1: an operation in progress, conflicts, or a detached HEAD holding unreachable
-/// commits.
+/// SPEC 1.3: a checkout of the branch whose worktree registration is gone, with no
+/// worktree registered for it: `recover` registers it again first (its `escalate` is
+/// carried out only when that fails), so no other row reads the worker without it.
+fn deregistered(t: &Table) -> Decided {
+    let d = t.s.deregistered.as_ref().filter(|_| t.wt.is_none())?;
+    Some((
+        State::NeedsHuman,
+        Action::Escalate,
+        Row::Deregistered {
+            path: d.path.clone(),
+            names: d.names.clone(),
+            branch: t.s.branch.clone(),
+        },
+    ))
+}
+
+/// Row 1: a worktree whose `.git` leads elsewhere (SPEC 1.3), an operation in progress,
+/// conflicts, or a detached HEAD holding unreachable commits.
 fn needs_human_here(t: &Table) -> Decided {
     let w = t.wt?;
-    let row = if let Some(op) = w.operation {
+    let row = if let Some(leads_to) = w.foreign.clone().filter(|_| !w.missing) {
+        Row::Foreign {
+            path: w.path.clone(),
+            leads_to,
+            admin: w.admin.clone(),
+        }
+    } else if let Some(op) = w.operation {
         Row::Operation {
             op,
             path: w.path.clone(),
@@ -391,10 +417,20 @@ fn needs_human_here(t: &Table) -> Decided {
 }
 
 /// Row 2, published: a pull request open or merged, the worktree clean, and no commit
-/// beyond the pull request's head (those are new work: classified as if no PR).
+/// beyond the pull request's head (those are new work: classified as if no PR). SPEC 1.3:
+/// a merged request counts only when its head is the tip or contains it (a branch name
+/// alone is never proof: else classified as if it had none); one being merged waits.
 fn published(t: &Table) -> Decided {
     let (s, pr) = (t.s, t.pr.filter(|_| t.s.beyond_pr == 0 && t.clean)?);
+    if pr.state == PrState::Merged && !s.pr_head.proves() {
+        return None;
+    }
     match pr.state {
+        PrState::Open if pr.merging => Some((
+            State::Published,
+            Action::Wait,
+            Row::Merging { pr: pr.number },
+        )),
         PrState::Merged if merged_nothing_to_remove(s, t.wt) => Some((
             State::Published,
             Action::None,
@@ -442,7 +478,10 @@ fn needs_human(t: &Table) -> Decided {
         Row::Escalated {
             reason: reason.clone(),
         }
-    } else if let Some(pr) = t.pr.filter(|p| p.state == PrState::Closed) {
+    } else if let Some(pr) = t
+        .pr
+        .filter(|p| p.state == PrState::Closed && s.pr_head != PrHead::Unrelated)
+    {
         Row::PrClosed { pr: pr.number }
     } else {
         return None;
@@ -534,6 +573,18 @@ fn empty(t: &Table) -> Decided {
     if s.ahead > 0 || s.remote_ahead.unwrap_or(0) > 0 || !t.clean {
         return None;
     }
+    // SPEC 1.3: empty needs proof that nothing of the branch is anywhere; a stash entry
+    // made on it holds work.
+    if !s.stashes.is_empty() {
+        return Some((
+            State::HalfDone,
+            Action::Resume,
+            Row::Stashed {
+                branch: s.branch.clone(),
+                entries: s.stashes.clone(),
+            },
+        ));
+    }
     if !s.branch_local && !s.branch_remote && t.wt.is_none() {
         return Some((State::Empty, Action::None, Row::Nowhere));
     }
@@ -602,7 +653,11 @@ fn ahead(t: &Table) -> (State, Action, Row) {
         Some(dirty) => (
             State::HalfDone,
             Action::WipCommit,
-            Row::Uncommitted { dirty, gate },
+            Row::Uncommitted {
+                dirty,
+                gate,
+                hidden: t.wt.map(|w| w.hidden.clone()).unwrap_or_default(),
+            },
         ),
         None => (
             State::HalfDone,

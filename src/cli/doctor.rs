@@ -8,12 +8,15 @@ use crate::{doctor, wire};
 
 /// Check the loop's set-up: one line per check (ok, warn or fail, with the fix)
 ///
-/// Checks git's version and the repository's format, every recode.* value (the base
-/// exists), that the milestone hook is reached from every worktree, the forge (detected,
-/// its token set, answering), the agent's CLI on PATH, that recode.agentConfigDirs are
-/// distinct accounts (Claude: oauthAccount.accountUuid in each directory's .claude.json;
-/// no token is read), stale lock files, a shallow or partial clone, and maintenance that
-/// could prune worktrees. Exits 0 with no fail, else 1.
+/// Checks git's version and the repository's format, the git identity the agent's
+/// commits need, every recode.* value (the base exists, the remote's HEAD resolves, the
+/// branch pattern has its task group), that the milestone hook is reached from every
+/// worktree and runs (a dry call), the forge (detected, its token set, answering), the
+/// ssh command pushes use (core.sshCommand honoured, batch mode added), the agent's CLI
+/// on PATH answering --version, that recode.agentConfigDirs are distinct accounts
+/// (Claude: oauthAccount.accountUuid in each directory's .claude.json; no token is read),
+/// stale lock files, a shallow or partial clone, and maintenance that could prune
+/// worktrees. Exits 0 with no fail, else 1.
 ///
 /// Example: `git recode doctor && ./loop.sh`
 #[derive(clap::Args, Debug)]

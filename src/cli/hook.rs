@@ -24,7 +24,9 @@ pub enum HookCommand {
     /// Say, for each worktree, whether a commit there reaches the milestone hook
     ///
     /// Follows core.hooksPath (worktree config included) and hook managers' configuration
-    /// in each worktree. The first line answers for this worktree.
+    /// in each worktree, and checks that the hook actually runs: its interpreter exists and
+    /// a dry call (RECODE_HOOK_DRY_RUN=1) reaches git-recode. The first line answers for
+    /// this worktree.
     Status {
         /// One JSON document: {"schema":1,"worktrees":[...]}
         #[arg(long)]
@@ -54,7 +56,7 @@ pub fn run(cmd: HookCommand, ui: &Ui) -> Result<i32, Error> {
 /// `hook status`: whether commits in this worktree (and the others) reach the hook.
 fn status(json: bool, ui: &Ui) -> Result<i32, Error> {
     let ctx = Ctx::open(ui)?;
-    let all = hook::reach(&ctx.repo);
+    let all = hook::reach_and_run(&ctx.repo);
     if json {
         let doc = crate::wire::HookStatusDoc::new(&all);
         let text = serde_json::to_string(&doc).expect("plain structs serialize");
@@ -95,6 +97,9 @@ fn act(install: Option<bool>, ui: &Ui) -> Result<i32, Error> {
         Ok(Done::AlreadyInstalled(p)) => crate::say!("already installed in {}", p.display()),
         Ok(Done::AlreadyReached(via)) => crate::say!("already installed: {via}"),
         Ok(Done::Installed(p)) => crate::say!("installed {}", p.display()),
+        Ok(Done::Repaired { hook, why }) => {
+            crate::say!("repaired {} (it did not run: {why})", hook.display())
+        }
         Ok(Done::Chained { hook, kept }) => crate::say!(
             "installed {} (runs the previous hook, kept as {}, first)",
             hook.display(),
@@ -125,6 +130,16 @@ fn act(install: Option<bool>, ui: &Ui) -> Result<i32, Error> {
 /// taken straight from `main` before any argument parsing): never fails, at most one line
 /// on stderr. Returns the exit code, always 0.
 pub fn post_commit_hook() -> i32 {
+    if std::env::var_os(hook::runs::DRY_RUN_ENV).is_some() {
+        let exe = std::env::current_exe().unwrap_or_default();
+        println!(
+            "{} ({} {})",
+            hook::runs::DRY_RUN_ANSWER,
+            env!("CARGO_PKG_VERSION"),
+            exe.display()
+        );
+        return EXIT_OK;
+    }
     if hook::certainly_no_phase() {
         return EXIT_OK;
     }

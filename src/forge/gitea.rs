@@ -89,6 +89,7 @@ impl GiteaPull {
             },
             url: self.html_url.clone(),
             head: self.head.sha.as_deref().and_then(crate::model::commit_id),
+            merging: false,
             checks: None,
             review: None,
             feedback: Default::default(),

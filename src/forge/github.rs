@@ -131,13 +131,6 @@ impl GitHub {
         Ok(pages.into_iter().flatten().collect())
     }
 
-    /// Every pull request of the repository (`state=all`, every page).
-    ///
-    /// Errors: [`ForgeError`].
-    pub fn list_pulls(&self) -> Result<Vec<PullRequest>, ForgeError> {
-        self.list_pulls_since(None)
-    }
-
     /// The pull request for `branch`, if any (`?head=OWNER:BRANCH&state=all`, checked on `head.ref`).
     ///
     /// Errors: [`ForgeError`].
@@ -154,14 +147,18 @@ impl GitHub {
         Ok(pick(prs.iter().filter(|p| self.is_ours(p, branch))).cloned())
     }
 
-    /// Whether `pr` is this repository's pull request for `branch` (not a fork's namesake).
+    /// Whether `pr` is this repository's pull request for `branch` (SPEC 1.3 "Merged needs
+    /// proof"): its head branch is `branch` and its head repository is this one — not a
+    /// fork's namesake, and not a deleted fork's (`head.repo: null`); a branch name alone
+    /// is never proof.
     pub fn is_ours(&self, pr: &PullRequest, branch: &str) -> bool {
+        let full = format!("{}/{}", self.owner, self.repo);
         pr.head.ref_name == branch
-            && (pr.head.label.is_empty()
-                || pr
-                    .head
-                    .label
-                    .eq_ignore_ascii_case(&format!("{}:{branch}", self.owner)))
+            && pr
+                .head
+                .repo
+                .as_ref()
+                .is_some_and(|r| r.full_name.eq_ignore_ascii_case(&full))
     }
 
     /// Open a pull request from `branch` into `base`; a 422 "already exists" finds and returns that one.

@@ -1,13 +1,14 @@
 //! The GitLab REST v4 client behind [`super::Forge`] (SPEC 1.2 "Forges": GitLab; research
 //! `ecosystem.md` B.1). A merge request is the worker's `pr`: `number` is its `iid`, `url`
-//! its `web_url`, `state` `opened` → open, `merged` → merged, `closed`/`locked` → closed.
+//! its `web_url`, `state` `opened` → open, `merged` → merged, `closed` → closed, and
+//! `locked` → open and being merged (a merge train, a merge job: SPEC 1.3, the worker waits).
 //!
 //! - The project is its full path (subgroups included), percent-encoded once as `:id`.
 //! - The token rides in `PRIVATE-TOKEN`; never printed, logged or ledgered.
 //! - Listing: `GET /projects/:id/merge_requests?state=all&order_by=created_at&sort=desc`,
 //!   100 a page, cut off at the caller's `since` like GitHub's; one branch:
 //!   `?source_branch=B&state=all`. Merge requests from forks (`source_project_id` ≠
-//!   `target_project_id`) are not the branch's.
+//!   `target_project_id`, or either missing: a deleted fork) are not the branch's.
 //! - Open: `POST /projects/:id/merge_requests` (`source_branch`, `target_branch`, `title`,
 //!   `description`); a 409 ("Another open merge request already exists") finds that one.
 //! - Checks: the pipelines of the merge request's head `sha` (`GET /projects/:id/pipelines?sha=`,
@@ -66,23 +67,26 @@ impl MergeRequest {
         Pr {
             number: self.iid,
             state: match self.state.as_str() {
-                "opened" => PrState::Open,
+                "opened" | "locked" => PrState::Open,
                 "merged" => PrState::Merged,
                 _ => PrState::Closed,
             },
             url: self.web_url.clone(),
             head: self.sha.as_deref().and_then(crate::model::commit_id),
+            merging: self.state == "locked",
             checks: None,
             review: None,
             feedback: Default::default(),
         }
     }
 
+    /// This project's own merge request (SPEC 1.3): the source project is the target one.
+    /// A fork's, or one whose source project is unknown (deleted), never is.
     fn ours(&self) -> bool {
-        match (self.source_project_id, self.target_project_id) {
-            (Some(s), Some(t)) => s == t,
-            _ => true,
-        }
+        matches!(
+            (self.source_project_id, self.target_project_id),
+            (Some(s), Some(t)) if s == t
+        )
     }
 }
 
@@ -94,7 +98,7 @@ impl Opened for MergeRequest {
 
 /// Prefer an open merge request, else the highest `iid`.
 fn pick<'a>(mrs: impl Iterator<Item = &'a MergeRequest>) -> Option<&'a MergeRequest> {
-    mrs.max_by_key(|m| (m.state == "opened", m.iid))
+    mrs.max_by_key(|m| (matches!(m.state.as_str(), "opened" | "locked"), m.iid))
 }
 
 #[derive(Deserialize, Debug)]
@@ -459,7 +463,9 @@ mod tests {
         assert_eq!(mr("opened").to_pr().state, PrState::Open);
         assert_eq!(mr("merged").to_pr().state, PrState::Merged);
         assert_eq!(mr("closed").to_pr().state, PrState::Closed);
-        assert_eq!(mr("locked").to_pr().state, PrState::Closed);
+        assert_eq!(mr("locked").to_pr().state, PrState::Open);
+        assert!(mr("locked").to_pr().merging);
+        assert!(!mr("opened").to_pr().merging);
         assert_eq!(mr("opened").to_pr().number, 4);
     }
 

@@ -10,7 +10,7 @@
 //! - Base URL: `RECODE_FORGE_API` (or `RECODE_GITHUB_API`) for whichever forge, else from
 //!   the remote's host (`https://api.github.com`, `https://HOST/api/v3`,
 //!   `https://HOST/api/v4`, `https://HOST/api/v1`).
-//! - One listing of pull requests per run ([`view_with`]), newest first and cut off at the
+//! - One listing of pull requests per run ([`view_of`]), newest first and cut off at the
 //!   caller's `since` where the forge sorts (GitHub, GitLab; Gitea pages to the end);
 //!   feedback (checks, reviews) only for the open pull requests of the branches asked;
 //!   conditional GETs with ETags kept under the common git dir ([`etag`]), so an
@@ -297,7 +297,7 @@ pub fn why_none(repo: &gix::Repository, cfg: &Config) -> String {
     select::why_none(&cfg.forge, &url, &cfg.remote)
 }
 
-/// What to ask the forge in one run ([`view_with`]).
+/// What to ask the forge in one run ([`view_of`]).
 #[derive(Clone, Debug, Default)]
 pub struct Ask<'a> {
     /// Ask nothing: the forge is unknown (`--offline`).
@@ -314,28 +314,13 @@ pub struct Ask<'a> {
 /// `ask.since`), then the feedback of the open pull requests of `ask.feedback_for`
 /// (3 conditional requests each, 4 with requested changes). Returns the view and the
 /// warnings for stderr:
-/// - no forge ([`open_run`]) is [`View::Unknown`] (one warning when the remote names no
-///   repository on the forge chosen);
 /// - the listing failing makes the view [`View::Failed`] (one warning);
 /// - feedback failing leaves that pull request's and the remaining ones' `checks` and
 ///   `review` `None` (unknown: nothing is resumed on a guess), with one warning;
 /// - the ETag cache failing to be written is one warning.
-pub fn view_with(repo: &gix::Repository, cfg: &Config, ask: &Ask) -> (View, Vec<String>) {
-    let (forge, mut warnings) = open_run(repo, cfg, ask.offline);
-    let (view, more) = view_opt(forge.as_deref(), ask);
-    warnings.extend(more);
-    (view, warnings)
-}
-
-/// [`view_of`] when there is a forge, else [`View::Unknown`] with no warning.
-pub fn view_opt(forge: Option<&dyn Forge>, ask: &Ask) -> (View, Vec<String>) {
-    match forge {
-        Some(f) => view_of(f, ask),
-        None => (View::Unknown, Vec::new()),
-    }
-}
-
-/// [`view_with`] on a given forge (no repository needed; `ask.offline` is not looked at).
+///
+/// No repository needed; `ask.offline` is not looked at (no forge: [`View::Unknown`],
+/// decided by the caller).
 #[tracing::instrument(level = "debug", skip_all, fields(since = ?ask.since, feedback_for = ask.feedback_for.len()))]
 pub fn view_of(forge: &dyn Forge, ask: &Ask) -> (View, Vec<String>) {
     let mut warnings = Vec::new();

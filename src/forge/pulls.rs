@@ -36,6 +36,18 @@ pub struct Head {
     /// The commit the head points at.
     #[serde(default)]
     pub sha: Option<String>,
+    /// The repository the head lives in: `null` once a fork is deleted (SPEC 1.3: only a
+    /// request whose head repository is this one is the branch's).
+    #[serde(default)]
+    pub repo: Option<HeadRepo>,
+}
+
+/// `head.repo` of a pull request (only `full_name`).
+#[derive(Deserialize, Clone, Debug)]
+pub struct HeadRepo {
+    /// `OWNER/REPO`.
+    #[serde(default)]
+    pub full_name: String,
 }
 
 impl PullRequest {
@@ -53,6 +65,7 @@ impl PullRequest {
             state,
             url: self.html_url.clone(),
             head: self.head.sha.as_deref().and_then(crate::model::commit_id),
+            merging: false,
             checks: None,
             review: None,
             feedback: Default::default(),

@@ -147,6 +147,7 @@ mod tests {
             state: PrState::Open,
             url: "https://gitlab.example/acme/widget/-/merge_requests/3".into(),
             head: None,
+            merging: false,
             checks: None,
             review: None,
             feedback: Default::default(),

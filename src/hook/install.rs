@@ -18,6 +18,14 @@ pub enum Done {
     AlreadyReached(String),
     /// Wrote the hook at this path.
     Installed(PathBuf),
+    /// Rewrote our own hook at this path, which did not run (`why`: its interpreter or the
+    /// binary it names moved, [`super::runs`]).
+    Repaired {
+        /// The hook.
+        hook: PathBuf,
+        /// Why it did not run.
+        why: String,
+    },
     /// Wrote the hook at `hook`, keeping the previous one as `kept` (run first).
     Chained {
         /// The hook.
@@ -81,6 +89,27 @@ fn write_hook(path: &Path, text: &str) -> Result<(), InstallError> {
         .map_err(io("make executable", path))
 }
 
+/// The text of a new hook: a [`super::direct_script`] of the `git-recode` on `PATH` when
+/// it is this binary, else the [`super::script`] that finds it on `PATH`.
+fn fresh_hook() -> String {
+    match super::direct_interpreter() {
+        Some(exe) => super::direct_script(&exe),
+        None => super::script(false),
+    }
+}
+
+/// Whether our own hook at `hook` runs: its interpreter exists and a dry call reaches
+/// git-recode ([`super::runs`]).
+///
+/// Errors: why it does not.
+fn runs(wt: &Path, hook: &Path) -> Result<(), String> {
+    let text = super::managers::read(hook).unwrap_or_default();
+    if let Some(why) = super::runs::interpreter_problem(hook, &text) {
+        return Err(why);
+    }
+    super::runs::dry_call(wt, hook, true, &text).map(|_| ())
+}
+
 /// This worktree's top (the git dir in a bare repository) and the hooks directory git uses here.
 fn here(repo: &gix::Repository) -> (PathBuf, walk::HooksDir) {
     let wt = walk::normalize(repo.workdir().unwrap_or_else(|| repo.git_dir()));
@@ -96,6 +125,16 @@ pub fn install(repo: &gix::Repository, chain: bool) -> Result<Done, InstallError
     let (wt, dir) = here(repo);
     let hook_path = dir.path.join("post-commit");
     let kind = super::installed(&dir.path);
+    if kind == Installed::Ours
+        && !walk::in_a_working_tree(repo, &dir.path)
+        && let Err(why) = runs(&wt, &hook_path)
+    {
+        write_hook(&hook_path, &fresh_hook())?;
+        return Ok(Done::Repaired {
+            hook: hook_path,
+            why,
+        });
+    }
     if matches!(
         kind,
         Installed::Ours | Installed::Chained | Installed::Edited
@@ -104,6 +143,16 @@ pub fn install(repo: &gix::Repository, chain: bool) -> Result<Done, InstallError
     }
     let (manager, verdict) = walk::reach_one(&wt, &dir);
     if let Ok(via) = verdict {
+        let text = super::managers::read(&hook_path).unwrap_or_default();
+        if let Err(why) = super::runs::dry_call(&wt, &hook_path, false, &text) {
+            return Err(refused(
+                why,
+                format!(
+                    "the hook is not git-recode's to rewrite: change its line to `{}`",
+                    super::managers::LINE
+                ),
+            ));
+        }
         return Ok(Done::AlreadyReached(via));
     }
     if manager.is_some() || walk::in_a_working_tree(repo, &dir.path) {
@@ -134,11 +183,7 @@ pub fn install(repo: &gix::Repository, chain: bool) -> Result<Done, InstallError
         }
         Installed::Nothing => {
             std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
-            let text = match super::direct_interpreter() {
-                Some(exe) => super::direct_script(&exe),
-                None => super::script(false),
-            };
-            write_hook(&hook_path, &text)?;
+            write_hook(&hook_path, &fresh_hook())?;
             Ok(Done::Installed(hook_path))
         }
         Installed::Foreign if chain => {

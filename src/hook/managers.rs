@@ -57,7 +57,9 @@ impl Manager {
 pub fn calls_us(text: &str) -> bool {
     text.lines().any(|l| {
         let l = l.trim_start();
-        !l.starts_with('#') && SPELLINGS.iter().any(|s| l.contains(s))
+        !l.starts_with('#')
+            && (SPELLINGS.iter().any(|s| l.contains(s))
+                || super::runs::invocation_in_line(l).is_some())
     })
 }
 

@@ -12,9 +12,10 @@ pub mod install;
 pub mod journal;
 pub mod managers;
 pub mod pickup;
+pub mod runs;
 pub mod walk;
 pub use managers::Manager;
-pub use walk::{WorktreeReach, reach};
+pub use walk::{WorktreeReach, reach, reach_and_run};
 
 /// Environment variable carrying the agent's session id into the hook.
 pub const SESSION_ENV: &str = "RECODE_SESSION_ID";

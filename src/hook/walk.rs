@@ -148,6 +148,9 @@ pub fn reach_one(wt: &Path, dir: &HooksDir) -> (Option<Manager>, Result<String, 
             )),
         );
     }
+    if let Some(why) = super::runs::interpreter_problem(&hook, &text) {
+        return (manager, Err(why));
+    }
     if let Some(via) = ours(d, &hook) {
         return (None, Ok(via));
     }
@@ -363,6 +366,38 @@ pub fn reach(repo: &gix::Repository) -> Vec<WorktreeReach> {
         })
         .collect()
 }
+/// [`reach`], and for each worktree the hook reaches, a dry call of it
+/// ([`super::runs::dry_call`]; once a hooks directory): a hook that is installed but does
+/// not run (its interpreter or the binary it names moved) is not reached. For `hook
+/// status` and `doctor`; `status` reads only [`reach`].
+pub fn reach_and_run(repo: &gix::Repository) -> Vec<WorktreeReach> {
+    let mut done: Vec<(PathBuf, Result<String, String>)> = Vec::new();
+    let mut all = reach(repo);
+    for r in all.iter_mut().filter(|r| r.reaches) {
+        let verdict = match done.iter().find(|(d, _)| *d == r.hooks_dir) {
+            Some((_, v)) => v.clone(),
+            None => {
+                let v = run_one(&r.path, &r.hooks_dir);
+                done.push((r.hooks_dir.clone(), v.clone()));
+                v
+            }
+        };
+        if let Err(why) = verdict {
+            (r.reaches, r.via, r.why) = (false, None, Some(why));
+        }
+    }
+    all
+}
+
+/// The dry call of the hook in `hooks_dir` from the worktree `wt`: the whole hook when it
+/// is git-recode's own alone, else the command its line runs.
+fn run_one(wt: &Path, hooks_dir: &Path) -> Result<String, String> {
+    let hook = hooks_dir.join("post-commit");
+    let text = read(&hook).unwrap_or_default();
+    let whole = installed(hooks_dir) == Installed::Ours;
+    super::runs::dry_call(wt, &hook, whole, &text)
+}
+
 /// Whether `dir` is inside the working tree of some repository (any worktree of `repo`,
 /// or another repository's), outside its git dir: a place git-recode never writes.
 pub fn in_a_working_tree(repo: &gix::Repository, dir: &Path) -> bool {

@@ -116,11 +116,7 @@ fn commit(repo: &gix::Repository, text: &str, now: Timestamp) -> Result<ObjectId
         .write_object(&tree)
         .map_err(|e| e.to_string())?
         .detach();
-    let sig = gix::actor::Signature {
-        name: "git-recode".into(),
-        email: "git-recode@localhost".into(),
-        time: gix::date::Time::new(now.as_second(), 0),
-    };
+    let sig = crate::git::own_signature(now.as_second());
     let c = gix::objs::Commit {
         tree,
         parents: Default::default(),

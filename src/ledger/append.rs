@@ -20,37 +20,11 @@ const RETRY_BUDGET_MS: u64 = 35_000;
 /// retrying, unless it is older than `recode.staleLockAfter`: then it is moved aside.
 const PACKED_REFS_STUCK_SECS: u64 = 30;
 
-/// The identity for ledger commits, as git resolves a committer: `GIT_COMMITTER_NAME`/
-/// `GIT_COMMITTER_EMAIL`, else `committer.*`/`user.*` config, else `git-recode`. (Read
-/// directly rather than through `Repository::committer()`, which also computes the local
-/// time zone: a scan of the tz database that costs the post-commit hook milliseconds.)
-pub(crate) fn signature(repo: &gix::Repository, now: Timestamp) -> gix::actor::Signature {
-    let snap = repo.config_snapshot();
-    let pick = |env: &str, keys: [&str; 2], default: &str| -> String {
-        std::env::var(env)
-            .ok()
-            .filter(|v| !v.is_empty())
-            .or_else(|| {
-                keys.iter()
-                    .find_map(|k| snap.string(*k).map(|v| v.to_string()))
-            })
-            .unwrap_or_else(|| default.to_string())
-    };
-    gix::actor::Signature {
-        name: pick(
-            "GIT_COMMITTER_NAME",
-            ["committer.name", "user.name"],
-            "git-recode",
-        )
-        .into(),
-        email: pick(
-            "GIT_COMMITTER_EMAIL",
-            ["committer.email", "user.email"],
-            "git-recode@localhost",
-        )
-        .into(),
-        time: gix::date::Time::new(now.as_second(), 0),
-    }
+/// The identity of ledger commits: always git-recode's own ([`crate::git::OWN_NAME`]),
+/// whatever the user has configured, so a ledger write never depends on a git identity
+/// (a fresh container has none: SPEC 1.3 "Errors a newcomer meets (more)").
+pub(crate) fn signature(now: Timestamp) -> gix::actor::Signature {
+    crate::git::own_signature(now.as_second())
 }
 
 fn write_commit(
@@ -61,7 +35,7 @@ fn write_commit(
     now: Timestamp,
     notes_ref: &str,
 ) -> Result<ObjectId, LedgerError> {
-    let sig = signature(repo, now);
+    let sig = signature(now);
     let commit = gix::objs::Commit {
         tree,
         parents: parent.into_iter().collect(),
@@ -470,7 +444,7 @@ fn append_paced(
     mut decide: impl FnMut(&[Event]) -> Vec<Event>,
     pace: impl FnOnce(&gix::actor::Signature) -> Pace,
 ) -> Result<Vec<Event>, LedgerError> {
-    let sig = signature(repo, now);
+    let sig = signature(now);
     let pace = pace(&sig);
     let anchor = anchor_id(task);
     let fetched = fetched_lines(repo, notes_ref, task)?;

@@ -175,6 +175,10 @@ pub struct Pr {
     /// commits on the branch beyond it are new work (SPEC `published` row).
     #[serde(skip)]
     pub head: Option<gix::ObjectId>,
+    /// Open and being merged (GitLab's `locked`: a merge train, a merge job running): the
+    /// worker waits, and nothing is pushed onto it (SPEC 1.3). `state` is `open`.
+    #[serde(skip)]
+    pub merging: bool,
     /// The verdict of the head's checks (SPEC "Pull request feedback"); `None`: no checks,
     /// or not asked (not open).
     pub checks: Option<Checks>,
@@ -362,6 +366,17 @@ pub struct WorktreeFacts {
     pub unborn: bool,
     /// The newest commit of the worktree's HEAD reflog, for an unborn HEAD.
     pub restore_to: Option<gix::ObjectId>,
+    /// The worktree's own git dir, as this repository lists it (`.git` for the main one,
+    /// `<common dir>/worktrees/<id>` for a linked one): every git run for the worktree is
+    /// bound to it (SPEC 1.3 "Committing").
+    pub admin: String,
+    /// Where the worktree's `.git` leads when that is not [`WorktreeFacts::admin`] (a fresh
+    /// `git init`, another repository): `needs-human`, never read nor committed into.
+    pub foreign: Option<String>,
+    /// Changed paths that an index flag hides from `git status` (`assume-unchanged`,
+    /// `skip-worktree` with the file on disk), each with its flag: counted in `dirty`
+    /// and named in the reason (SPEC 1.3 "Empty needs proof").
+    pub hidden: Vec<String>,
 }
 
 /// Everything the classifier needs about one worker. Gathered by [`crate::snapshot`].
@@ -396,6 +411,14 @@ pub struct Snapshot {
     /// Commits on `head` beyond the pull request's head (new work after it; 0 when
     /// unknown or none).
     pub beyond_pr: u32,
+    /// How the pull request's head stands to `head` (SPEC 1.3 "Merged needs proof").
+    pub pr_head: PrHead,
+    /// Stash entries made on the branch (`stash@{N} (On <branch>: …)`), newest first: work
+    /// no worktree status shows (SPEC 1.3: never `empty` while one exists).
+    pub stashes: Vec<String>,
+    /// A directory that holds a checkout of this branch whose worktree registration is
+    /// gone (SPEC 1.3): `recover` registers it again, keeping its content.
+    pub deregistered: Option<Deregistered>,
     /// The worker's worktree, if any.
     pub worktree: Option<WorktreeFacts>,
     /// Newest committer time of commits ahead that are not git-recode WIP commits.
@@ -424,6 +447,41 @@ pub struct Snapshot {
     pub max_transient: u32,
     /// Which host the worker belongs to (SPEC 1.2 "Several machines").
     pub hosts: HostFacts,
+}
+
+/// How a pull request's head stands to the worker's head (SPEC 1.3 "Merged needs proof":
+/// only a head that is the tip, or contains it, proves a merged request is the worker's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PrHead {
+    /// No pull request, or its head is unknown here (not given, not in this repository).
+    #[default]
+    Unknown,
+    /// The head is the worker's head.
+    Tip,
+    /// The head contains the worker's head (more was pushed onto the request).
+    Contains,
+    /// The worker's head holds this many commits beyond the request's head (new work).
+    Behind(u32),
+    /// Neither contains the other: another line of work that reused the branch name.
+    Unrelated,
+}
+
+impl PrHead {
+    /// The head is the tip or contains it: proof for a merged request.
+    pub fn proves(self) -> bool {
+        matches!(self, PrHead::Tip | PrHead::Contains)
+    }
+}
+
+/// A checkout of a worker's branch whose worktree registration is gone (SPEC 1.3): its
+/// directory (holding a `.git` file that names this repository's worktrees) and the
+/// admin directory that file names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deregistered {
+    /// The directory.
+    pub path: String,
+    /// The admin directory its `.git` names (gone, or another worktree's).
+    pub names: String,
 }
 
 /// What the gather found about the worker's host (SPEC 1.2 "Several machines"): whose

@@ -47,6 +47,22 @@ pub enum Row {
         branch: String,
         side_branch: String,
     },
+    /// `needs-human`: the worktree's `.git` leads to `leads_to`, not to `admin`, the
+    /// admin directory this repository lists for it (a fresh `git init`, another
+    /// repository): never read nor committed into (SPEC 1.3 "Committing").
+    Foreign {
+        path: String,
+        leads_to: String,
+        admin: String,
+    },
+    /// `needs-human`, `escalate`: `path` holds a checkout of `branch` whose registration
+    /// is gone (its `.git` names `names`): `recover` registers it again, keeping its
+    /// content, before anything else (SPEC 1.3); escalated only when that fails.
+    Deregistered {
+        path: String,
+        names: String,
+        branch: String,
+    },
     /// `needs-human`: an operation (rebase, merge, am, …) is in progress in the worktree.
     Operation { op: Operation, path: String },
     /// `needs-human`: conflicted files.
@@ -84,6 +100,8 @@ pub enum Row {
     },
     /// `published`, `delete`: merged.
     Merged { pr: u64 },
+    /// `published`, `wait`: open and being merged (GitLab's `locked`: SPEC 1.3).
+    Merging { pr: u64 },
     /// `needs-human`: counted attempts at the cap without a passing gate on the head.
     Capped { attempts: u32, max: u32 },
     /// `needs-human`: the last outcome needs a human (`rc N: first line`).
@@ -119,8 +137,16 @@ pub enum Row {
     /// `half-done`, `resume`: the only uncommitted content is what the last WIP commit
     /// left out (SPEC 1.2 "The loop settles").
     LeftOutOnly { paths: Vec<String> },
-    /// `half-done`, `wip-commit`: uncommitted files.
-    Uncommitted { dirty: Dirty, gate: GateSeen },
+    /// `half-done`, `resume`: nothing ahead, the worktree clean, but stash entries made on
+    /// the branch hold work (SPEC 1.3 "Empty needs proof"), newest first.
+    Stashed { branch: String, entries: Vec<String> },
+    /// `half-done`, `wip-commit`: uncommitted files; `hidden`: those an index flag hides
+    /// from `git status` (`path (assume-unchanged)`).
+    Uncommitted {
+        dirty: Dirty,
+        gate: GateSeen,
+        hidden: Vec<String>,
+    },
     /// `half-done`, `resume`: commits ahead; `missing`: the worktree directory is gone.
     Ahead {
         ahead: u32,
@@ -306,6 +332,22 @@ impl fmt::Display for Row {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = |k: u32, what: &str| plural(u64::from(k), what);
         match self {
+            Row::Foreign {
+                path,
+                leads_to,
+                admin,
+            } => write!(
+                f,
+                "the worktree {path} no longer leads to this repository: its .git leads to {leads_to}, while this repository lists {admin} for it; nothing is read or committed there (put its `.git` file back, `gitdir: {admin}`, or move that repository away)"
+            ),
+            Row::Deregistered {
+                path,
+                names,
+                branch,
+            } => write!(
+                f,
+                "{path} holds a checkout of {branch} whose worktree registration is gone (its .git names {names}): `git recode recover {branch}` registers it again, keeping its content"
+            ),
             Row::Operation { op, path } => write!(f, "a {op} is in progress in {path}"),
             Row::Conflicted { files, path } => {
                 write!(f, "{} in {path}", n(*files, "conflicted file"))
@@ -381,6 +423,15 @@ impl fmt::Display for Row {
                 Ok(())
             }
             Row::Merged { pr } => write!(f, "pull request #{pr} is merged"),
+            Row::Merging { pr } => write!(
+                f,
+                "pull request #{pr} is being merged (locked): waits, nothing is pushed onto it"
+            ),
+            Row::Stashed { branch, entries } => write!(
+                f,
+                "nothing ahead and the worktree clean, but work made on {branch} sits in the stash: {}; resume, so the agent applies it (`git stash list`)",
+                entries.join(", ")
+            ),
             Row::Capped { attempts, max } => write!(
                 f,
                 "{attempts} counted attempts reached recode.maxAttempts ({max}) without a passing gate on the head"
@@ -445,14 +496,24 @@ impl fmt::Display for Row {
                     n(*ahead, "commit")
                 )
             }
-            Row::Uncommitted { dirty: d, gate } => write!(
-                f,
-                "{} ({} staged, {} unstaged, {} untracked); {gate}",
-                n(d.total(), "uncommitted file"),
-                d.staged,
-                d.unstaged,
-                d.untracked
-            ),
+            Row::Uncommitted {
+                dirty: d,
+                gate,
+                hidden,
+            } => {
+                write!(
+                    f,
+                    "{} ({} staged, {} unstaged, {} untracked); ",
+                    n(d.total(), "uncommitted file"),
+                    d.staged,
+                    d.unstaged,
+                    d.untracked
+                )?;
+                if !hidden.is_empty() {
+                    write!(f, "hidden from git status by an index flag: {}; ", hidden.join(", "))?;
+                }
+                write!(f, "{gate}")
+            }
             Row::Ahead {
                 ahead,
                 missing,

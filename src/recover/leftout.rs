@@ -44,7 +44,11 @@ impl LeftOut {
     /// Errors: [`GitError`] when a listing fails (what cannot be read is not clean: the
     /// caller does not commit on that reading).
     pub(super) fn find(dir: &Path, max_size: u64, before: &[String]) -> Result<LeftOut, GitError> {
-        let untracked = git::read(dir, &["ls-files", "-z", "--others", "--exclude-standard"])?;
+        // No untracked cache: a stale one would hide a file (SPEC 1.3).
+        let untracked = git::Git::read(dir)
+            .args(git::UNCACHED)
+            .args(["ls-files", "-z", "--others", "--exclude-standard"])
+            .output()?;
         let mut out = LeftOut::default();
         for p in untracked
             .split(|b| *b == 0)

@@ -20,6 +20,7 @@ mod leftout;
 mod publish;
 mod push;
 mod refused;
+mod reregister;
 mod removal;
 mod restore;
 mod takeover;
@@ -461,6 +462,11 @@ fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     // the task (the host that took it over runs it).
     if matches!(w.reason.row, crate::model::reason::Row::TakenOver { .. }) {
         return takeover::run(r, w);
+    }
+    // SPEC 1.3: a checkout whose registration is gone is registered again, its content
+    // kept; escalated only when that keeps failing.
+    if let crate::model::reason::Row::Deregistered { path, names, .. } = &w.reason.row {
+        return reregister::run(r, w, path, names);
     }
     match w.action {
         Action::Wait | Action::Resume | Action::None => {

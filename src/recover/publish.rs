@@ -62,7 +62,7 @@ fn check_gate(
     let head = now_w.head;
     let limit = std::time::Duration::from_secs(r.cfg.gate_timeout_secs);
     let hex = head.map(|h| h.to_string()).unwrap_or_default();
-    let (passed, why) = match run_gate(gate, dir, w, &hex, limit) {
+    let (passed, why) = match run_gate(gate, dir, w, &hex, limit, &r.cfg.ssh) {
         Ok(done) => gate_verdict(&done, r.cfg.gate_timeout_secs),
         Err(e) => {
             return r
@@ -198,9 +198,10 @@ fn run_gate(
     w: &Worker,
     head: &str,
     limit: std::time::Duration,
+    ssh: &crate::ssh::SshCommand,
 ) -> std::io::Result<crate::process::Finished> {
     let mut cmd = Command::new("sh");
-    git::scrub_gate(&mut cmd);
+    git::scrub_gate(&mut cmd, ssh);
     cmd.arg("-c")
         .arg(gate)
         .current_dir(dir)

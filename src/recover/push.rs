@@ -22,24 +22,58 @@ pub(super) fn wip_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>
     if forge::remote_url(r.repo, &r.cfg.remote).is_none() {
         return Ok(Some(format!("no remote '{}'", r.cfg.remote)));
     }
-    let remote_tip = repo::tip(r.repo, &repo::remote_tracking(r.repo, r.cfg, &w.branch));
-    match (&r.forge_view, &w.pr) {
-        (ForgeView::Known(_), Some(pr)) if pr.state == PrState::Open => {
-            return Ok(Some(format!(
-                "pull request #{} is open on {}",
-                pr.number, w.branch
-            )));
-        }
-        (ForgeView::Known(_), _) => {}
-        _ if remote_tip.is_some() => {
-            return Ok(Some(format!(
-                "{} exists on the remote and the forge is unknown: it may have an open pull request",
-                w.branch
-            )));
-        }
-        _ => {}
+    if let (ForgeView::Known(_), Some(pr)) = (&r.forge_view, &w.pr)
+        && pr.state == PrState::Open
+    {
+        return Ok(Some(format!(
+            "pull request #{} is open on {}{}",
+            pr.number,
+            w.branch,
+            if pr.merging { ", being merged" } else { "" }
+        )));
+    }
+    // SPEC 1.3 "Pushing": the target is refs/heads/<branch> on recode.remote, never the
+    // branch's upstream; held only when that ref exists and is not in what is pushed.
+    if let Some(there) = remote_head(r, &w.branch)?
+        && !pushes_onto(r, &w.branch, there)
+    {
+        return Ok(Some(format!(
+            "{} exists on the remote '{}' at {}, which is not in what would be pushed (it may have an open pull request, or another's work)",
+            w.branch,
+            r.cfg.remote,
+            there.to_hex_with_len(12)
+        )));
     }
     secrets_hold(r, w, dir)
+}
+
+/// Where `refs/heads/<branch>` is on `recode.remote` now (`git ls-remote`, within
+/// `recode.networkTimeout`); `None` when the remote has no such branch.
+///
+/// Errors: [`GitError`] when the remote cannot be asked.
+fn remote_head(r: &Run, branch: &str) -> Result<Option<ObjectId>, GitError> {
+    let out = git::Git::new(r.repo.common_dir())
+        .args(["ls-remote", "--", &r.cfg.remote])
+        .arg(format!("refs/heads/{branch}"))
+        .network(r.cfg.network_timeout_secs, &r.cfg.ssh)
+        .output()?;
+    let text = String::from_utf8_lossy(&out);
+    Ok(text
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .find(|(_, name)| *name == format!("refs/heads/{branch}"))
+        .and_then(|(id, _)| ObjectId::from_hex(id.trim().as_bytes()).ok()))
+}
+
+/// Whether the remote's `there` is an ancestor of (or is) the local branch: a push of it
+/// is a fast-forward that loses nothing there. A commit this repository lacks is not.
+fn pushes_onto(r: &Run, branch: &str, there: ObjectId) -> bool {
+    let Some(here) = repo::tip(r.repo, &format!("refs/heads/{branch}")) else {
+        return false;
+    };
+    here == there
+        || (r.repo.find_object(there).is_ok()
+            && repo::count_between(r.repo, there, &[here]).is_ok_and(|n| n == 0))
 }
 
 /// Why pushing `w.branch` must not happen because of secrets: a path matching
@@ -55,7 +89,7 @@ pub(super) fn wip_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>
 /// Errors: [`GitError`] when the log cannot be read.
 pub(super) fn secrets_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>, GitError> {
     let excludes = push_excludes(r, w);
-    let added = git::Git::read(dir)
+    let added = git::Git::read(r.repo.common_dir())
         .args([
             "log",
             "--format=",
@@ -84,9 +118,10 @@ pub(super) fn secrets_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<Str
     gitlink_hold(w, dir, &excludes)
 }
 
-/// What the remote already has of the branch: its remote-tracking branch, else the base.
+/// What the remote already has of the branch: `<remote>/<branch>` (never the upstream,
+/// which may be another branch: SPEC 1.3), else the base.
 fn push_excludes(r: &Run, w: &Worker) -> Vec<ObjectId> {
-    match repo::tip(r.repo, &repo::remote_tracking(r.repo, r.cfg, &w.branch)) {
+    match repo::tip(r.repo, &format!("refs/remotes/{}/{}", r.cfg.remote, w.branch)) {
         Some(t) => vec![t],
         None => repo::base_tips(r.repo, r.cfg, &w.base),
     }
@@ -135,14 +170,16 @@ fn gitlink_hold(w: &Worker, dir: &Path, excludes: &[ObjectId]) -> Result<Option<
     }))
 }
 
-/// Push `branch` to `recode.remote`, within `recode.networkTimeout`.
+/// Push `branch` to `refs/heads/<branch>` on `recode.remote` (never its upstream: SPEC
+/// 1.3), within `recode.networkTimeout`; run from the common dir, so no worktree's `.git`
+/// is followed.
 ///
 /// Errors: [`GitError`] (rejected, timed out).
-pub(super) fn push(r: &Run, dir: &Path, branch: &str) -> Result<(), GitError> {
+pub(super) fn push(r: &Run, _dir: &Path, branch: &str) -> Result<(), GitError> {
     let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
-    git::Git::new(dir)
+    git::Git::new(r.repo.common_dir())
         .args(["push", "--porcelain", "--quiet", &r.cfg.remote, &spec])
-        .network(r.cfg.network_timeout_secs)
+        .network(r.cfg.network_timeout_secs, &r.cfg.ssh)
         .output()?;
     Ok(())
 }

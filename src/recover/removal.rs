@@ -53,22 +53,18 @@ pub(super) fn remove(
         return Err(e);
     }
     failpoint("delete-moved");
-    if let Some(why) = turned_dirty(&aside, ignored) {
+    if let Some(why) = turned_dirty(&aside, &admin, ignored) {
         move_back(repo, &aside, path, &admin);
         return Ok(Removal::MovedBack(why));
     }
     inside_removal_failpoints(&aside);
-    git::run(
-        repo.common_dir(),
-        &[
-            "-c",
-            "status.showUntrackedFiles=normal",
-            "worktree",
-            "remove",
-            &aside.to_string_lossy(),
-        ],
-    )
-    .map_err(|e| {
+    // git's own cleanliness check runs `status` in it: no monitor, no cache (SPEC 1.3).
+    git::Git::new(repo.common_dir())
+        .args(git::UNCACHED)
+        .args(["-c", "status.showUntrackedFiles=normal", "worktree", "remove"])
+        .arg(&aside)
+        .output()
+        .map_err(|e| {
         move_back(repo, &aside, path, &admin);
         e.to_string()
     })?;
@@ -146,13 +142,13 @@ fn move_back(repo: &gix::Repository, aside: &Path, path: &Path, admin: &Path) {
 
 /// Why the moved worktree is no longer clean (a change, an untracked file, a new ignored
 /// file), or `None`. What cannot be read is not clean.
-fn turned_dirty(aside: &Path, ignored: &[String]) -> Option<String> {
-    match worktree::status(aside) {
+fn turned_dirty(aside: &Path, admin: &Path, ignored: &[String]) -> Option<String> {
+    match worktree::status(aside, admin) {
         Ok(st) if st.dirty.is_clean() => {}
         Ok(_) => return Some("a file changed in it while it was being removed".into()),
         Err(e) => return Some(format!("its status cannot be read: {e}")),
     }
-    match crate::snapshot::ignored_paths(aside) {
+    match crate::snapshot::ignored_paths(aside, admin) {
         Ok(now) if crate::snapshot::summarize(&now) == ignored => None,
         Ok(_) => Some("an ignored file appeared in it while it was being removed".into()),
         Err(e) => Some(format!("its ignored files cannot be listed: {e}")),

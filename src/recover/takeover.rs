@@ -108,7 +108,11 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         args.extend(["-p".into(), o.to_hex().to_string()]);
     }
     args.extend(["-m".into(), message]);
-    let made = git::Git::new(&dir).commit_step().args(&args).output();
+    let mut run = git::Git::new(&dir).commit_step().args(&args);
+    for (k, v) in git::own_identity_env(&dir) {
+        run = run.env(k, v);
+    }
+    let made = run.output();
     let commit =
         match made.map(|o| ObjectId::from_hex(String::from_utf8_lossy(&o).trim().as_bytes())) {
             Ok(Ok(c)) => c,

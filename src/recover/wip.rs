@@ -31,10 +31,13 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         return Ok(failed(w, "no worktree to snapshot", false));
     };
     let dir = Path::new(&f.path);
-    let index = match git_path(dir, "index") {
-        Ok(p) => p,
-        Err(e) => return r.step_failed(&now_w, e.to_string(), false),
+    // SPEC 1.3: every git run here is bound to the admin directory this repository lists
+    // for the worktree (the guard re-read it: its `.git` leads there).
+    let wt = Bound {
+        dir,
+        admin: Path::new(&f.admin),
     };
+    let index = wt.admin.join("index");
     let lock_before = index.with_file_name("index.lock").exists();
     let before = crate::ledger::left_out_last(&snap.events, &w.branch);
     let mut found = match LeftOut::find(dir, r.cfg.wip_max_file_size, &before) {
@@ -45,12 +48,12 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     r.classified(&now_w)?;
     let saved = Saved::take(&index);
     failpoint("wip-add");
-    let commit = add_and_commit(r, dir, &left_out);
+    let commit = add_and_commit(&wt, &left_out);
     let (mut head, mut files) = match commit {
         Ok(Some(v)) => v,
         Ok(None) => {
             saved.restore();
-            return only_left_out(r, w, &now_w, dir, left_out);
+            return only_left_out(r, w, &now_w, &wt, left_out);
         }
         Err(e) => {
             // Safety rule 0: a failed WIP commit leaves the index as it was; the lock a
@@ -71,7 +74,14 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         .and_then(|e| refused_paths(dir, head, &e.to_string()))
     {
         failpoint("wip-refused");
-        match refused::rewrite_without(dir, &w.branch, head, &refused, wip_message, &identity(r)) {
+        match refused::rewrite_without(
+            dir,
+            &w.branch,
+            head,
+            &refused,
+            wip_message,
+            &git::own_identity_env(dir),
+        ) {
             Ok((new, n)) => {
                 (head, files) = (new, n);
                 found.refused = refused;
@@ -90,7 +100,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             }
         }
     }
-    let left_out = with_still_dirty(dir, found.paths());
+    let left_out = with_still_dirty(&wt, found.paths());
     r.append(
         w,
         Some(head),
@@ -142,10 +152,10 @@ fn only_left_out(
     r: &Run,
     w: &Worker,
     now_w: &Worker,
-    dir: &Path,
+    wt: &Bound,
     left_out: Vec<String>,
 ) -> Result<Step, RecoverError> {
-    let left_out = with_still_dirty(dir, left_out);
+    let left_out = with_still_dirty(wt, left_out);
     let held = format!(
         "nothing to commit but what a WIP commit leaves out: {}",
         left_out.join(", ")
@@ -165,9 +175,10 @@ fn only_left_out(
 
 /// `left_out` plus every path the worktree still shows as changed after the WIP step
 /// (a dirty submodule, anything git would not stage): what no WIP commit captures.
-fn with_still_dirty(dir: &Path, mut left_out: Vec<String>) -> Vec<String> {
-    let out =
-        git::read(dir, &["status", "--porcelain=v1", "-z", "--no-renames"]).unwrap_or_default();
+fn with_still_dirty(wt: &Bound, mut left_out: Vec<String>) -> Vec<String> {
+    let out = wt
+        .read(&["status", "--porcelain=v1", "-z", "--no-renames"])
+        .unwrap_or_default();
     for e in out.split(|b| *b == 0).filter(|e| e.len() > 3) {
         let p = String::from_utf8_lossy(&e[3..]);
         let p = p.trim_end_matches('/').to_string();
@@ -215,34 +226,107 @@ fn push_wip(
 /// `git add -A` (nested repositories excluded) and `git commit`; `None` when nothing but
 /// the excluded paths was there to commit. Returns the new head and the file count.
 fn add_and_commit(
-    r: &Run,
-    dir: &Path,
+    wt: &Bound,
     left_out: &[String],
 ) -> Result<Option<(gix::ObjectId, u32)>, GitError> {
+    // SPEC 1.3: what the commit captures does not depend on an index flag: entries marked
+    // `assume-unchanged` (or `skip-worktree` with the file on disk) are staged like any
+    // other, their flags put back after the commit.
+    let flagged = Flagged::clear(wt)?;
     // `add -A` replaces a staged version that the worktree changed again (`MM`, `AM`,
     // `MD`): commit the index first, so that version stays reachable too (safety rule 1).
-    let restaged = staged_then_changed(dir)?;
+    let restaged = staged_then_changed(wt)?;
     if restaged > 0 {
         let message = format!(
             "wip: recode snapshot of the index ({restaged} files changed again after staging)\n\nRecode-Wip: true\n"
         );
-        commit(r, dir, &message)?;
+        commit(wt, &message)?;
     }
-    git::Git::new(dir)
+    wt.git()
         .args(["add", "-A", "--", "."])
         .args(left_out.iter().map(|p| format!(":(exclude,literal){p}")))
         .output()?;
-    let staged = git::read(dir, &["diff", "--cached", "--name-only", "-z"])?;
+    let staged = wt.read(&["diff", "--cached", "--name-only", "-z"])?;
     let files = staged.split(|b| *b == 0).filter(|p| !p.is_empty()).count() as u32;
     if files == 0 {
         return Ok(None);
     }
     failpoint("wip-commit");
-    commit(r, dir, &wip_message(files))?;
-    let head = git::Git::read(dir)
-        .args(["rev-parse", "HEAD"])
-        .output_id()?;
+    commit(wt, &wip_message(files))?;
+    let head = wt.git().args(["rev-parse", "HEAD"]).output_id()?;
+    flagged.restore(wt);
     Ok(Some((head, files)))
+}
+
+/// A worktree and the admin directory every git run for it is bound to (SPEC 1.3).
+pub(super) struct Bound<'a> {
+    /// The worktree.
+    pub(super) dir: &'a Path,
+    /// Its own git dir, as this repository lists it.
+    pub(super) admin: &'a Path,
+}
+
+impl Bound<'_> {
+    /// A git run for it ([`git::Git::bound`]).
+    pub(super) fn git(&self) -> git::Git {
+        git::Git::bound(self.dir, self.admin)
+    }
+
+    /// A read-only git run for it: stdout.
+    ///
+    /// Errors: as [`git::Git::output`].
+    pub(super) fn read(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
+        git::Git::bound_read(self.dir, self.admin)
+            .args(args)
+            .output()
+    }
+}
+
+/// The index entries whose flag made `git add` skip them, cleared for the WIP commit.
+struct Flagged {
+    assumed: Vec<String>,
+    skipped: Vec<String>,
+}
+
+impl Flagged {
+    /// Clear `assume-unchanged` on every entry that has it, and `skip-worktree` on those
+    /// whose file is on disk (`git ls-files -v`: a lower-case tag, `S`).
+    ///
+    /// Errors: [`GitError`] when the index cannot be listed or updated.
+    fn clear(wt: &Bound) -> Result<Flagged, GitError> {
+        let out = wt.read(&["ls-files", "-v", "-z"])?;
+        let mut f = Flagged {
+            assumed: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for e in out.split(|b| *b == 0).filter(|e| e.len() > 2) {
+            let path = String::from_utf8_lossy(&e[2..]).to_string();
+            if e[0].is_ascii_lowercase() {
+                f.assumed.push(path);
+            } else if e[0] == b'S' && std::fs::symlink_metadata(wt.dir.join(&path)).is_ok() {
+                f.skipped.push(path);
+            }
+        }
+        f.update(wt, "--no-assume-unchanged", "--no-skip-worktree")?;
+        Ok(f)
+    }
+
+    fn update(&self, wt: &Bound, assume: &str, skip: &str) -> Result<(), GitError> {
+        for (flag, paths) in [(assume, &self.assumed), (skip, &self.skipped)] {
+            if !paths.is_empty() {
+                wt.git()
+                    .args(["update-index", flag, "--"])
+                    .args(paths)
+                    .output()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Put the flags back (the entries now match the commit); best effort.
+    fn restore(&self, wt: &Bound) {
+        let _ = self.update(wt, "--assume-unchanged", "--skip-worktree");
+    }
 }
 
 /// The WIP commit's message for `files` files. SPEC 1.2: `Recode-Wip: true` and never a
@@ -256,24 +340,10 @@ fn wip_message(files: u32) -> String {
     )
 }
 
-/// The identity a commit of ours takes when the user has none configured (`GIT_AUTHOR_*`
-/// and `GIT_COMMITTER_*` of `git-recode`); empty when the user has one.
-fn identity(r: &Run) -> Vec<(&'static str, &'static str)> {
-    if r.repo.committer().and_then(|c| c.ok()).is_some() {
-        return Vec::new();
-    }
-    vec![
-        ("GIT_AUTHOR_NAME", "git-recode"),
-        ("GIT_AUTHOR_EMAIL", "git-recode@localhost"),
-        ("GIT_COMMITTER_NAME", "git-recode"),
-        ("GIT_COMMITTER_EMAIL", "git-recode@localhost"),
-    ]
-}
-
 /// Commit the index as it is (hooks skipped; signed when the user signs, bounded by
 /// `recode.commandTimeout` like every git run; a fallback identity when none is set).
-fn commit(r: &Run, dir: &Path, message: &str) -> Result<(), GitError> {
-    let mut commit = git::Git::new(dir).commit_step().args([
+fn commit(wt: &Bound, message: &str) -> Result<(), GitError> {
+    let mut commit = wt.git().commit_step().args([
         "-c",
         "core.hooksPath=/dev/null",
         "commit",
@@ -283,7 +353,7 @@ fn commit(r: &Run, dir: &Path, message: &str) -> Result<(), GitError> {
         "-m",
         message,
     ]);
-    for (k, v) in identity(r) {
+    for (k, v) in git::own_identity_env(wt.dir) {
         commit = commit.env(k, v);
     }
     commit.output()?;
@@ -294,18 +364,15 @@ fn commit(r: &Run, dir: &Path, message: &str) -> Result<(), GitError> {
 /// changed or deleted again: `add -A` would replace that version.
 ///
 /// Errors: [`GitError`] when the status cannot be read.
-fn staged_then_changed(dir: &Path) -> Result<usize, GitError> {
-    let out = git::read(
-        dir,
-        &[
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--no-renames",
-            "--untracked-files=no",
-            "--ignore-submodules=all",
-        ],
-    )?;
+fn staged_then_changed(wt: &Bound) -> Result<usize, GitError> {
+    let out = wt.read(&[
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--no-renames",
+        "--untracked-files=no",
+        "--ignore-submodules=all",
+    ])?;
     Ok(out
         .split(|b| *b == 0)
         .filter(|e| e.len() > 3 && b"MAT".contains(&e[0]) && b"MTD".contains(&e[1]))

@@ -131,6 +131,7 @@ mod tests {
             state: PrState::Open,
             url: "https://github.com/acme/widget/pull/12".into(),
             head: None,
+            merging: false,
             checks,
             review,
             feedback: Feedback {

@@ -703,7 +703,7 @@ pub fn place(
         }
         return Ok(Place::Existing(w.path.clone()));
     }
-    let path = new_worktree_path(repo, cfg, &snap.branch);
+    let path = crate::worktree::default_path(repo, cfg.worktree_dir.as_deref(), &snap.branch);
     let args = add_args(repo, cfg, snap, &path);
     if dry_run {
         // The command handed out adds the worktree itself, so it runs as shown.
@@ -737,36 +737,6 @@ pub fn place(
     Ok(Place::Added(path))
 }
 
-/// Where a worktree for `branch` is added: under `recode.worktreeDir` (relative to the
-/// main worktree), else beside the main worktree in `<name>.worktrees/`; the directory is
-/// the branch name with anything but `[A-Za-z0-9._-]` turned into `-`.
-fn new_worktree_path(repo: &gix::Repository, cfg: &crate::config::Config, branch: &str) -> String {
-    let root = match &cfg.worktree_dir {
-        Some(d) => main_worktree(repo).join(d),
-        None => {
-            let main = main_worktree(repo);
-            let name = main
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_else(|| "repo".into());
-            main.parent()
-                .map(|p| p.join(format!("{name}.worktrees")))
-                .unwrap_or_else(|| main.join(".worktrees"))
-        }
-    };
-    let dir_name: String = branch
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    root.join(dir_name).display().to_string()
-}
-
 /// The `git worktree add` arguments for the worker at `path`: its local branch, else a new
 /// branch tracking its remote one, else a new branch from the base.
 fn add_args(
@@ -797,19 +767,6 @@ fn add_args(
         ]);
     }
     args
-}
-
-/// The main worktree's directory (the common dir's parent for a non-bare repository).
-fn main_worktree(repo: &gix::Repository) -> std::path::PathBuf {
-    let common = repo.common_dir();
-    let common = common
-        .canonicalize()
-        .unwrap_or_else(|_| common.to_path_buf());
-    if common.file_name().is_some_and(|n| n == ".git") {
-        common.parent().map(Path::to_path_buf).unwrap_or(common)
-    } else {
-        common
-    }
 }
 
 #[cfg(test)]

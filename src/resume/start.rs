@@ -178,7 +178,13 @@ pub fn start(
     req: &Request,
 ) -> Result<Resumed, ResumeError> {
     if let Some(why) = super::refusal(w) {
-        if !req.dry_run && w.state == State::NeedsHuman {
+        // A deregistered checkout is `recover`'s to register again (SPEC 1.3): refused
+        // until then, and no escalation stands after it.
+        let repairable = matches!(
+            w.reason.row,
+            crate::model::reason::Row::Deregistered { .. }
+        );
+        if !req.dry_run && w.state == State::NeedsHuman && !repairable {
             // SPEC: `escalated` once per escalation, decided inside the compare-and-swap.
             ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
                 let body = Body::Escalated {

@@ -49,7 +49,7 @@ pub fn before(
     let spec = format!("+refs/heads/{branch}:refs/remotes/{remote}/{branch}");
     let fetched = git::Git::new(".")
         .args(["fetch", "--quiet", "--no-write-fetch-head", remote, &spec])
-        .network(cfg.network_timeout_secs)
+        .network(cfg.network_timeout_secs, &cfg.ssh)
         .capture()?;
     if !fetched.ok {
         tracing::debug!(stderr = %fetched.stderr, "takeover: the remote has no {branch}");
@@ -134,7 +134,7 @@ pub fn claim(
             remote.to_string(),
             format!("{blob}:{name}"),
         ])
-        .network(cfg.network_timeout_secs)
+        .network(cfg.network_timeout_secs, &cfg.ssh)
         .capture()?;
     if out.ok {
         return Ok(Claim::Won);

@@ -5,6 +5,7 @@
 //! branches with ledger events (which may exist only on the remote, or nowhere).
 
 mod ask;
+pub mod elsewhere;
 mod pickup;
 mod reads;
 mod worker;
@@ -201,6 +202,7 @@ pub fn gather_from(
         all_ref_tips: None,
         journal: crate::hook::journal::read(repo),
         beats,
+        stash: elsewhere::stash_entries(repo),
     };
     let mut snapshots = Vec::new();
     let mut status_jobs: Vec<reads::Job> = Vec::new();
@@ -208,8 +210,8 @@ pub fn gather_from(
     for (branch, task) in &workers {
         let events = events_of.take(task);
         if let Some((snap, job)) = ctx.snapshot(branch, task, events)? {
-            if let Some((path, candidate)) = job {
-                status_jobs.push((snapshots.len(), path, candidate));
+            if let Some((path, admin, candidate)) = job {
+                status_jobs.push((snapshots.len(), path, admin, candidate));
             }
             snapshots.push(snap);
         }

@@ -11,7 +11,8 @@ use crate::worktree;
 
 /// One worktree to read: the index of its snapshot, its path, and whether its ignored
 /// files are listed (when its status is clean).
-pub(super) type Job = (usize, PathBuf, bool);
+/// Its admin directory (the worktree's own git dir) binds every read (SPEC 1.3).
+pub(super) type Job = (usize, PathBuf, PathBuf, bool);
 
 /// Read the worktrees of `jobs` into their snapshots' facts: dirty counts, newest mtime,
 /// secrets and ignored files; what cannot be read is `unreadable`, with a warning.
@@ -26,7 +27,7 @@ pub(super) fn read_worktrees(
         crate::progress::Progress::new(jobs.len() as u64, "reading worktrees", show_progress);
     let results = run_status_jobs(jobs, &progress);
     progress.finish();
-    for ((idx, path, _), res) in jobs.iter().zip(results) {
+    for ((idx, path, _, _), res) in jobs.iter().zip(results) {
         let f = snapshots[*idx]
             .worktree
             .as_mut()
@@ -35,6 +36,7 @@ pub(super) fn read_worktrees(
             Ok((st, ignored)) => {
                 f.dirty = Some(st.dirty);
                 f.newest_mtime = st.newest_mtime;
+                f.hidden = st.hidden;
                 match ignored {
                     Some(Ok(all)) => {
                         f.secrets = all
@@ -72,12 +74,12 @@ type JobResult = Result<
 >;
 
 /// One worktree's job: its status, and its ignored paths when asked and clean.
-fn read_job((_, path, scan_ignored): &Job) -> JobResult {
-    worktree::status(path).map(|st| {
+fn read_job((_, path, admin, scan_ignored): &Job) -> JobResult {
+    worktree::status(path, admin).map(|st| {
         // No ignored entry in the walk: nothing for `ls-files` to list.
         let ignored = (*scan_ignored && st.dirty.is_clean()).then(|| {
             if st.any_ignored {
-                ignored_paths(path)
+                ignored_paths(path, admin)
             } else {
                 Ok(Vec::new())
             }
@@ -138,17 +140,16 @@ fn run_status_jobs(jobs: &[Job], progress: &crate::progress::Progress) -> Vec<Jo
 ///
 /// Errors: [`crate::git::GitError`] when the listing fails: what cannot be read is not
 /// clean (SPEC special cases), so the caller never deletes on that reading.
-pub fn ignored_paths(path: &Path) -> Result<Vec<String>, crate::git::GitError> {
-    let out = crate::git::read(
-        path,
-        &[
+pub fn ignored_paths(path: &Path, admin: &Path) -> Result<Vec<String>, crate::git::GitError> {
+    let out = crate::git::Git::bound_read(path, admin)
+        .args([
             "ls-files",
             "-z",
             "--others",
             "--ignored",
             "--exclude-standard",
-        ],
-    )?;
+        ])
+        .output()?;
     Ok(out
         .split(|b| *b == 0)
         .filter(|p| !p.is_empty())

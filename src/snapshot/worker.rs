@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use gix::ObjectId;
 use jiff::Timestamp;
 
-use super::{Branches, Detached, GatherError, Options};
+use super::{Branches, Detached, GatherError, Options, elsewhere};
 use crate::config::Config;
 use crate::hosts;
 use crate::ledger::{self, Body};
@@ -33,10 +33,13 @@ pub(super) struct Ctx<'a> {
     pub(super) journal: Vec<ledger::Event>,
     /// Every host's heartbeat, by ref component ([`hosts::read_heartbeats`]).
     pub(super) beats: std::collections::BTreeMap<String, hosts::Heartbeat>,
+    /// The repository's stash entries, newest first ([`elsewhere::stash_entries`]).
+    pub(super) stash: Vec<elsewhere::StashEntry>,
 }
 
-/// A worktree to read: its path, and whether its ignored files are listed (when clean).
-type ToRead = (PathBuf, bool);
+/// A worktree to read: its path, its admin directory, and whether its ignored files are
+/// listed (when clean).
+type ToRead = (PathBuf, PathBuf, bool);
 
 /// Commit counts of one worker against the base, its remote branch and its pull request.
 struct Counts {
@@ -44,6 +47,7 @@ struct Counts {
     remote_ahead: Option<u32>,
     branch_unique: u32,
     beyond_pr: u32,
+    pr_head: crate::model::PrHead,
 }
 
 impl<'a> Ctx<'a> {
@@ -151,6 +155,12 @@ impl<'a> Ctx<'a> {
             remote_ahead: counts.remote_ahead,
             branch_unique: counts.branch_unique,
             beyond_pr: counts.beyond_pr,
+            pr_head: counts.pr_head,
+            stashes: self.stashes_of(branch),
+            deregistered: match wt {
+                Some(_) => None,
+                None => self.deregistered_of(branch, &events),
+            },
             worktree: facts,
             newest_commit: repo::newest_worker_commit(repo, &ahead_commits),
             events,
@@ -166,6 +176,31 @@ impl<'a> Ctx<'a> {
             hosts: host_facts,
         };
         Ok(Some((snap, job)))
+    }
+
+    /// The stash entries made on `branch` (SPEC 1.3), described, newest first.
+    fn stashes_of(&self, branch: &str) -> Vec<String> {
+        elsewhere::stashes_on(&self.stash, branch)
+    }
+
+    /// A checkout of `branch` whose registration is gone (SPEC 1.3), for a worker with no
+    /// worktree.
+    fn deregistered_of(
+        &self,
+        branch: &str,
+        events: &[ledger::Event],
+    ) -> Option<crate::model::Deregistered> {
+        let (path, names) = elsewhere::deregistered(
+            self.repo,
+            self.cfg.worktree_dir.as_deref(),
+            self.worktrees,
+            branch,
+            events,
+        )?;
+        Some(crate::model::Deregistered {
+            path: path.to_string_lossy().to_string(),
+            names: names.to_string_lossy().to_string(),
+        })
     }
 
     /// Whose the worker is (SPEC 1.2 "Several machines"): the host of its newest attempt
@@ -255,17 +290,13 @@ impl<'a> Ctx<'a> {
             Some(Some(p)) => p.head,
             _ => None,
         };
-        let beyond_pr = match (head, pr_head) {
-            (Some(h), Some(p)) if h != p && repo.find_object(p).is_ok() => {
-                repo::count_between(repo, h, &[p])?
-            }
-            _ => 0,
-        };
+        let (beyond_pr, pr_head) = pr_relation(repo, head, pr_head)?;
         Ok(Counts {
             behind,
             remote_ahead,
             branch_unique,
             beyond_pr,
+            pr_head,
         })
     }
 
@@ -306,6 +337,9 @@ impl<'a> Ctx<'a> {
                 || w.path.join(".gitmodules").is_file(),
             unborn: w.unborn,
             restore_to: w.head.filter(|_| w.unborn),
+            admin: w.git_dir.to_string_lossy().to_string(),
+            foreign: w.foreign.as_ref().map(|p| p.to_string_lossy().to_string()),
+            hidden: Vec::new(),
         };
         if w.detached
             && !w.missing
@@ -316,9 +350,43 @@ impl<'a> Ctx<'a> {
             f.unreachable_commits = repo::count_between(repo, h, tips)?;
         }
         // Ignored files are listed in the same thread, after the status, when it is clean.
-        let job = (!w.missing && !skip_read).then(|| (w.path.clone(), candidate));
+        // A worktree whose `.git` leads elsewhere is not read through it (SPEC 1.3).
+        let job = (!w.missing && !skip_read && w.foreign.is_none())
+            .then(|| (w.path.clone(), w.git_dir.clone(), candidate));
         Ok((f, job))
     }
+}
+
+/// How the pull request's head `pr` stands to the worker's `head` (SPEC 1.3 "Merged needs
+/// proof"), and the commits on `head` beyond it (new work; 0 unless [`PrHead::Behind`]).
+/// A head this repository does not hold is unknown: nothing is proven by it.
+///
+/// Errors: [`GatherError`] when the history cannot be walked.
+///
+/// [`PrHead::Behind`]: crate::model::PrHead::Behind
+fn pr_relation(
+    repo: &gix::Repository,
+    head: Option<ObjectId>,
+    pr: Option<ObjectId>,
+) -> Result<(u32, crate::model::PrHead), GatherError> {
+    use crate::model::PrHead;
+    let (Some(h), Some(p)) = (head, pr) else {
+        return Ok((0, PrHead::Unknown));
+    };
+    if h == p {
+        return Ok((0, PrHead::Tip));
+    }
+    if repo.find_object(p).is_err() {
+        return Ok((0, PrHead::Unknown));
+    }
+    let beyond = repo::count_between(repo, h, &[p])?;
+    if beyond == 0 {
+        return Ok((0, PrHead::Contains));
+    }
+    Ok(match repo::count_between(repo, p, &[h])? {
+        0 => (beyond, PrHead::Behind(beyond)),
+        _ => (beyond, PrHead::Unrelated),
+    })
 }
 
 /// Probe the pid of the last attempt when it is a `spawn` recorded with one (SPEC

@@ -8,7 +8,7 @@
 //!
 //! The layering, bottom up ([`LAYERS`]; a module imports only modules of lower layers;
 //! each module's layer is the longest import path below it):
-//! 0. leaves: `clock`, `fence`, `outcome`, `process`, `progress`, `redact`, `retry`, `tail`, `trailer`;
+//! 0. leaves: `clock`, `fence`, `outcome`, `process`, `progress`, `redact`, `retry`, `ssh`, `tail`, `trailer`;
 //! 1. `git` (every git run), `lock`, vocabulary: `model` (worker and event types: no
 //!    ledger), `agent` (agents' output);
 //! 2. `config`, `render`, `hosts` (heartbeat refs, whose a worker is);
@@ -39,11 +39,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("clock", &[]),
-    ("config", &["clock", "git", "lock"]),
+    ("config", &["clock", "git", "lock", "ssh"]),
     (
         "doctor",
         &[
-            "agent", "clock", "config", "error", "forge", "git", "hook", "render", "worktree",
+            "agent", "clock", "config", "error", "forge", "git", "hook", "process", "render",
+            "repo", "ssh", "worktree",
         ],
     ),
     (
@@ -60,17 +61,20 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "clock", "config", "fence", "ledger", "model", "outcome", "redact", "retry",
         ],
     ),
-    ("git", &["process", "redact"]),
+    ("git", &["process", "redact", "ssh"]),
     (
         "hook",
         &[
-            "clock", "config", "ledger", "render", "repo", "trailer", "workers", "worktree",
+            "clock", "config", "git", "ledger", "process", "render", "repo", "ssh", "trailer",
+            "workers", "worktree",
         ],
     ),
-    ("hosts", &["clock", "model"]),
+    ("hosts", &["clock", "git", "model"]),
     (
         "ledger",
-        &["clock", "config", "lock", "model", "outcome", "retry"],
+        &[
+            "clock", "config", "git", "lock", "model", "outcome", "retry",
+        ],
     ),
     ("lock", &["clock", "process"]),
     ("locks", &["config", "lock", "worktree"]),
@@ -88,13 +92,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "recover",
         &[
             "classify", "clock", "config", "forge", "git", "hosts", "ledger", "lock", "locks",
-            "model", "process", "progress", "render", "repo", "snapshot", "trailer", "worktree",
+            "model", "process", "progress", "render", "repo", "snapshot", "ssh", "trailer",
+            "worktree",
         ],
     ),
     ("redact", &[]),
     ("retry", &[]),
+    ("ssh", &[]),
     ("render", &["clock", "model"]),
-    ("repo", &["clock", "config", "trailer"]),
+    ("repo", &["clock", "config", "git", "trailer"]),
     (
         "report",
         &[
@@ -105,7 +111,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "resume",
         &[
             "agent", "clock", "config", "fence", "git", "hook", "hosts", "ledger", "model",
-            "process", "redact", "repo", "sync",
+            "process", "redact", "repo", "sync", "worktree",
         ],
     ),
     (
@@ -140,6 +146,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("progress", 0),
     ("redact", 0),
     ("retry", 0),
+    ("ssh", 0),
     ("tail", 0),
     ("trailer", 0),
     ("agent", 1),

@@ -58,9 +58,11 @@ fn a_healthy_set_up_exits_0() {
     assert_eq!(code, 0, "{text}");
     let want: Vec<(String, String)> = [
         ("ok", "git"),
+        ("ok", "identity"),
         ("ok", "config"),
         ("ok", "hook"),
         ("warn", "forge"),
+        ("ok", "ssh"),
         ("ok", "agent"),
         ("ok", "accounts"),
         ("ok", "locks"),
@@ -77,7 +79,7 @@ fn a_healthy_set_up_exits_0() {
     );
     assert!(
         text.contains(
-            "ok    agent       recode.agent claude: <root>/agent-bin/claude is on PATH\n"
+            "ok    agent       recode.agent claude: <root>/agent-bin/claude is on PATH and answers --version: 2.0.0 (Claude Code stand-in)\n"
         ),
         "{text}"
     );
@@ -86,9 +88,9 @@ fn a_healthy_set_up_exits_0() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["schema"], 1);
     assert_eq!(v["ok"], true);
-    assert_eq!(v["checks"].as_array().unwrap().len(), 9);
-    assert_eq!(v["checks"][3]["check"], "forge");
-    assert_eq!(v["checks"][3]["level"], "warn");
+    assert_eq!(v["checks"].as_array().unwrap().len(), 11);
+    assert_eq!(v["checks"][4]["check"], "forge");
+    assert_eq!(v["checks"][4]["level"], "warn");
     assert_eq!(v["checks"][0]["fix"], serde_json::Value::Null);
 }
 

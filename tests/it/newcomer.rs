@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::common::TestEnv;
 
-/// A stand-in `claude` on PATH: it reads all of its stdin (as `claude -p` does when stdin
-/// is a pipe), commits one file in its directory, and prints a final message.
+/// A stand-in `claude` on PATH: it answers `--version`; else it reads all of its stdin (as
+/// `claude -p` does when stdin is a pipe), commits one file in its directory, and prints a
+/// final message.
 pub fn stand_in_agent(env: &TestEnv) -> PathBuf {
     let bin = env.root().join("agent-bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -15,6 +16,7 @@ pub fn stand_in_agent(env: &TestEnv) -> PathBuf {
     std::fs::write(
         &script,
         "#!/bin/sh\n\
+         [ \"$1\" = --version ] && { echo '2.0.0 (Claude Code stand-in)'; exit 0; }\n\
          cat >/dev/null\n\
          b=$(git rev-parse --abbrev-ref HEAD)\n\
          echo \"work of $b\" >> agent-work.txt\n\

@@ -1,0 +1,35 @@
+//! The `hook` check: the milestone hook is reached from every worktree.
+
+use super::{Check, Level, check, ok};
+
+/// Whether a commit in each worktree reaches the milestone hook and the hook runs
+/// ([`crate::hook::walk::reach_and_run`]).
+pub(super) fn hook(repo: &gix::Repository) -> Vec<Check> {
+    let reach = crate::hook::walk::reach_and_run(repo);
+    let missing: Vec<_> = reach.iter().filter(|r| !r.reaches).collect();
+    if missing.is_empty() {
+        let n = reach.len();
+        return vec![ok(
+            "hook",
+            format!(
+                "the milestone hook is reached from {}",
+                crate::render::plural(n as u64, "worktree")
+            ),
+        )];
+    }
+    missing
+        .into_iter()
+        .map(|r| {
+            check(
+                "hook",
+                Level::Fail,
+                format!(
+                    "a commit in {} does not reach the milestone hook: {}",
+                    r.path.display(),
+                    r.why.as_deref().unwrap_or("no post-commit hook")
+                ),
+                Some(format!("git -C '{}' recode hook install", r.path.display())),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,131 @@
+//! Work of a worker that no worktree status shows (SPEC 1.3 "Empty needs proof"): stash
+//! entries made on its branch, and a checkout of its branch whose worktree registration
+//! is gone (its directory back, holding a `.git` file for this repository).
+
+use std::path::{Path, PathBuf};
+
+use crate::ledger::{self, Body};
+use crate::worktree::{self, Worktree};
+
+/// One entry of the repository's stash (`refs/stash` and its reflog, shared by every
+/// worktree): its place (`stash@{N}`, newest 0) and its message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StashEntry {
+    /// `N` of `stash@{N}`.
+    pub index: usize,
+    /// The reflog message: `WIP on <branch>: <id> <subject>` or `On <branch>: <message>`.
+    pub message: String,
+}
+
+impl StashEntry {
+    /// The branch it was made on, from git's own message (`WIP on B: …`, `On B: …`; a
+    /// branch name holds no `:`); `None` for a detached HEAD (`(no branch)`) or a
+    /// message of someone's own (`git stash store -m`).
+    pub fn branch(&self) -> Option<&str> {
+        let rest = self
+            .message
+            .strip_prefix("WIP on ")
+            .or_else(|| self.message.strip_prefix("On "))?;
+        let (branch, _) = rest.split_once(": ")?;
+        (branch != "(no branch)").then_some(branch)
+    }
+
+    /// How a reason names it: `stash@{0} (On issue-5: check baseline)`.
+    pub fn describe(&self) -> String {
+        format!("stash@{{{}}} ({})", self.index, self.message)
+    }
+}
+
+/// Every stash entry, newest first (read once per gather); none without a stash.
+pub fn stash_entries(repo: &gix::Repository) -> Vec<StashEntry> {
+    let Ok(Some(r)) = repo.try_find_reference("refs/stash") else {
+        return Vec::new();
+    };
+    let mut platform = r.log_iter();
+    let Ok(Some(lines)) = platform.rev() else {
+        return Vec::new();
+    };
+    lines
+        .filter_map(Result::ok)
+        .enumerate()
+        .map(|(index, line)| StashEntry {
+            index,
+            message: line.message.to_string(),
+        })
+        .collect()
+}
+
+/// The stash entries made on `branch`, described for a reason, newest first.
+pub fn stashes_on(entries: &[StashEntry], branch: &str) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|e| e.branch() == Some(branch))
+        .map(StashEntry::describe)
+        .collect()
+}
+
+/// A checkout of `branch` whose worktree registration is gone: the first of the
+/// directories its attempts ran in (`spawn` `cwd`s naming it, newest first, and the
+/// directories above them) and the directory `resume` would add its worktree at, that is
+/// no registered worktree and holds a `.git` file naming an admin directory of this
+/// repository that is gone or another's ([`worktree::bind::deregistered`]). Returns the
+/// directory and the admin directory its `.git` names.
+pub fn deregistered(
+    repo: &gix::Repository,
+    worktree_dir: Option<&str>,
+    registered: &[Worktree],
+    branch: &str,
+    events: &[ledger::Event],
+) -> Option<(PathBuf, PathBuf)> {
+    let common = worktree::absolute(repo.common_dir());
+    let mut candidates: Vec<PathBuf> = events
+        .iter()
+        .rev()
+        .filter(|e| e.branch.as_deref() == Some(branch))
+        .filter_map(|e| match &e.body {
+            Body::Spawn { cwd, .. } => Some(PathBuf::from(cwd)),
+            _ => None,
+        })
+        .flat_map(|cwd| cwd.ancestors().map(Path::to_path_buf).collect::<Vec<_>>())
+        .collect();
+    candidates.push(PathBuf::from(worktree::default_path(
+        repo,
+        worktree_dir,
+        branch,
+    )));
+    let taken = |p: &Path| {
+        let p = worktree::absolute(p);
+        registered.iter().any(|w| w.path == p) || p == worktree::main_dir(repo)
+    };
+    candidates
+        .into_iter()
+        .filter(|d| d.join(".git").exists() && !taken(d))
+        .find_map(|d| {
+            let names = worktree::bind::deregistered(&common, &d)?;
+            Some((worktree::absolute(&d), names))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stash_entry_names_the_branch_it_was_made_on() {
+        let e = |m: &str| StashEntry {
+            index: 0,
+            message: m.into(),
+        };
+        assert_eq!(e("On issue-5: check baseline").branch(), Some("issue-5"));
+        assert_eq!(
+            e("WIP on feat/issue-7-x: 1a2b3c4 add parser").branch(),
+            Some("feat/issue-7-x")
+        );
+        assert_eq!(e("WIP on (no branch): 1a2b3c4 x").branch(), None);
+        assert_eq!(e("my own message").branch(), None);
+        assert_eq!(
+            e("On issue-5: a: b").describe(),
+            "stash@{0} (On issue-5: a: b)"
+        );
+    }
+}
