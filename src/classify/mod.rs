@@ -35,7 +35,11 @@ pub fn classify(s: &Snapshot) -> Worker {
     }
     position_evidence(s, dirty, &mut ev);
     if !s.stashes.is_empty() {
-        ev.push(format!("stash entries made on {}: {}", s.branch, s.stashes.join(", ")));
+        ev.push(format!(
+            "stash entries made on {}: {}",
+            s.branch,
+            s.stashes.join(", ")
+        ));
     }
     let pr = match &s.forge {
         Forge::Known(pr) => pr.clone(),
@@ -478,9 +482,8 @@ fn needs_human(t: &Table) -> Decided {
         Row::Escalated {
             reason: reason.clone(),
         }
-    } else if let Some(pr) = t
-        .pr
-        .filter(|p| p.state == PrState::Closed && s.pr_head != PrHead::Unrelated)
+    } else if let Some(pr) =
+        t.pr.filter(|p| p.state == PrState::Closed && s.pr_head != PrHead::Unrelated)
     {
         Row::PrClosed { pr: pr.number }
     } else {

@@ -139,7 +139,10 @@ pub enum Row {
     LeftOutOnly { paths: Vec<String> },
     /// `half-done`, `resume`: nothing ahead, the worktree clean, but stash entries made on
     /// the branch hold work (SPEC 1.3 "Empty needs proof"), newest first.
-    Stashed { branch: String, entries: Vec<String> },
+    Stashed {
+        branch: String,
+        entries: Vec<String>,
+    },
     /// `half-done`, `wip-commit`: uncommitted files; `hidden`: those an index flag hides
     /// from `git status` (`path (assume-unchanged)`).
     Uncommitted {
@@ -510,7 +513,11 @@ impl fmt::Display for Row {
                     d.untracked
                 )?;
                 if !hidden.is_empty() {
-                    write!(f, "hidden from git status by an index flag: {}; ", hidden.join(", "))?;
+                    write!(
+                        f,
+                        "hidden from git status by an index flag: {}; ",
+                        hidden.join(", ")
+                    )?;
                 }
                 write!(f, "{gate}")
             }

@@ -231,9 +231,13 @@ pub fn exit(
         now,
         agent::profile(&agent_name).is_none_or(|p| p.exit_trusted),
     );
-    let (wt, head) = locate(repo, &x.branch)?;
-    let idle = verdict.outcome == Outcome::Success
-        && resumed_idle(&events, &x.branch, head, wt.as_deref());
+    let (_, head) = locate(repo, &x.branch)?;
+    let wts = worktree::list(repo)?;
+    let wt = wts
+        .iter()
+        .find(|w| w.branch.as_deref() == Some(x.branch.as_str()))
+        .map(|w| (w.path.as_path(), w.git_dir.as_path()));
+    let idle = verdict.outcome == Outcome::Success && resumed_idle(&events, &x.branch, head, wt);
     let outcome = match (&x.blocker, verdict.outcome) {
         (Some(_), Outcome::Success | Outcome::Failed) => Outcome::Blocked,
         _ if idle => Outcome::Failed,
@@ -275,14 +279,14 @@ pub const IDLE_RESUME: &str =
     "git-recode: the resumed run exited 0 with no new commit and no change: not a success";
 
 /// Whether the attempt being closed is a `resume` that did nothing: the branch's head is
-/// still the one it was resumed on and its worktree is clean (SPEC 1.3 "Real agents": such
+/// still the one it was resumed on and its worktree (`(path, admin directory)`) is clean (SPEC 1.3 "Real agents": such
 /// an exit 0 is not a `success`). A worktree that cannot be read did something, as far as
 /// anyone can tell.
 fn resumed_idle(
     events: &[Event],
     branch: &str,
     head: Option<gix::ObjectId>,
-    wt: Option<&Path>,
+    wt: Option<(&Path, &Path)>,
 ) -> bool {
     let r = ledger::replay_for(events, branch);
     let Some(e) = r.last_attempt.map(|i| &events[i]) else {
@@ -291,7 +295,7 @@ fn resumed_idle(
     if !matches!(e.body, Body::Resume { .. }) || r.last_attempt_exited || e.head != head {
         return false;
     }
-    wt.is_none_or(|p| worktree::status(p).is_ok_and(|s| s.dirty.is_clean()))
+    wt.is_none_or(|(p, admin)| worktree::status(p, admin).is_ok_and(|s| s.dirty.is_clean()))
 }
 
 /// Whether `branch` exists somewhere (a worktree, a local or `recode.remote` branch) or

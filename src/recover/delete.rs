@@ -38,7 +38,8 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         return Ok(failed(w, why, false));
     }
     // Listed again at the moment of deletion: what `git worktree remove` takes with it.
-    let ignored = match wt.map(|f| snapshot::ignored_paths(Path::new(&f.path), Path::new(&f.admin))) {
+    let ignored = match wt.map(|f| snapshot::ignored_paths(Path::new(&f.path), Path::new(&f.admin)))
+    {
         Some(Ok(paths)) => snapshot::summarize(&paths),
         Some(Err(e)) => {
             // What cannot be read is not clean (SPEC special cases).

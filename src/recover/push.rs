@@ -121,7 +121,10 @@ pub(super) fn secrets_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<Str
 /// What the remote already has of the branch: `<remote>/<branch>` (never the upstream,
 /// which may be another branch: SPEC 1.3), else the base.
 fn push_excludes(r: &Run, w: &Worker) -> Vec<ObjectId> {
-    match repo::tip(r.repo, &format!("refs/remotes/{}/{}", r.cfg.remote, w.branch)) {
+    match repo::tip(
+        r.repo,
+        &format!("refs/remotes/{}/{}", r.cfg.remote, w.branch),
+    ) {
         Some(t) => vec![t],
         None => repo::base_tips(r.repo, r.cfg, &w.base),
     }

@@ -61,13 +61,18 @@ pub(super) fn remove(
     // git's own cleanliness check runs `status` in it: no monitor, no cache (SPEC 1.3).
     git::Git::new(repo.common_dir())
         .args(git::UNCACHED)
-        .args(["-c", "status.showUntrackedFiles=normal", "worktree", "remove"])
+        .args([
+            "-c",
+            "status.showUntrackedFiles=normal",
+            "worktree",
+            "remove",
+        ])
         .arg(&aside)
         .output()
         .map_err(|e| {
-        move_back(repo, &aside, path, &admin);
-        e.to_string()
-    })?;
+            move_back(repo, &aside, path, &admin);
+            e.to_string()
+        })?;
     Ok(Removal::Removed)
 }
 

@@ -35,7 +35,10 @@ pub(super) fn run(r: &Run, w: &Worker, path: &str, names: &str) -> Result<Step, 
         )),
         Err(why) => r.step_failed(
             w,
-            format!("cannot register {path} again as the worktree of {}: {why}", w.branch),
+            format!(
+                "cannot register {path} again as the worktree of {}: {why}",
+                w.branch
+            ),
             false,
         ),
     }
@@ -62,8 +65,12 @@ fn register(
     let common = worktree::absolute(repo.common_dir());
     let worktrees = common.join("worktrees");
     let admin = free_admin(&worktrees, names, dir);
-    let id = admin.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    let io = |what: &str, p: &Path, e: std::io::Error| format!("cannot {what} {}: {e}", p.display());
+    let id = admin
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    let io =
+        |what: &str, p: &Path, e: std::io::Error| format!("cannot {what} {}: {e}", p.display());
     let tmp = common.join("recode").join("register").join(&id);
     if tmp.exists() {
         // Our own, left by a run killed while building it.

@@ -180,10 +180,7 @@ pub fn start(
     if let Some(why) = super::refusal(w) {
         // A deregistered checkout is `recover`'s to register again (SPEC 1.3): refused
         // until then, and no escalation stands after it.
-        let repairable = matches!(
-            w.reason.row,
-            crate::model::reason::Row::Deregistered { .. }
-        );
+        let repairable = matches!(w.reason.row, crate::model::reason::Row::Deregistered { .. });
         if !req.dry_run && w.state == State::NeedsHuman && !repairable {
             // SPEC: `escalated` once per escalation, decided inside the compare-and-swap.
             ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {

@@ -86,7 +86,11 @@ mod tests {
         assert_eq!(foreign(&wt, &admin), None);
         // The registration is gone: deregistered, naming the admin directory.
         assert_eq!(deregistered(&common, &wt), Some(admin.clone()));
-        std::fs::write(admin.join("gitdir"), format!("{}\n", wt.join(".git").display())).unwrap();
+        std::fs::write(
+            admin.join("gitdir"),
+            format!("{}\n", wt.join(".git").display()),
+        )
+        .unwrap();
         assert_eq!(deregistered(&common, &wt), None, "registered again");
         // `git init` in it: a repository of its own.
         std::fs::remove_file(wt.join(".git")).unwrap();

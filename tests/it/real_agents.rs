@@ -222,202 +222,169 @@ fn session_in(out: &Path) -> Option<String> {
     })
 }
 
-/// The seeds' acceptance with a real agent (SPEC 1.3 "Real agents"): spawned with its
-/// flags and killed mid-task (after a milestone commit, with a dirty tree); the next tick
-/// sees it stalled and WIP-commits; `resume` prints the command that resumes its own
-/// session with the same flags; the real agent finishes there; `record exit` reads a
-/// success; the next tick publishes through the GitHub stand-in. Returns the resume
-/// command.
-fn end_to_end(case: &Case, prepare: &dyn Fn(&Model)) -> Option<String> {
-    let a = agent(case.name)?;
-    let fx = Fx::new();
-    let branch = "issue-1-real";
-    let wt = fx.env.root().join("wt").join(branch);
-    fx.env.git(
-        &fx.repo,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            branch,
-            wt.to_str().unwrap(),
-            "main",
-        ],
-    );
-    let model = Model::start("work", &fx.env.root());
-    prepare(&model);
-    let gemini = fx.env.home.join(".gemini");
-    std::fs::create_dir_all(&gemini).unwrap();
-    std::fs::write(
-        gemini.join("settings.json"),
-        r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#,
-    )
-    .unwrap();
-    let out = fx.env.root().join("agent-1.out");
-    let mut child = case
-        .first_command(&a, &fx, &wt, &model, &out)
-        .spawn()
-        .unwrap();
-    let session = match &case.session {
-        Some(s) => s.clone(),
-        None => {
+/// One real agent's run through the loop: the repository with its forge stand-in, the
+/// worker's worktree, the scripted model.
+struct Run {
+    a: Agent,
+    fx: Fx,
+    wt: PathBuf,
+    model: Model,
+}
+
+const BRANCH: &str = "issue-1-real";
+const LATER_NOW: [(&str, &str); 1] = [("RECODE_NOW", LATER)];
+
+impl Run {
+    /// `status --json`'s worker.
+    fn status(&self) -> Value {
+        let r = self.fx.run_env(true, &LATER_NOW, &["status", "--json"]);
+        let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+        find(doc["workers"].as_array().unwrap(), BRANCH).clone()
+    }
+
+    /// `git recode <args>` at [`LATER`]; asserts exit 0; returns stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let r = self.fx.run_env(true, &LATER_NOW, args);
+        assert_eq!(r.code, Some(0), "{args:?}: {}", r.stderr);
+        r.stdout
+    }
+
+    /// The loop spawns the agent with its flags and records the spawn; the model has it
+    /// commit a milestone, dirty the tree and hang: killed there. Returns the session id.
+    fn spawn_and_kill(&self, case: &Case) -> String {
+        let out = self.fx.env.root().join("agent-1.out");
+        let mut child = case
+            .first_command(&self.a, &self.fx, &self.wt, &self.model, &out)
+            .spawn()
+            .unwrap();
+        let session = case.session.clone().unwrap_or_else(|| {
             let mut found = None;
             wait_for(90, "the agent's session id", || {
                 found = session_in(&out);
                 found.is_some()
             });
             found.unwrap()
+        });
+        let pid = child.id().to_string();
+        let wt = self.wt.display().to_string();
+        let mut spawn = vec![
+            "record", "spawn", BRANCH, "--agent", case.name, "--pid", &pid,
+        ];
+        spawn.extend(["--session-id", &session, "--cwd", &wt]);
+        let conf = case.config_dir.as_ref().map(|d| d.display().to_string());
+        if let Some(d) = &conf {
+            spawn.extend(["--config-dir", d]);
         }
-    };
-    let pid = child.id().to_string();
-    let mut spawn: Vec<String> = [
-        "record", "spawn", branch, "--agent", case.name, "--pid", &pid,
-    ]
-    .map(String::from)
-    .into();
-    spawn.extend(["--session-id".into(), session.clone()]);
-    spawn.extend(["--cwd".into(), wt.display().to_string()]);
-    if let Some(d) = &case.config_dir {
-        spawn.extend(["--config-dir".into(), d.display().to_string()]);
+        spawn.push("--");
+        spawn.extend(case.flags.iter().map(String::as_str));
+        self.fx.ok(&spawn);
+        wait_for(120, "the agent to dirty the tree and hang", || {
+            self.wt.join("b.txt").exists() && self.model.requests().iter().any(|r| r["turn"] == 1)
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        kill_group(&mut child);
+        session
     }
-    spawn.push("--".into());
-    spawn.extend(case.flags.iter().cloned());
-    let spawn: Vec<&str> = spawn.iter().map(String::as_str).collect();
-    fx.ok(&spawn);
 
-    // The model made it commit a milestone, dirty the tree and hang: killed there.
-    wait_for(120, "the agent to dirty the tree and hang", || {
-        wt.join("b.txt").exists() && model.requests().iter().any(|r| r["turn"] == 1)
-    });
-    std::thread::sleep(Duration::from_millis(300));
-    kill_group(&mut child);
-    let first = fx.rev(&wt, "HEAD").unwrap();
-    assert_ne!(
-        first,
-        fx.rev(&fx.repo, "main").unwrap(),
-        "the agent's milestone commit"
-    );
+    /// The next tick: the kill is seen, the dirty work WIP-committed; then `resume` prints
+    /// the command of its own session with the same flags. Returns the command.
+    fn recover_and_resume(&self, case: &Case, session: &str) -> String {
+        let first = self.fx.rev(&self.wt, "HEAD").unwrap();
+        let main = self.fx.rev(&self.fx.repo, "main").unwrap();
+        assert_ne!(first, main, "the agent's milestone commit");
+        let w = self.status();
+        let sla = [&w["liveness"], &w["state"], &w["action"]];
+        assert_eq!(sla, ["stalled", "half-done", "wip-commit"], "{w}");
+        self.ok(&["recover", "--all"]);
+        let wip = self.fx.rev(&self.wt, "HEAD").unwrap();
+        assert_ne!(wip, first, "a WIP commit holds the dirty work");
+        assert_eq!(self.fx.env.git(&self.wt, &["status", "--porcelain"]), "");
+        assert_eq!(self.status()["action"], "resume");
+        let doc: Value = serde_json::from_str(&self.ok(&["resume", BRANCH, "--json"])).unwrap();
+        let got = (doc["mode"].as_str(), doc["session_id"].as_str());
+        assert_eq!(got, (Some("session"), Some(session)), "{doc}");
+        let command = doc["command"].as_str().unwrap().to_string();
+        let quoted: Vec<String> = case.flags.iter().map(|f| format!("'{f}'")).collect();
+        let replayed = command.contains(&quoted.join(" "));
+        assert!(replayed, "the recorded flags are replayed: {command}");
+        command
+    }
 
-    // The next tick: the kill is seen, the dirty work WIP-committed.
-    let later = [("RECODE_NOW", LATER)];
-    let status = |fx: &Fx| {
-        let r = fx.run_env(true, &later, &["status", "--json"]);
-        let doc: Value = serde_json::from_str(&r.stdout).unwrap();
-        find(doc["workers"].as_array().unwrap(), branch).clone()
-    };
-    let w = status(&fx);
-    let sla = |w: &Value| {
-        (
-            w["liveness"].as_str().map(String::from),
-            w["state"].as_str().map(String::from),
-            w["action"].as_str().map(String::from),
-        )
-    };
-    let s = |x: &str| Some(x.to_string());
-    assert_eq!(
-        sla(&w),
-        (s("stalled"), s("half-done"), s("wip-commit")),
-        "{w}"
-    );
-    let r = fx.run_env(true, &later, &["recover", "--all"]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_ne!(
-        fx.rev(&wt, "HEAD").unwrap(),
-        first,
-        "a WIP commit holds the dirty work"
-    );
-    assert_eq!(fx.env.git(&wt, &["status", "--porcelain"]), "");
-    assert_eq!(status(&fx)["action"], "resume");
+    /// The loop runs `command`: the real agent resumes its session (the model sees its
+    /// earlier turns, and no tool call is refused) and finishes; `record exit` reads a
+    /// success.
+    fn finish(&self, command: &str) {
+        let out = self.fx.env.root().join("agent-2.out");
+        let mut sh = Command::new("sh");
+        fx_env(&self.fx, &mut sh, &self.fx.repo);
+        agent_env(&mut sh, &self.a, &self.model);
+        let file = std::fs::File::create(&out).unwrap();
+        let done = sh.arg("-c").arg(command).stdout(file).stderr(Stdio::null());
+        let done = done.status().unwrap();
+        let said = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(done.code(), Some(0), "{said}");
+        let turns: Vec<Value> = self
+            .model
+            .requests()
+            .into_iter()
+            .filter(|r| r["tools"] == true)
+            .collect();
+        let last = &turns.last().unwrap()["turn"];
+        assert_eq!(
+            last, 3,
+            "the resumed session went on from its earlier turns: {turns:?}"
+        );
+        let refused = turns.iter().any(|r| !r["last_tool_result"].is_null());
+        assert!(!refused, "no tool call was refused: {turns:?}");
+        assert!(self.wt.join("c.txt").exists(), "{said}");
+        let out = out.display().to_string();
+        let exit = ["record", "exit", BRANCH, "--rc", "0", "--result-json", &out];
+        assert_eq!(self.ok(&exit).trim(), "success");
+    }
 
-    // `resume` prints the command: its own session, the same flags.
-    let r = fx.run_env(true, &later, &["resume", branch, "--json"]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(
-        (doc["mode"].as_str(), doc["session_id"].as_str()),
-        (Some("session"), Some(session.as_str())),
-        "{doc}"
-    );
-    let command = doc["command"].as_str().unwrap().to_string();
-    let quoted: Vec<String> = case
-        .flags
-        .iter()
-        .map(|f| format!("'{}'", f.replace('\'', "'\\''")))
-        .collect();
-    assert!(
-        command.contains(&quoted.join(" ")),
-        "the recorded flags are replayed: {command}"
-    );
+    /// Published through the forge stand-in by the next tick.
+    fn publish(&self) {
+        let w = self.status();
+        assert_eq!(
+            [&w["state"], &w["action"]],
+            ["publishable", "publish"],
+            "{w}"
+        );
+        self.ok(&["recover", "--all"]);
+        let prs = self.fx.gh.prs();
+        assert_eq!(
+            prs.iter().map(|p| p.head.as_str()).collect::<Vec<_>>(),
+            [BRANCH]
+        );
+        assert_eq!(self.status()["state"], "published");
+    }
+}
 
-    // The loop runs it: the real agent resumes its session and finishes.
-    let out2 = fx.env.root().join("agent-2.out");
-    let mut sh = Command::new("sh");
-    fx_env(&fx, &mut sh, &fx.repo);
-    agent_env(&mut sh, &a, &model);
-    let done = sh
-        .arg("-c")
-        .arg(&command)
-        .stdout(std::fs::File::create(&out2).unwrap())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    let said = std::fs::read_to_string(&out2).unwrap();
-    assert_eq!(done.code(), Some(0), "{said}");
-    let turns: Vec<Value> = model
-        .requests()
-        .into_iter()
-        .filter(|r| r["tools"] == true)
-        .collect();
-    assert_eq!(
-        turns.last().unwrap()["turn"],
-        3,
-        "the resumed session went on from its earlier turns: {turns:?}"
-    );
-    assert!(
-        turns.iter().all(|r| r["last_tool_result"].is_null()),
-        "no tool call was refused: {turns:?}"
-    );
-    assert!(wt.join("c.txt").exists(), "{said}");
-    let rc = done.code().unwrap().to_string();
-    let r = fx.run_env(
-        true,
-        &later,
-        &[
-            "record",
-            "exit",
-            branch,
-            "--rc",
-            &rc,
-            "--result-json",
-            out2.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(
-        (r.code, r.stdout.trim()),
-        (Some(0), "success"),
-        "{}",
-        r.stderr
-    );
-
-    // Published through the forge stand-in, with no human step.
-    let w = status(&fx);
-    assert_eq!(
-        (w["state"].as_str(), w["action"].as_str()),
-        (Some("publishable"), Some("publish")),
-        "{w}"
-    );
-    let r = fx.run_env(true, &later, &["recover", "--all"]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let prs = fx.gh.prs();
-    assert_eq!(
-        prs.iter().map(|p| p.head.as_str()).collect::<Vec<_>>(),
-        [branch]
-    );
-    assert_eq!(status(&fx)["state"], "published");
+/// The seeds' acceptance with a real agent (SPEC 1.3 "Real agents"): spawned with its
+/// flags and killed mid-task (after a milestone commit, with a dirty tree); the next tick
+/// sees it stalled and WIP-commits; `resume` prints the command that resumes its own
+/// session with the same flags; the real agent finishes there; `record exit` reads a
+/// success; the next tick publishes through the GitHub stand-in. No human step. Returns
+/// the resume command (`None`: the agent is not installed, outside CI).
+fn end_to_end(case: &Case, prepare: &dyn Fn(&Model)) -> Option<String> {
+    let a = agent(case.name)?;
+    let fx = Fx::new();
+    let wt = fx.env.add_worktree(&fx.repo, BRANCH, "wt-real");
+    let model = Model::start("work", &fx.env.root());
+    prepare(&model);
+    // Gemini CLI's API-key login, in the test's home.
+    let gemini = fx.env.home.join(".gemini");
+    std::fs::create_dir_all(&gemini).unwrap();
+    let login = r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#;
+    std::fs::write(gemini.join("settings.json"), login).unwrap();
+    let run = Run { a, fx, wt, model };
+    let session = run.spawn_and_kill(case);
+    let command = run.recover_and_resume(case, &session);
+    run.finish(&command);
+    run.publish();
     eprintln!(
         "{} {} end to end: killed, WIP-committed, resumed, published",
-        a.name, a.version
+        run.a.name, run.a.version
     );
     Some(command)
 }
@@ -516,7 +483,6 @@ fn fx_env(fx: &Fx, cmd: &mut Command, dir: &Path) {
 
 #[test]
 fn gemini_killed_mid_task_is_recovered_resumed_into_its_session_and_published() {
-    // Gemini CLI's API-key login, in the test's home (`~/.gemini/settings.json`).
     let settings = |_: &Model| {};
     let case = Case {
         name: "gemini",
