@@ -296,6 +296,8 @@ mod tests {
             pid: None,
             pid_start: None,
             output: None,
+            agent_args: None,
+            config_dir: None,
         }
     }
 
