@@ -20,6 +20,11 @@ pub const DEFAULT_STALL_AFTER_SECS: i64 = 30 * 60;
 pub const MAX_ATTEMPTS: &str = "recode.maxAttempts";
 /// Default of [`MAX_ATTEMPTS`].
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+/// `recode.maxTransient`: transient exits in a row on one task with no new commit before
+/// the worker is `needs-human` (SPEC 1.3 "Outcomes: structured first, bounded").
+pub const MAX_TRANSIENT: &str = "recode.maxTransient";
+/// Default of [`MAX_TRANSIENT`].
+pub const DEFAULT_MAX_TRANSIENT: u32 = 12;
 /// `recode.gate`: the test command run before publishing (unset by default).
 pub const GATE: &str = "recode.gate";
 /// `recode.notesRef`: where ledgers live.
@@ -131,6 +136,7 @@ pub const KEYS: &[Key] = &[
     Key { name: BRANCH_PATTERN, default: DEFAULT_BRANCH_PATTERN, meaning: "regex: which branches are workers, and their task key", kind: Kind::TaskRegex },
     Key { name: STALL_AFTER, default: "30m", meaning: "idle time before a worker with no exit is stalled (s, m, h, d)", kind: Kind::Duration },
     Key { name: MAX_ATTEMPTS, default: "3", meaning: "counted attempts before needs-human", kind: Kind::Count },
+    Key { name: MAX_TRANSIENT, default: "12", meaning: "transient exits in a row on one task with no new commit before needs-human", kind: Kind::Count },
     Key { name: GATE, default: "unset", meaning: "the test command run before publishing", kind: Kind::Text },
     Key { name: NOTES_REF, default: DEFAULT_NOTES_REF, meaning: "where ledgers live", kind: Kind::Text },
     Key { name: AGENT, default: DEFAULT_AGENT, meaning: "claude, codex, gemini, opencode, cursor, copilot, amp, goose, aider, or a command template", kind: Kind::Text },
@@ -285,6 +291,8 @@ pub struct Config {
     pub stall_after_secs: i64,
     /// `recode.maxAttempts`.
     pub max_attempts: u32,
+    /// `recode.maxTransient`.
+    pub max_transient: u32,
     /// `recode.gate`.
     pub gate: Option<String>,
     /// `recode.notesRef`, fully qualified.
@@ -412,6 +420,12 @@ impl Config {
             duration,
         )?;
         let max_attempts = parsed(MAX_ATTEMPTS, get(MAX_ATTEMPTS), DEFAULT_MAX_ATTEMPTS, count)?;
+        let max_transient = parsed(
+            MAX_TRANSIENT,
+            get(MAX_TRANSIENT),
+            DEFAULT_MAX_TRANSIENT,
+            count,
+        )?;
         let push_wip = parsed(PUSH_WIP, get(PUSH_WIP), true, |v| {
             parse_bool(v).ok_or_else(|| "expected true or false".into())
         })?;
@@ -456,6 +470,7 @@ impl Config {
             branch_pattern,
             stall_after_secs,
             max_attempts,
+            max_transient,
             gate: get(GATE),
             notes_ref,
             agent: get(AGENT).unwrap_or_else(|| DEFAULT_AGENT.into()),

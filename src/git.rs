@@ -12,10 +12,10 @@
 //! - arguments are a list, never a shell; `LC_ALL=C` so messages can be read;
 //! - no forge token in the environment (SPEC 1.2 "Untrusted input stays out": the
 //!   repository's config names commands git runs — filters, `core.fsmonitor`,
-//!   `core.sshCommand`, a pager, hooks — and none of them may read the token), except a
-//!   network step to an `http(s)` remote, where git's credential helpers may need it:
-//!   that run runs no hook (`core.hooksPath=/dev/null`); no `core.fsmonitor` (a command of
-//!   the repository's config, and a cache that may hide changes), no pager.
+//!   `core.sshCommand`, a pager, hooks, a `credential.helper` — and none of them may read
+//!   the token; a push that needs a credential gets it from the user's credential helper's
+//!   own store, never from our environment); no `core.fsmonitor` (a command of the
+//!   repository's config, and a cache that may hide changes), no pager.
 //!
 //! git is used only for what gix cannot do (push, fetch, ls-remote, `worktree
 //! remove`/`add`, the WIP `add`+`commit` so filters and modes are exactly git's) and a few
@@ -120,9 +120,6 @@ pub struct Git {
     timeout: Option<Duration>,
     /// The config key a timeout is named by in the error.
     timeout_key: &'static str,
-    /// The remote a network step talks to ([`Git::remote`]): tokens are kept for its
-    /// credential helpers only when it is reached over `http(s)`.
-    remote: Option<String>,
     /// The ssh command of a network step ([`Git::network`]); other runs get [`scrub`]'s.
     ssh: Option<crate::ssh::SshCommand>,
 }
@@ -143,18 +140,8 @@ impl Git {
             envs: Vec::new(),
             timeout: None,
             timeout_key: "recode.commandTimeout",
-            remote: None,
             ssh: None,
         }
-    }
-
-    /// Name the remote (a remote's name or a URL) this network step talks to: when it is
-    /// reached over `http(s)`, the forge tokens stay in the run's environment for git's
-    /// credential helpers (`gh auth git-credential` reads `GH_TOKEN`), and the run starts
-    /// no hook; over ssh, a path or anything else, they are removed like everywhere else.
-    pub fn remote(mut self, remote: &str) -> Git {
-        self.remote = Some(remote.to_string());
-        self
     }
 
     /// Mark this run as a commit of an index already built: killed after
@@ -284,17 +271,6 @@ impl Git {
         let args = self.display_args();
         let mut cmd = Command::new("git");
         scrub(&mut cmd);
-        let keep_tokens = self.timeout_key == "recode.networkTimeout"
-            && self
-                .remote
-                .as_deref()
-                .is_some_and(|r| over_http(&self.dir, r));
-        if keep_tokens {
-            for (k, v) in token_values() {
-                cmd.env(k, v);
-            }
-            cmd.args(["-c", "core.hooksPath=/dev/null"]);
-        }
         if let Some(v) = self.ssh.as_ref().and_then(|s| s.env_value()) {
             cmd.env("GIT_SSH_COMMAND", v);
         }
@@ -367,26 +343,7 @@ pub fn branch_checked_out(dir: &Path, branch: &str) -> bool {
             .is_ok_and(|o| String::from_utf8_lossy(&o).trim() == format!("refs/heads/{branch}"))
 }
 
-/// Whether `remote` (a remote's name in the repository at `dir`, or a URL) is reached over
-/// `http(s)`: its `pushurl`, else its `url`, as git's own config reads it.
-fn over_http(dir: &Path, remote: &str) -> bool {
-    let http = |u: &str| {
-        let u = u.trim().to_ascii_lowercase();
-        u.starts_with("https://") || u.starts_with("http://")
-    };
-    if remote.contains("://") {
-        return http(remote);
-    }
-    ["pushurl", "url"].iter().any(|k| {
-        Git::read(dir)
-            .args(["config", "--get", &format!("remote.{remote}.{k}")])
-            .output()
-            .is_ok_and(|o| http(&String::from_utf8_lossy(&o)))
-    })
-}
-
-/// The forge token variables set in this process's environment: [`crate::redact::TOKEN_ENV`]
-/// and any `RECODE_…TOKEN…` variable.
+/// The forge token variables set in this process's environment ([`is_token_var`]).
 fn token_values() -> Vec<(OsString, OsString)> {
     std::env::vars_os()
         .filter(|(k, _)| is_token_var(k))

@@ -89,7 +89,6 @@ fn ls_remote(
         .args(["ls-remote", remote])
         .args(refs)
         .network(cfg.network_timeout_secs, &cfg.ssh)
-        .remote(remote)
         .output()?;
     Ok(String::from_utf8_lossy(&out)
         .lines()
@@ -274,7 +273,6 @@ fn fetch_tracking(
     let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
         .args(&args)
         .network(cfg.network_timeout_secs, &cfg.ssh)
-        .remote(remote)
         .capture()?;
     if ok {
         return Ok(true);
@@ -396,7 +394,6 @@ fn push(
     let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
         .args(&args)
         .network(cfg.network_timeout_secs, &cfg.ssh)
-        .remote(remote)
         .capture()?;
     if ok {
         for p in pushes {

@@ -10,8 +10,10 @@
 pub mod lines;
 pub mod parked;
 pub mod profiles;
+pub mod structured;
 
 pub use profiles::{PROFILES, Profile, profile};
+pub use structured::{error_kind, json_kind};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -294,8 +296,14 @@ fn other_error(r: &mut AgentResult, v: &serde_json::Value) {
         if let Some(m) = e["data"]["message"].as_str().or(e["message"].as_str()) {
             r.message = Some(m.to_string());
         }
-        if let Some(s) = status_of(&e["data"]["statusCode"]) {
+        if let Some(s) = status_of(&e["data"]["statusCode"]).or(status_of(&e["status"])) {
             r.api_error_status = Some(s);
+        }
+        // Codex / OpenAI: `error.code` or `error.type` names the kind.
+        if r.error_kind.is_none()
+            && let Some(c) = e["code"].as_str().or(e["type"].as_str())
+        {
+            r.error_kind = Some(c.to_string());
         }
     } else if let Some(m) = e.as_str() {
         r.is_error = true;
@@ -343,6 +351,11 @@ fn claude_result(r: &mut AgentResult, v: &serde_json::Value) {
     }
     r.subtype = v["subtype"].as_str().map(str::to_string);
     r.terminal_reason = v["terminal_reason"].as_str().map(str::to_string);
+    // Claude Code 2.1: the API error's type (`rate_limit_error`) or, with no answer at
+    // all, what failed (`connection_failed`).
+    if let Some(t) = v["api_error_type"].as_str().or(v["api_error"].as_str()) {
+        r.error_kind = Some(t.to_string());
+    }
     if let Some(m) = v["result"].as_str() {
         r.message = Some(m.to_string());
     }
@@ -373,8 +386,17 @@ fn gemini_error(r: &mut AgentResult, e: &serde_json::Value) {
         return;
     }
     r.is_error = true;
-    if let Some(t) = e["type"].as_str() {
+    // `type` (Gemini CLI's class name), else Google's `status` word or a code that is a
+    // name (`RESOURCE_EXHAUSTED`, `rate_limit_exceeded`).
+    if let Some(t) = e["type"]
+        .as_str()
+        .or(e["status"].as_str())
+        .or(e["code"].as_str().filter(|c| c.parse::<u16>().is_err()))
+    {
         r.error_kind = Some(t.to_string());
+    }
+    if let Some(s) = status_of(&e["status"]) {
+        r.api_error_status = Some(s);
     }
     r.error_code = e["code"]
         .as_u64()
@@ -382,51 +404,6 @@ fn gemini_error(r: &mut AgentResult, e: &serde_json::Value) {
         .and_then(|n| u16::try_from(n).ok());
     if let Some(m) = e["message"].as_str() {
         r.message = Some(m.to_string());
-    }
-}
-
-/// What the agent's JSON fields say, before any text is read (SPEC "Outcomes"):
-/// an HTTP status (`api_error_status`, Gemini `error.code`), the named error kind
-/// (Claude's assistant `error`, Gemini's `error.type`), then an error `subtype` or a
-/// `terminal_reason` other than completion (cut short).
-pub fn json_kind(r: &AgentResult) -> Option<Kind> {
-    let by_status = |status: u16| match status {
-        401..=403 => Some(Kind::NeedsHuman),
-        413 => Some(Kind::Fresh),
-        408 | 429 | 500..=599 => Some(Kind::Transient),
-        _ => None,
-    };
-    if let Some(k) = r.api_error_status.or(r.error_code).and_then(by_status) {
-        return Some(k);
-    }
-    if let Some(k) = r.error_kind.as_deref().and_then(error_kind) {
-        return Some(k);
-    }
-    let cut = r.subtype.as_deref().is_some_and(|s| s.starts_with("error"))
-        || r.terminal_reason.as_deref().is_some_and(|t| {
-            !matches!(
-                t,
-                "completed" | "complete" | "end_turn" | "success" | "stop"
-            )
-        });
-    cut.then_some(Kind::CutShort)
-}
-
-/// The kind an agent's own error name means (Claude's `error` field of an API-error
-/// message, transcript or stream; Gemini CLI's `error.type`).
-fn error_kind(name: &str) -> Option<Kind> {
-    let n = name.to_ascii_lowercase();
-    match n.as_str() {
-        "rate_limit" | "server_error" | "overloaded" | "overloaded_error" | "rate_limit_error" => {
-            Some(Kind::Transient)
-        }
-        "authentication_failed" | "billing_error" | "permission_error" | "authentication_error" => {
-            Some(Kind::NeedsHuman)
-        }
-        _ if n.contains("quota") || n.contains("ratelimit") => Some(Kind::Transient),
-        _ if n.contains("authentication") => Some(Kind::NeedsHuman),
-        _ if n.contains("turnlimited") => Some(Kind::CutShort),
-        _ => None,
     }
 }
 
@@ -452,7 +429,9 @@ pub fn decide(
     now: Timestamp,
     exit_trusted: bool,
 ) -> Verdict {
-    let json = result.and_then(json_kind);
+    let json = result
+        .and_then(json_kind)
+        .or_else(|| (rc != 0).then(|| structured::text_kind(message)).flatten());
     let failed_by_json =
         result.is_some_and(|r| r.is_error || r.api_error_status.is_some()) || json.is_some();
     let no_proof = match result {

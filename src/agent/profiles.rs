@@ -2,9 +2,10 @@
 //! `recode.agent` config row). Facts per agent are from
 //! `shared/research/ecosystem.md` section A (each row names its source there).
 //!
-//! A command template holds three placeholders, filled by [`crate::resume`]:
+//! A command template holds four placeholders, filled by [`crate::resume`]:
 //! `{prompt}` (the prompt as one word, `"$(cat '<file>')"`), `{prompt_file}` (the file,
-//! single-quoted) and `{session_id}` (single-quoted). Nothing else in this crate asks
+//! single-quoted), `{session_id}` (single-quoted) and `{args}` (the attempt's recorded
+//! flags, each single-quoted, else [`Profile::default_args`]). Nothing else in this crate asks
 //! which agent it is: every difference between agents is a field here.
 
 /// Where an agent keeps its session transcripts (shown in `docs/agents.md`; read by
@@ -44,6 +45,17 @@ pub struct Profile {
     pub transcript: Transcript,
     /// Environment set on its launch command (`NAME=value` words before the binary).
     pub env: &'static [(&'static str, &'static str)],
+    /// The flags `{args}` stands for when the attempt recorded none (`record spawn -- ARGS`
+    /// not used, an older ledger): what git-recode launched this agent with before flags
+    /// were recorded. Recorded flags replace them, so a resume never has wider
+    /// permissions than the attempt it continues (SPEC 1.3 "Real agents").
+    pub default_args: &'static [&'static str],
+    /// The variable naming its configuration directory (`CLAUDE_CONFIG_DIR`,
+    /// `CODEX_HOME`), set from `record spawn --config-dir` on the resumed agent.
+    pub config_env: Option<&'static str>,
+    /// The flags (recorded, or none) are followed by `--`: a flag that takes several values
+    /// (`--allowedTools Bash Edit`) would otherwise take the prompt as one of them.
+    pub args_end_with_dashes: bool,
 }
 
 /// Every known agent, by `recode.agent` name.
@@ -51,56 +63,68 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "claude",
         binary: "claude",
-        fresh: "claude -p {prompt}",
-        resume: Some("claude -p --resume={session_id} {prompt}"),
+        fresh: "claude -p {args} {prompt}",
+        resume: Some("claude -p --resume={session_id} {args} {prompt}"),
         resume_needs_cwd: true,
         session_in: "`session_id` of the `json` result, of stream-json's `system`/`init` and `result`",
         exit_trusted: true,
         transcript: Transcript::Jsonl("~/.claude/projects/<dir>/<session>.jsonl"),
         // SPEC 1.2: background work fails loudly instead of half-completing.
         env: &[("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", "0")],
+        default_args: &[],
+        config_env: Some("CLAUDE_CONFIG_DIR"),
+        args_end_with_dashes: true,
     },
     Profile {
         name: "codex",
         binary: "codex",
-        fresh: "codex exec {prompt}",
-        resume: Some("codex exec resume -- {session_id} {prompt}"),
+        fresh: "codex exec {args} {prompt}",
+        resume: Some("codex exec resume {args} {session_id} {prompt}"),
         resume_needs_cwd: true,
         session_in: "`thread_id` of `thread.started`",
         // `turn.failed` with exit 0.
         exit_trusted: false,
         transcript: Transcript::Jsonl("~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<session>.jsonl"),
         env: &[],
+        default_args: &[],
+        config_env: Some("CODEX_HOME"),
+        args_end_with_dashes: true,
     },
     Profile {
         name: "gemini",
         binary: "gemini",
-        fresh: "gemini -p {prompt} -o stream-json --yolo --skip-trust",
-        resume: Some("gemini --resume={session_id} -p {prompt} -o stream-json --yolo --skip-trust"),
+        fresh: "gemini -p {prompt} -o stream-json {args}",
+        resume: Some("gemini --resume={session_id} -p {prompt} -o stream-json {args}"),
         resume_needs_cwd: true,
         session_in: "`session_id` of stream-json's `init`, or of the `json` object",
         exit_trusted: true,
         transcript: Transcript::Jsonl("~/.gemini/tmp/<project>/chats/session-<ts>-<id8>.jsonl"),
         env: &[],
+        default_args: &["--yolo", "--skip-trust"],
+        config_env: None,
+        args_end_with_dashes: false,
     },
     Profile {
         name: "opencode",
         binary: "opencode",
-        fresh: "opencode run --format json --auto {prompt}",
-        resume: Some("opencode run --format json --auto --session={session_id} {prompt}"),
+        fresh: "opencode run --format json {args} {prompt}",
+        resume: Some("opencode run --format json {args} --session={session_id} {prompt}"),
         resume_needs_cwd: true,
         session_in: "`sessionID` of every event (`ses_…`)",
         // Exit 0 for a missing session (anomalyco/opencode#27559).
         exit_trusted: false,
         transcript: Transcript::Elsewhere("SQLite ~/.local/share/opencode/opencode.db"),
         env: &[],
+        default_args: &["--auto"],
+        config_env: None,
+        args_end_with_dashes: false,
     },
     Profile {
         name: "cursor",
         binary: "cursor-agent",
-        fresh: "cursor-agent -p --output-format stream-json --force {prompt}",
+        fresh: "cursor-agent -p --output-format stream-json {args} {prompt}",
         resume: Some(
-            "cursor-agent -p --output-format stream-json --force --resume={session_id} {prompt}",
+            "cursor-agent -p --output-format stream-json {args} --resume={session_id} {prompt}",
         ),
         resume_needs_cwd: true,
         session_in: "`session_id` of stream-json's `system`/`init` and `result` (Claude-shaped)",
@@ -108,28 +132,30 @@ pub const PROFILES: &[Profile] = &[
         exit_trusted: true,
         transcript: Transcript::Elsewhere("SQLite ~/.cursor/chats/<md5(cwd)>/<chat>/store.db"),
         env: &[],
+        default_args: &["--force"],
+        config_env: None,
+        args_end_with_dashes: false,
     },
     Profile {
         name: "copilot",
         binary: "copilot",
-        fresh: "copilot -p {prompt} --output-format json -s --allow-all --autopilot --no-ask-user",
-        resume: Some(
-            "copilot -p {prompt} --output-format json -s --allow-all --autopilot --no-ask-user --resume={session_id}",
-        ),
+        fresh: "copilot -p {prompt} --output-format json -s {args}",
+        resume: Some("copilot -p {prompt} --output-format json -s {args} --resume={session_id}"),
         resume_needs_cwd: true,
         session_in: "`sessionId` of the final `result` event",
         // Exit 0 with no output on an auth failure (github/copilot-cli#1181).
         exit_trusted: false,
         transcript: Transcript::Jsonl("~/.copilot/session-state/<session>/events.jsonl"),
         env: &[],
+        default_args: &["--allow-all", "--autopilot", "--no-ask-user"],
+        config_env: None,
+        args_end_with_dashes: false,
     },
     Profile {
         name: "amp",
         binary: "amp",
-        fresh: "amp -x {prompt} --stream-json --dangerously-allow-all",
-        resume: Some(
-            "amp threads continue {session_id} -x --stream-json --dangerously-allow-all {prompt}",
-        ),
+        fresh: "amp -x {prompt} --stream-json {args}",
+        resume: Some("amp threads continue {session_id} -x --stream-json {args} {prompt}"),
         // Threads are server-side: any directory of the account resumes them.
         resume_needs_cwd: false,
         session_in: "`session_id` of stream-json's `system`/`init` (thread id `T-…`, Claude-shaped)",
@@ -138,22 +164,30 @@ pub const PROFILES: &[Profile] = &[
             "server-side threads (~/.local/state/amp/last-thread-id)",
         ),
         env: &[],
+        default_args: &["--dangerously-allow-all"],
+        config_env: None,
+        args_end_with_dashes: false,
     },
     Profile {
         name: "goose",
         binary: "goose",
-        fresh: "goose run -t {prompt} --output-format stream-json",
-        resume: Some("goose run -r --name={session_id} -t {prompt} --output-format stream-json"),
+        fresh: "goose run {args} -t {prompt} --output-format stream-json",
+        resume: Some(
+            "goose run -r --name={session_id} {args} -t {prompt} --output-format stream-json",
+        ),
         resume_needs_cwd: true,
         session_in: "not emitted: the session name the loop gave (`-n`), recorded with `record spawn --session-id`",
         exit_trusted: false,
         transcript: Transcript::Elsewhere("SQLite ~/.local/share/goose/sessions/sessions.db"),
         env: &[],
+        default_args: &[],
+        config_env: None,
+        args_end_with_dashes: false,
     },
     Profile {
         name: "aider",
         binary: "aider",
-        fresh: "aider --yes-always --message-file {prompt_file}",
+        fresh: "aider {args} --message-file {prompt_file}",
         resume: None,
         resume_needs_cwd: true,
         session_in: "none: Aider has no session ids and no JSON output",
@@ -161,6 +195,9 @@ pub const PROFILES: &[Profile] = &[
         exit_trusted: false,
         transcript: Transcript::Elsewhere("<git root>/.aider.chat.history.md"),
         env: &[],
+        default_args: &["--yes-always"],
+        config_env: None,
+        args_end_with_dashes: false,
     },
 ];
 
@@ -186,6 +223,8 @@ mod tests {
         );
         for p in PROFILES {
             assert!(p.fresh.starts_with(p.binary), "{}", p.name);
+            assert!(p.fresh.contains(" {args}"), "{}", p.name);
+            assert!(p.resume.is_none_or(|r| r.contains(" {args}")), "{}", p.name);
             assert!(!p.fresh.contains("{session_id}"), "{}", p.name);
             if let Some(r) = p.resume {
                 assert!(

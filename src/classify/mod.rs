@@ -445,17 +445,14 @@ fn needs_human(t: &Table) -> Decided {
             max: s.max_attempts,
         }
     } else if r.last_outcome == Some(Outcome::NeedsHuman) {
-        let exit = t
-            .last_exit
-            .and_then(|e| match &e.body {
-                Body::Exit { rc, message, .. } => Some(match message {
-                    Some(m) => format!("rc {rc}: {}", first_line(m)),
-                    None => format!("rc {rc}"),
-                }),
-                _ => None,
-            })
-            .unwrap_or_default();
-        Row::LastNeedsHuman { exit }
+        Row::LastNeedsHuman {
+            exit: exit_line(t.last_exit),
+        }
+    } else if let Some(count) = transient_bound(s, r) {
+        Row::TransientBound {
+            count,
+            exit: exit_line(t.last_exit),
+        }
     } else if let Some(reason) = &r.escalated {
         Row::Escalated {
             reason: reason.clone(),
@@ -468,6 +465,54 @@ fn needs_human(t: &Table) -> Decided {
         return None;
     };
     Some((State::NeedsHuman, Action::Escalate, row))
+}
+
+/// `rc N: first line` of an exit, for a reason.
+fn exit_line(e: Option<&Event>) -> String {
+    e.and_then(|e| match &e.body {
+        Body::Exit { rc, message, .. } => Some(match message {
+            Some(m) => format!("rc {rc}: {}", first_line(m)),
+            None => format!("rc {rc}"),
+        }),
+        _ => None,
+    })
+    .unwrap_or_default()
+}
+
+/// SPEC 1.3 "Outcomes: structured first, bounded": the transient exits in a row on the
+/// task (after the last `cleared`) on one head — no new commit between them — when they
+/// reach `recode.maxTransient` and the last outcome is still transient; so a misread
+/// wording can never loop for ever.
+fn transient_bound(s: &Snapshot, r: &Replay) -> Option<u32> {
+    if r.last_outcome != Some(Outcome::Transient) {
+        return None;
+    }
+    let since = s
+        .events
+        .iter()
+        .rposition(|e| matches!(e.body, Body::Cleared { .. }))
+        .map_or(0, |i| i + 1);
+    let mut exits = s.events[since..]
+        .iter()
+        .rev()
+        .filter_map(|e| match &e.body {
+            Body::Exit {
+                outcome,
+                rc,
+                message,
+                ..
+            } => {
+                let transient = *outcome == Outcome::Transient
+                    || crate::outcome::reread(*outcome, *rc, message.as_deref(), e.ts).is_some();
+                Some((e.head, transient))
+            }
+            _ => None,
+        });
+    let (head, _) = exits.next()?;
+    let count = 1 + exits
+        .take_while(|&(h, transient)| h == head && transient)
+        .count() as u32;
+    (count >= s.max_transient).then_some(count)
 }
 
 /// SPEC 1.2, before rows 4 and 5: a clean worker in a shallow history where the branch and

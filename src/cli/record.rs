@@ -14,7 +14,7 @@ pub enum RecordCommand {
     ///
     /// The branch need not exist yet: a loop may record the spawn before the agent creates it.
     ///
-    /// Example: `git recode record spawn feat/issue-12-parser --agent claude --pid $! --session-id "$sid"`
+    /// Example: `git recode record spawn feat/issue-12-parser --agent claude --pid $! --session-id "$sid" -- --permission-mode acceptEdits --model opus`
     Spawn {
         /// The worker's branch
         #[arg(value_parser = crate::cli::branch::parse)]
@@ -37,6 +37,12 @@ pub enum RecordCommand {
         /// The file holding the prompt the loop gave the agent: its first 16 KiB are kept with the attempt and carried into every resume prompt
         #[arg(long, value_name = "F")]
         prompt_file: Option<PathBuf>,
+        /// The agent's configuration directory (e.g. CLAUDE_CONFIG_DIR, CODEX_HOME), set again on resume [default: the agent's variable in this environment]
+        #[arg(long, value_name = "DIR")]
+        config_dir: Option<PathBuf>,
+        /// The agent's own flags, after `--` (permission mode, model, allowed tools; not the prompt nor the session): the command `resume` prints runs the agent with them
+        #[arg(last = true, value_name = "AGENT_ARGS")]
+        agent_args: Vec<String>,
     },
     /// Ledger an attempt's end; the outcome is classified from rc and the final message
     ///
@@ -144,16 +150,35 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
             cwd,
             output,
             prompt_file,
+            config_dir,
+            agent_args,
         } => {
             let prompt = prompt_file.as_deref().map(read_prompt).transpose()?;
+            // The ledger travels with the repository: a key passed as a flag stays out.
+            if let Some(a) = agent_args.iter().find(|a| crate::redact::redact(a) != **a) {
+                return Err(Error::Usage(format!(
+                    "agent flag {:?} holds a secret: pass it through the agent's environment, not `record spawn --`",
+                    crate::redact::redact(a)
+                )));
+            }
+            let absolute = |p: PathBuf| crate::worktree::absolute(&p).to_string_lossy().to_string();
+            let config_dir = config_dir.map(absolute).or_else(|| {
+                let var = agent.as_deref().and_then(agent::profile)?.config_env?;
+                std::env::var(var)
+                    .ok()
+                    .filter(|d| !d.is_empty())
+                    .map(|d| absolute(d.into()))
+            });
             let s = record::Spawn {
                 branch,
                 session_id,
                 agent,
                 pid,
                 cwd,
-                output: output.map(|o| crate::worktree::absolute(&o).to_string_lossy().to_string()),
+                output: output.map(absolute),
                 prompt,
+                agent_args: (!agent_args.is_empty()).then_some(agent_args),
+                config_dir,
             };
             let done = record::spawn(&ctx.repo, &ctx.cfg, ctx.now, s)?;
             ctx.ui.warn(&done.warnings);

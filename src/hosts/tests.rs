@@ -74,6 +74,8 @@ fn spawn(host: &str) -> Body {
         pid_start: None,
         output: None,
         prompt: None,
+        agent_args: None,
+        config_dir: None,
     }
 }
 

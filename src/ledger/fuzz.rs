@@ -91,6 +91,8 @@ fn event(rng: &mut fastrand::Rng) -> Event {
             pid_start: opt(rng),
             output: opt(rng),
             prompt: opt(rng),
+            agent_args: rng.bool().then(|| vec![text(rng), text(rng)]),
+            config_dir: opt(rng),
         },
         1 => Body::Exit {
             rc: rng.i32(..),

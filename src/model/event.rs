@@ -81,6 +81,15 @@ pub enum Body {
         /// resume prompt under "The task" (SPEC 1.3 "The loop as people run it").
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prompt: Option<String>,
+        /// The agent's own flags (`record spawn -- ARGS…`: permission mode, model, allowed
+        /// tools), replayed by the command `resume` prints (SPEC 1.3 "Real agents"); absent:
+        /// not recorded (the profile's defaults are used).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_args: Option<Vec<String>>,
+        /// The agent's configuration directory (`record spawn --config-dir`, e.g.
+        /// `CLAUDE_CONFIG_DIR`), set again on the resumed agent (SPEC 1.3).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        config_dir: Option<String>,
     },
     /// An attempt ended (`record exit`).
     Exit {

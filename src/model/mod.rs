@@ -450,6 +450,8 @@ pub struct Snapshot {
     pub gate_configured: bool,
     /// `recode.maxAttempts`.
     pub max_attempts: u32,
+    /// `recode.maxTransient` (SPEC 1.3).
+    pub max_transient: u32,
     /// Which host the worker belongs to (SPEC 1.2 "Several machines").
     pub hosts: HostFacts,
 }

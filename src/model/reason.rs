@@ -108,6 +108,9 @@ pub enum Row {
     Capped { attempts: u32, max: u32 },
     /// `needs-human`: the last outcome needs a human (`rc N: first line`).
     LastNeedsHuman { exit: String },
+    /// `needs-human`: `count` transient exits in a row with no new commit reached
+    /// `recode.maxTransient` (SPEC 1.3); `exit` is the last one's `rc N: first line`.
+    TransientBound { count: u32, exit: String },
     /// `needs-human`: a standing escalation.
     Escalated { reason: String },
     /// `needs-human`: the pull request was closed without merging.
@@ -440,6 +443,10 @@ impl fmt::Display for Row {
                 "{attempts} counted attempts reached recode.maxAttempts ({max}) without a passing gate on the head"
             ),
             Row::LastNeedsHuman { exit } => write!(f, "the last attempt needs a human ({exit})"),
+            Row::TransientBound { count, exit } => write!(
+                f,
+                "transient for {count} attempts: {exit} (recode.maxTransient, no new commit)"
+            ),
             Row::Escalated { reason } => {
                 write!(f, "escalated: {reason} (until `git recode record clear`)")
             }

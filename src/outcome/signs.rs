@@ -130,6 +130,9 @@ const fn re(
     }
 }
 
+/// The real CLIs' captured output, kept as test data with each agent's version
+/// (`tests/data/agents/<agent>-<version>/`, read by `tests/it/agent_outputs.rs`).
+const REAL_OUTPUTS: &str = "tests/data/agents/";
 const CC_ISSUES: &str = "https://github.com/anthropics/claude-code/issues";
 const ANTHROPIC_ERRORS: &str = "https://docs.claude.com/en/api/errors";
 const CC_HEADLESS: &str = "https://docs.claude.com/en/docs/claude-code/headless";
@@ -1103,6 +1106,35 @@ pub const SIGNS: &[Sign] = &[
         GenericHttp,
         MDN_STATUS,
     ),
+    // Read from the real CLIs' output (tests/data/agents/<agent>-<version>/).
+    re(
+        r"\bnot running in a trusted (directory|folder)\b|\btrust this (directory|folder)\b",
+        "Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`, set the `GEMINI_CLI_TRUST_WORKSPACE=true` environment variable, or trust this directory in interactive mode.",
+        NeedsHuman,
+        Gemini,
+        REAL_OUTPUTS,
+    ),
+    re(
+        r"\breconnecting\.\.\.|\bwaiting for network\b|\bconnection failed: error sending request\b",
+        "ERROR: Reconnecting... waiting for network (Connection failed: error sending request)",
+        Transient,
+        Codex,
+        REAL_OUTPUTS,
+    ),
+    re(
+        r"\bfetch failed\b|\bretrying with backoff\b",
+        "Attempt 2 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending request",
+        Transient,
+        Gemini,
+        REAL_OUTPUTS,
+    ),
+    re(
+        r"\bunable to connect to (the )?api\b|\bconnection to the api was lost\b|\bconnection refused\b",
+        "API Error: Unable to connect to API (ConnectionRefused)",
+        Transient,
+        Claude,
+        REAL_OUTPUTS,
+    ),
     lit(
         "econnreset",
         "Error: read ECONNRESET",
@@ -1334,7 +1366,11 @@ mod tests {
                     s.pattern
                 );
             }
-            assert!(s.source.starts_with("https://"), "source of {}", s.pattern);
+            assert!(
+                s.source.starts_with("https://") || s.source == REAL_OUTPUTS,
+                "source of {}",
+                s.pattern
+            );
             assert!(!s.example.is_empty(), "example of {}", s.pattern);
         }
     }

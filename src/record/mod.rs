@@ -91,6 +91,10 @@ pub struct Spawn {
     /// The task's prompt the loop gave the agent, at most [`crate::model::event::PROMPT_KEEP_BYTES`]
     /// ([`head_utf8`] of `record spawn --prompt-file`), untrusted text.
     pub prompt: Option<String>,
+    /// The agent's own flags (`record spawn -- ARGS`), replayed on resume (SPEC 1.3).
+    pub agent_args: Option<Vec<String>>,
+    /// The agent's configuration directory (absolute), replayed on resume (SPEC 1.3).
+    pub config_dir: Option<String>,
 }
 
 /// The first `max` bytes of `bytes` as text (invalid UTF-8 replaced), cut at a character
@@ -166,6 +170,8 @@ pub fn spawn(
             pid_start: pid_start.clone(),
             output: s.output.clone(),
             prompt: s.prompt.clone(),
+            agent_args: s.agent_args.clone(),
+            config_dir: s.config_dir.clone(),
         };
         vec![Event::new(now, &task, Some(&s.branch), body).with_head(head)]
     })?;
@@ -254,12 +260,26 @@ pub fn exit(
         now,
         agent::profile(&agent_name).is_none_or(|p| p.exit_trusted),
     );
+    let (_, head) = locate(repo, &x.branch)?;
+    let wts = worktree::list(repo)?;
+    let wt = wts
+        .iter()
+        .find(|w| w.branch.as_deref() == Some(x.branch.as_str()))
+        .map(|w| (w.path.as_path(), w.git_dir.as_path()));
+    let idle = verdict.outcome == Outcome::Success && resumed_idle(&events, &x.branch, head, wt);
     let outcome = match (&x.blocker, verdict.outcome) {
         (Some(_), Outcome::Success | Outcome::Failed) => Outcome::Blocked,
+        _ if idle => Outcome::Failed,
         (_, o) => o,
     };
-    let (_, head) = locate(repo, &x.branch)?;
-    let message = message.filter(|m| !m.is_empty());
+    let message = match message.filter(|m| !m.is_empty()) {
+        Some(m) if idle => Some(tail_utf8(
+            &format!("{m}\n{IDLE_RESUME}"),
+            MESSAGE_KEEP_BYTES,
+        )),
+        None if idle => Some(IDLE_RESUME.to_string()),
+        m => m,
+    };
     let session_id = x.result.and_then(|r| r.session_id);
     ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
         let retry_after = match verdict.retry_after {
@@ -281,6 +301,30 @@ pub fn exit(
         vec![Event::new(now, &task, Some(&x.branch), body).with_head(head)]
     })?;
     Ok(outcome)
+}
+
+/// The sentence added to the message of a resumed run that did nothing (SPEC 1.3).
+pub const IDLE_RESUME: &str =
+    "git-recode: the resumed run exited 0 with no new commit and no change: not a success";
+
+/// Whether the attempt being closed is a `resume` that did nothing: the branch's head is
+/// still the one it was resumed on and its worktree (`(path, admin directory)`) is clean (SPEC 1.3 "Real agents": such
+/// an exit 0 is not a `success`). A worktree that cannot be read did something, as far as
+/// anyone can tell.
+fn resumed_idle(
+    events: &[Event],
+    branch: &str,
+    head: Option<gix::ObjectId>,
+    wt: Option<(&Path, &Path)>,
+) -> bool {
+    let r = ledger::replay_for(events, branch);
+    let Some(e) = r.last_attempt.map(|i| &events[i]) else {
+        return false;
+    };
+    if !matches!(e.body, Body::Resume { .. }) || r.last_attempt_exited || e.head != head {
+        return false;
+    }
+    wt.is_none_or(|(p, admin)| worktree::status(p, admin).is_ok_and(|s| s.dirty.is_clean()))
 }
 
 /// Whether `branch` exists somewhere (a worktree, a local or `recode.remote` branch) or

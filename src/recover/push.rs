@@ -58,7 +58,6 @@ fn remote_head(r: &Run, branch: &str) -> Result<Option<ObjectId>, GitError> {
         .args(["ls-remote", "--", &r.cfg.remote])
         .arg(format!("refs/heads/{branch}"))
         .network(r.cfg.network_timeout_secs, &r.cfg.ssh)
-        .remote(&r.cfg.remote)
         .output()?;
     let text = String::from_utf8_lossy(&out);
     Ok(text
@@ -186,7 +185,6 @@ pub(super) fn push(r: &Run, _dir: &Path, branch: &str) -> Result<(), GitError> {
     git::Git::new(r.repo.common_dir())
         .args(["push", "--porcelain", "--quiet", &r.cfg.remote, &spec])
         .network(r.cfg.network_timeout_secs, &r.cfg.ssh)
-        .remote(&r.cfg.remote)
         .output()?;
     Ok(())
 }

@@ -342,6 +342,8 @@ mod tests {
             pid_start: None,
             output: None,
             prompt: None,
+            agent_args: None,
+            config_dir: None,
         }
     }
 

@@ -411,6 +411,44 @@ fn last_exit_was_fresh(snap: &Snapshot, r: &ledger::Replay) -> bool {
     })
 }
 
+/// A known agent's command: its resume form when `in_session` (else its fresh form), with
+/// `{args}` the attempt's recorded flags (else [`Profile::default_args`]; never both, so a
+/// resume has no wider permissions than the attempt it continues) and the recorded
+/// configuration directory in the profile's variable (SPEC 1.3 "Real agents").
+fn profile_command(
+    p: &crate::agent::Profile,
+    in_session: bool,
+    args: Option<&[String]>,
+    config_dir: Option<&str>,
+    values: &[(&str, String)],
+) -> String {
+    let template = match (in_session, p.resume) {
+        (true, Some(r)) => r,
+        _ => p.fresh,
+    };
+    let mut args: Vec<String> = match args {
+        Some(a) => a.iter().map(|a| sh_quote(a)).collect(),
+        None => p.default_args.iter().map(|a| a.to_string()).collect(),
+    };
+    // After `--` no word is an option: not the prompt (which an option taking several
+    // values would swallow), not a session id (SPEC 1.2 "Untrusted input stays out").
+    if p.args_end_with_dashes {
+        args.push("--".into());
+    }
+    let template = if args.is_empty() {
+        template.replace(" {args}", "")
+    } else {
+        template.to_string()
+    };
+    let mut values = values.to_vec();
+    values.push(("{args}", args.join(" ")));
+    let mut env: String = p.env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+    if let (Some(var), Some(dir)) = (p.config_env, config_dir) {
+        env.push_str(&format!("{var}={} ", sh_quote(dir)));
+    }
+    format!("{env}{}", fill(&template, &values))
+}
+
 /// Whether a template's placeholder sits inside the template's own quotes (SPEC
 /// `recode.agent`: refused, since a value quoted again could leave its quotes). Returns
 /// the first such placeholder.
@@ -466,15 +504,30 @@ pub fn launch(
     }
     let r = ledger::replay_for(&snap.events, &snap.branch);
     let own = |e: &&ledger::Event| e.branch.as_deref().is_none_or(|b| b == snap.branch);
-    let recorded_cwd = snap
+    let spawned = snap
         .events
         .iter()
         .rev()
         .filter(own)
         .find_map(|e| match &e.body {
-            Body::Spawn { cwd, .. } => Some(cwd.clone()),
+            Body::Spawn {
+                cwd,
+                agent: spawned_by,
+                agent_args,
+                config_dir,
+                ..
+            } => {
+                // Flags are the spawned agent's: another agent resuming gets its defaults.
+                let same = spawned_by.as_deref().is_none_or(|a| a == agent);
+                let args = agent_args.clone().filter(|_| same);
+                Some((cwd.clone(), args, config_dir.clone().filter(|_| same)))
+            }
             _ => None,
         });
+    let (recorded_cwd, recorded_args, config_dir) = match spawned {
+        Some((c, a, d)) => (Some(c), a, d),
+        None => (None, None, None),
+    };
     let last_fresh = last_exit_was_fresh(snap, &r);
     let no_resume = profile.is_some_and(|p| p.resume.is_none());
     let (mode, why, session, cwd) = match (&r.session_id, &recorded_cwd) {
@@ -531,14 +584,13 @@ pub fn launch(
         ("{prompt}", format!("\"$(cat {})\"", sh_quote(prompt_file))),
     ];
     let body = match profile {
-        Some(p) => {
-            let template = match (&session, p.resume) {
-                (Some(_), Some(r)) => r,
-                _ => p.fresh,
-            };
-            let env: String = p.env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
-            format!("{env}{}", fill(template, &values))
-        }
+        Some(p) => profile_command(
+            p,
+            session.is_some(),
+            recorded_args.as_deref(),
+            config_dir.as_deref(),
+            &values,
+        ),
         None => fill(agent, &values[..3]),
     };
     Ok(Launch {

@@ -52,7 +52,6 @@ pub fn before(
     let fetched = git::Git::new(".")
         .args(["fetch", "--quiet", "--no-write-fetch-head", remote, &spec])
         .network(cfg.network_timeout_secs, &cfg.ssh)
-        .remote(remote)
         .capture()?;
     if !fetched.ok {
         tracing::debug!(stderr = %fetched.stderr, "takeover: the remote has no {branch}");
@@ -229,7 +228,6 @@ fn push_claim(
             format!("{blob}:{name}"),
         ])
         .network(cfg.network_timeout_secs, &cfg.ssh)
-        .remote(remote)
         .capture()?;
     if out.ok {
         return Ok(Pushed::Done);
@@ -252,7 +250,7 @@ fn push_claim(
 fn fetch_claim(cfg: &Config, name: &str) -> Result<Option<ObjectId>, ResumeError> {
     let listed = git::Git::new(".")
         .args(["ls-remote", cfg.remote.as_str(), name])
-        .network(cfg.network_timeout_secs)
+        .network(cfg.network_timeout_secs, &cfg.ssh)
         .output()?;
     let Some(id) = String::from_utf8_lossy(&listed)
         .lines()
@@ -277,7 +275,7 @@ fn fetch_same(cfg: &Config, name: &str) -> Result<bool, ResumeError> {
     let out = git::Git::new(".")
         .args(["fetch", "--quiet", "--no-write-fetch-head"])
         .args([cfg.remote.as_str(), &spec])
-        .network(cfg.network_timeout_secs)
+        .network(cfg.network_timeout_secs, &cfg.ssh)
         .capture()?;
     Ok(out.ok)
 }
@@ -289,7 +287,7 @@ fn blocking_ref(cfg: &Config, name: &str) -> Option<String> {
     let below = format!("{name}/*");
     let listed = git::Git::new(".")
         .args(["ls-remote", cfg.remote.as_str(), &parent, &below])
-        .network(cfg.network_timeout_secs)
+        .network(cfg.network_timeout_secs, &cfg.ssh)
         .output()
         .ok()?;
     String::from_utf8_lossy(&listed)

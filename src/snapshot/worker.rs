@@ -189,6 +189,7 @@ impl<'a> Ctx<'a> {
             hung_after_secs: cfg.hung_after_secs,
             gate_configured: cfg.gate.is_some(),
             max_attempts: cfg.max_attempts,
+            max_transient: cfg.max_transient,
             hosts: host_facts,
         };
         Ok(Some((snap, job)))

@@ -129,7 +129,7 @@ fn the_crontab_line_runs_a_tick() {
 fn unit_value(text: &str, key: &str, home: &Path) -> String {
     text.lines()
         .filter_map(|l| l.strip_prefix(&format!("{key}=")))
-        .last()
+        .next_back()
         .unwrap_or_else(|| panic!("no {key}= in the unit"))
         .replace("%h", &home.display().to_string())
 }

@@ -89,6 +89,7 @@ fn snap() -> T {
         hung_after_secs: 86_400,
         gate_configured: true,
         max_attempts: 3,
+        max_transient: 12,
         hosts: Default::default(),
     })
 }
@@ -127,6 +128,8 @@ impl T {
                 pid_start: Some("123456".into()),
                 output: None,
                 prompt: None,
+                agent_args: None,
+                config_dir: None,
             },
         )
     }
@@ -144,6 +147,8 @@ impl T {
                 pid_start: None,
                 output: None,
                 prompt: None,
+                agent_args: None,
+                config_dir: None,
             },
         )
     }

@@ -18,6 +18,9 @@ fn spawn(host: &str) -> Body {
         pid: None,
         pid_start: None,
         output: None,
+        prompt: None,
+        agent_args: None,
+        config_dir: None,
     }
 }
 
