@@ -94,7 +94,7 @@ pub const PROFILES: &[Profile] = &[
         name: "gemini",
         binary: "gemini",
         fresh: "gemini -p {prompt} -o stream-json {args}",
-        resume: Some("gemini --resume={session_id} -p {prompt} -o stream-json {args}"),
+        resume: Some("gemini --resume {session_id} -p {prompt} -o stream-json {args}"),
         resume_needs_cwd: true,
         session_in: "`session_id` of stream-json's `init`, or of the `json` object",
         exit_trusted: true,

@@ -257,7 +257,7 @@ fn other_host(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
             return Some((
                 Action::None,
                 Override::OtherHost {
-                    host: crate::hosts::id::shown(&o.host, o.label.as_deref()),
+                    host: crate::model::host_shown(&o.host, o.label.as_deref()),
                     why: HostWait::Silent {
                         age: o.beat_age(now, o.last_seen()),
                         refused: d.action,
@@ -269,7 +269,7 @@ fn other_host(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     Some((
         Action::Wait,
         Override::OtherHost {
-            host: crate::hosts::id::shown(&o.host, o.label.as_deref()),
+            host: crate::model::host_shown(&o.host, o.label.as_deref()),
             why,
         },
     ))

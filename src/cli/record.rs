@@ -41,7 +41,7 @@ pub enum RecordCommand {
         #[arg(long, value_name = "DIR")]
         config_dir: Option<PathBuf>,
         /// The agent's own flags, after `--` (permission mode, model, allowed tools; not the prompt nor the session): the command `resume` prints runs the agent with them
-        #[arg(last = true, value_name = "AGENT_ARGS")]
+        #[arg(last = true, index = 2, value_name = "AGENT_ARGS")]
         agent_args: Vec<String>,
     },
     /// Ledger an attempt's end; the outcome is classified from rc and the final message

@@ -19,6 +19,7 @@ mod forge;
 mod gate;
 mod git;
 mod hook;
+mod hosts;
 mod repo;
 mod settings;
 mod ssh;
@@ -129,8 +130,8 @@ pub fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
     out.push(repo::locks(repo, &notes_ref, stale_after, now));
     out.push(repo::clone_kind(repo, &remote));
     out.push(repo::maintenance(repo));
-    out.extend(crate::hosts::doctor::clocks(repo, now));
-    out.extend(crate::hosts::doctor::untrusted_refs(repo, now));
+    out.extend(hosts::clocks(repo, now));
+    out.extend(hosts::untrusted_refs(repo, now));
     out
 }
 

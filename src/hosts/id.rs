@@ -120,13 +120,7 @@ impl Me {
     }
 }
 
-/// A host as shown: `label (id)` when a label is known and differs, else the id.
-pub fn shown(id: &str, label: Option<&str>) -> String {
-    match label.filter(|l| !l.is_empty() && *l != id) {
-        Some(l) => format!("{l} ({id})"),
-        None => id.to_string(),
-    }
-}
+pub use crate::model::host_shown as shown;
 
 #[cfg(test)]
 mod tests {

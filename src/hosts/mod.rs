@@ -8,7 +8,6 @@
 //! this host's heartbeat (gix objects and one compare-and-swap ref edit).
 
 pub mod claim;
-pub mod doctor;
 pub mod id;
 pub mod prune;
 pub mod seen;

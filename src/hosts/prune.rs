@@ -23,7 +23,7 @@ pub fn prune_claims(
     warnings: &mut Vec<String>,
 ) -> Option<String> {
     forget_local(repo, remote_values);
-    let refs = crate::snapshot::notes_refs(repo, cfg);
+    let refs = crate::ledger::notes_refs(repo, &cfg.notes_ref);
     let mut gone = Vec::new();
     for (name, id) in remote_values
         .iter()

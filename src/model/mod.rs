@@ -624,3 +624,12 @@ pub struct Worker {
     /// That host is another than this one: the worker is listed with its host.
     pub other_host: bool,
 }
+
+/// A host as shown: `label (id)` when a label (its hostname) is known and differs from its
+/// id (`recode.hostId`), else the id (SPEC 1.3 "Several machines, by the observer's clock").
+pub fn host_shown(id: &str, label: Option<&str>) -> String {
+    match label.filter(|l| !l.is_empty() && *l != id) {
+        Some(l) => format!("{l} ({id})"),
+        None => id.to_string(),
+    }
+}

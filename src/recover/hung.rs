@@ -20,7 +20,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         Ok(x) => x,
         Err(s) => return Ok(s),
     };
-    let Some((pid, token)) = recorded_pid(&snap) else {
+    let Some((pid, token)) = recorded_pid(r.repo, &snap) else {
         return Ok(failed(
             w,
             "no pid of this host recorded for its newest attempt",
@@ -63,17 +63,18 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
 }
 
 /// The pid and start token of the branch's newest attempt, when it is a `spawn` recorded
-/// on this host with both.
-fn recorded_pid(s: &Snapshot) -> Option<(u32, String)> {
+/// on this machine with both (SPEC 1.3: a pid recorded here is probed here, whatever the
+/// host's label).
+fn recorded_pid(repo: &gix::Repository, s: &Snapshot) -> Option<(u32, String)> {
     let r = crate::ledger::replay_for(&s.events, &s.branch);
-    let me = process::hostname();
+    let me = crate::hosts::me(repo);
     match &s.events[r.last_attempt?].body {
         Body::Spawn {
             host,
             pid: Some(pid),
             pid_start: Some(token),
             ..
-        } if crate::hosts::same_host(host, &me) => Some((*pid, token.clone())),
+        } if me.same_machine(host) => Some((*pid, token.clone())),
         _ => None,
     }
 }

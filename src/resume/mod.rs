@@ -602,14 +602,22 @@ pub fn launch(
     })
 }
 
-/// Whether this worker may be resumed: `Err(reason)` when it must not (running, or
-/// needing a human: capped, auth, an operation in progress).
+/// Whether this worker may be resumed: `Some(reason)` when it must not (running, hung
+/// with its pid alive, or needing a human: capped, auth, an operation in progress).
 pub fn refusal(w: &Worker) -> Option<String> {
     if w.liveness == model::Liveness::Running {
         return Some(format!("{} is running: {}", w.branch, w.reason));
     }
     if w.state == model::State::NeedsHuman {
         return Some(format!("{} needs a human: {}", w.branch, w.reason));
+    }
+    // SPEC 1.3 "The loop as people run it": a hung agent's pid is alive; it is ended by
+    // `recover` first, never resumed beside it.
+    if w.action == model::Action::Kill {
+        return Some(format!(
+            "{} is hung and still alive: {} (run `git recode recover {}` to end it first)",
+            w.branch, w.reason, w.branch
+        ));
     }
     // SPEC 1.2 "Several machines": a worker of another host is never acted on here
     // until that host has been silent for `recode.hostTimeout`.

@@ -262,7 +262,7 @@ fn resume_prints_each_agents_command_and_it_runs_as_shown() {
             "claude/json-success.json",
             None,
             "6f1c2b7e-3d4a-4b5c-9e8f-0a1b2c3d4e5f",
-            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume='{I}' \"$(cat '{P}')\"",
+            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume='{I}' -- \"$(cat '{P}')\"",
         ),
         (
             "codex",
@@ -276,7 +276,7 @@ fn resume_prints_each_agents_command_and_it_runs_as_shown() {
             "gemini/stream-success.jsonl",
             None,
             "f20edd97-8178-43ab-8c21-f4c533cb9c11",
-            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && gemini --resume='{I}' -p \"$(cat '{P}')\" -o stream-json --yolo --skip-trust",
+            "cd '{W}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && gemini --resume '{I}' -p \"$(cat '{P}')\" -o stream-json --yolo --skip-trust",
         ),
         (
             "opencode",

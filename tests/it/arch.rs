@@ -43,8 +43,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "doctor",
         &[
-            "agent", "clock", "config", "error", "forge", "git", "hook", "process", "render",
-            "repo", "ssh", "worktree",
+            "agent", "clock", "config", "error", "forge", "git", "hook", "hosts", "process",
+            "render", "repo", "ssh", "worktree",
         ],
     ),
     (
@@ -80,7 +80,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "worktree",
         ],
     ),
-    ("hosts", &["clock", "git", "model"]),
+    (
+        "hosts",
+        &[
+            "clock", "config", "git", "ledger", "model", "process", "repo",
+        ],
+    ),
     (
         "ledger",
         &[
@@ -96,7 +101,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "record",
         &[
-            "agent", "clock", "config", "ledger", "outcome", "process", "repo", "worktree",
+            "agent", "clock", "config", "hosts", "ledger", "outcome", "process", "repo", "worktree",
         ],
     ),
     (
@@ -113,6 +118,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "lock",
             "locks",
             "model",
+            "outcome",
             "process",
             "progress",
             "render",
@@ -124,8 +130,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("redact", &[]),
-    ("retry", &[]),
-    ("ssh", &[]),
     ("render", &["clock", "fence", "model"]),
     ("repo", &["clock", "config", "git", "trailer"]),
     (
@@ -142,6 +146,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "process", "redact", "repo", "sync", "worktree",
         ],
     ),
+    ("retry", &[]),
     (
         "snapshot",
         &[
@@ -149,11 +154,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "progress", "repo", "workers", "worktree",
         ],
     ),
+    ("ssh", &[]),
     (
         "sync",
-        &[
-            "config", "git", "hosts", "ledger", "process", "repo", "retry",
-        ],
+        &["config", "git", "hosts", "ledger", "repo", "retry"],
     ),
     ("tail", &[]),
     ("trailer", &[]),
@@ -184,15 +188,15 @@ const LAYERS: &[(&str, u8)] = &[
     ("model", 1),
     ("config", 2),
     ("render", 2),
-    ("hosts", 2),
     ("ledger", 3),
     ("repo", 3),
     ("classify", 4),
     ("forge", 4),
-    ("sync", 4),
+    ("hosts", 4),
     ("workers", 4),
     ("worktree", 4),
     ("hook", 5),
+    ("sync", 5),
     ("locks", 5),
     ("record", 5),
     ("resume", 6),

@@ -62,6 +62,7 @@ fn a_healthy_set_up_exits_0() {
         ("ok", "config"),
         ("ok", "hook"),
         ("warn", "forge"),
+        ("warn", "gate"),
         ("ok", "ssh"),
         ("ok", "agent"),
         ("ok", "accounts"),
@@ -89,7 +90,7 @@ fn a_healthy_set_up_exits_0() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["schema"], 1);
     assert_eq!(v["ok"], true);
-    assert_eq!(v["checks"].as_array().unwrap().len(), 12);
+    assert_eq!(v["checks"].as_array().unwrap().len(), 13);
     assert_eq!(v["checks"][4]["check"], "forge");
     assert_eq!(v["checks"][4]["level"], "warn");
     assert_eq!(v["checks"][0]["fix"], serde_json::Value::Null);

@@ -37,7 +37,9 @@ fn install_into_an_empty_hooks_dir_and_back() {
         format!("installed {p}\n")
     );
     assert_eq!(names(&hooks), vec!["post-commit"]);
-    assert_eq!(std::fs::read_to_string(&hook).unwrap(), PLAIN_SCRIPT);
+    // git-recode is on PATH: the hook names it as its interpreter (no shell).
+    let direct = git_recode::hook::direct_script(&assert_cmd::cargo::cargo_bin("git-recode"));
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), direct);
     assert_eq!(git_recode::hook::script(false), PLAIN_SCRIPT);
     assert_eq!(snapshot(&hook).1, 0o755);
     assert_eq!(
@@ -55,7 +57,7 @@ fn install_into_an_empty_hooks_dir_and_back() {
         format!("already installed in {p}\n")
     );
     assert_eq!(names(&hooks), vec!["post-commit"]);
-    assert_eq!(snapshot(&hook), (PLAIN_SCRIPT.as_bytes().to_vec(), 0o755));
+    assert_eq!(snapshot(&hook), (direct.as_bytes().to_vec(), 0o755));
 
     assert_eq!(
         env.ok(&repo, &["hook", "uninstall"]),
@@ -776,7 +778,13 @@ fn the_hook_never_fails_a_commit() {
     let repo = hooked(&env, "issue-26");
     let before = env.git(&repo, &["rev-parse", "HEAD"]);
 
-    // git-recode missing from PATH: the commit still succeeds (and ledgers nothing).
+    // git-recode missing from PATH behind the shell form of the hook: the commit still
+    // succeeds (and ledgers nothing).
+    std::fs::write(
+        repo.join(".git/hooks/post-commit"),
+        git_recode::hook::script(false),
+    )
+    .unwrap();
     assert!(!path_without_bin().is_empty());
     std::fs::write(repo.join("a"), "a\n").unwrap();
     env.git(&repo, &["add", "a"]);

@@ -114,6 +114,8 @@ fn a_hostname_that_changes_is_the_same_host_and_its_live_agent_is_never_resumed_
         &["record", "spawn", "issue-1", "--pid", &agent.pid()],
     );
     let id = f.env.git(&a, &["config", "recode.hostId"]);
+    // Idle for 3 h yet alive: not hung within this test (`recode.hungAfter` is its own test).
+    f.env.git(&a, &["config", "recode.hungAfter", "1000d"]);
     f.ok("laptop.local", &a, &at(MIN), &["recover", "--all"]);
     let later = at(180 * MIN);
     let w = f.worker("laptop.lan", &a, &later, "issue-1");

@@ -212,7 +212,9 @@ fn record_spawn_with_pid_tells_a_live_worker_from_a_recycled_pid() {
         .spawn()
         .unwrap();
     let pid = child.id().to_string();
-    // Spawned long ago (activity is stale), but the process is alive: running.
+    // Spawned long ago (activity is stale), but the process is alive: running (within
+    // `recode.hungAfter`, which is past here: a hung agent is this test's subject elsewhere).
+    env.git(&repo, &["config", "recode.hungAfter", "1000d"]);
     let mut cmd = env.cmd(&repo);
     cmd.env("RECODE_NOW", "2026-11-20T08:00:00Z");
     assert!(

@@ -149,10 +149,10 @@ fn a_file_once_refused_stays_out_of_later_wip_commits() {
     assert_eq!(code, 0, "{doc:#}");
     let r = result_of(&doc, "issue-61");
     assert_eq!(r["result"], "held", "{doc:#}");
-    // The branch is on the remote and no forge answers here: that push is held anyway.
+    // The push is held, naming the files still left out.
     assert!(
         r["reason"].as_str().unwrap().ends_with(
-            "it may have an open pull request; files an earlier WIP commit left out, still left out (kept on disk): bin/manager"
+            "push held: files an earlier WIP commit left out, still left out (kept on disk): bin/manager"
         ),
         "{doc:#}"
     );

@@ -79,6 +79,8 @@ fn a_dead_siblings_exit_never_ends_a_live_branch_of_the_same_task() {
     let repo = env.repo_with_origin().0;
     let a = env.add_worktree(&repo, "feat/issue-7-retry-parser", "wtA");
     let b = env.add_worktree(&repo, "fix/issue-7-parser", "wtB");
+    // The agent lives through the whole test, idle: not hung within this test's hours.
+    env.git(&repo, &["config", "recode.hungAfter", "1000d"]);
     let agent = Agent::start();
     env.record(
         &a,
@@ -134,6 +136,8 @@ fn three_branches_of_one_task_each_have_their_own_attempt() {
     let a = env.add_worktree(&repo, "issue-8-a", "wtA");
     let b = env.add_worktree(&repo, "issue-8-b", "wtB");
     let _c = env.add_worktree(&repo, "issue-8-c", "wtC");
+    // The agent lives through the whole test, idle: not hung within this test's hours.
+    env.git(&repo, &["config", "recode.hungAfter", "1000d"]);
     let agent = Agent::start();
     env.record(
         &a,

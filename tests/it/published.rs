@@ -252,7 +252,7 @@ fn resume_names_each_failing_check_and_requested_change_fenced() {
     assert_eq!(
         r.stdout,
         format!(
-            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume='s-7' \"$(cat '{}')\"\n",
+            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume='s-7' -- \"$(cat '{}')\"\n",
             wt.display(),
             prompt.display()
         )

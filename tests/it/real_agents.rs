@@ -416,7 +416,7 @@ fn claude_killed_mid_task_is_recovered_resumed_into_its_session_and_published() 
     };
     if let Some(command) = end_to_end(&case, &|_| ()) {
         assert!(
-            command.contains(&format!("claude -p --resume '{session}' '--output-format'")),
+            command.contains(&format!("claude -p --resume='{session}' '--output-format'")),
             "{command}"
         );
         assert!(

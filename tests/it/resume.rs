@@ -309,7 +309,7 @@ fn dry_run_writes_nothing_and_resume_ledgers_one_event() {
     assert_eq!(
         cmd,
         format!(
-            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume='s-24' \"$(cat '{}')\"\n",
+            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p --resume='s-24' -- \"$(cat '{}')\"\n",
             wt.display(),
             out_file.display()
         )
@@ -394,7 +394,7 @@ fn fresh_session_when_the_cwd_is_gone_or_the_context_was_exhausted() {
         v["command"]
             .as_str()
             .unwrap()
-            .contains("&& codex exec \"$(cat "),
+            .contains("&& codex exec -- \"$(cat "),
         "{}",
         v["command"]
     );
@@ -961,7 +961,7 @@ fn a_recorded_cwd_outside_the_workers_worktree_is_never_resumed_in() {
     let cmd = doc["command"].as_str().unwrap();
     assert!(
         cmd.starts_with(&format!(
-            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p \"$(cat ",
+            "cd '{}' && unset GH_TOKEN GITHUB_TOKEN GITLAB_TOKEN GITEA_TOKEN FORGEJO_TOKEN && CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 claude -p -- \"$(cat ",
             wt.display()
         )),
         "{cmd}"

@@ -45,7 +45,7 @@ fn resume_replays_the_flags_and_configuration_directory_recorded_at_spawn() {
                 "Bash",
                 "Edit",
             ],
-            "CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 CLAUDE_CONFIG_DIR='{C}' claude -p --resume 's-1' '--permission-mode' 'acceptEdits' '--model' 'opus' '--allowedTools' 'Bash' 'Edit' -- \"$(cat '{P}')\"",
+            "CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS=0 CLAUDE_CONFIG_DIR='{C}' claude -p --resume='s-1' '--permission-mode' 'acceptEdits' '--model' 'opus' '--allowedTools' 'Bash' 'Edit' -- \"$(cat '{P}')\"",
         ),
         (
             // Recorded flags replace the profile's defaults (`--yolo --skip-trust`): never wider.
@@ -56,7 +56,7 @@ fn resume_replays_the_flags_and_configuration_directory_recorded_at_spawn() {
         (
             "opencode",
             &["--model", "anthropic/claude-sonnet-4-5"],
-            "opencode run --format json '--model' 'anthropic/claude-sonnet-4-5' -s 's-3' \"$(cat '{P}')\"",
+            "opencode run --format json '--model' 'anthropic/claude-sonnet-4-5' --session='s-3' \"$(cat '{P}')\"",
         ),
     ];
     for (i, (agent, flags, want)) in cases.into_iter().enumerate() {
@@ -119,7 +119,7 @@ fn flags_of_another_agent_are_not_replayed_and_a_flag_holding_a_token_is_refused
     let command = doc["command"].as_str().unwrap();
     assert!(
         command.ends_with(&format!(
-            "&& codex exec resume 's-7' \"$(cat '{}')\"",
+            "&& codex exec resume -- 's-7' \"$(cat '{}')\"",
             doc["prompt_file"].as_str().unwrap()
         )),
         "{command}"

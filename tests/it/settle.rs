@@ -126,7 +126,7 @@ fn a_hung_child_is_killed_at_its_deadline_and_the_wip_step_changes_nothing() {
     let r = &results(&doc)[0];
     assert_eq!((r.1.as_str(), r.2.as_str()), ("wip-commit", "failed"));
     assert!(
-        r.3.starts_with("WIP commit failed: git add -A -- . did not finish within 2 s (recode.commandTimeout): stopped: "),
+        r.3.starts_with("WIP commit failed: git -c core.fsmonitor=false -c core.untrackedCache=false add -A -- . did not finish within 2 s (recode.commandTimeout): stopped: "),
         "{}",
         r.3
     );

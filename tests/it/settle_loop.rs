@@ -168,10 +168,11 @@ fn live_agent(out: &Path, line: &str) -> Child {
 /// An agent parked on a limit ("retrying in 2h"), its output written four hours before
 /// [`LATER`]: an hour in, it is `running` and its reason says it waits on the limit (not
 /// that its pid is alive); past the reset + `recode.stallAfter` with no activity it is
-/// `stalled` with its pid alive: action `escalate` (never `resume`: that would start a
-/// second agent beside it), and `recover` escalates it once.
+/// hung (SPEC 1.3 "The loop as people run it"): `stalled`, action `kill`, never `resume`
+/// while it lives (that would start a second agent beside it); `recover` ends it and
+/// ledgers its exit (rc 137), and only then may it be resumed.
 #[test]
-fn a_parked_agent_silent_past_its_reset_with_its_pid_alive_is_escalated_not_resumed() {
+fn a_parked_agent_silent_past_its_reset_with_its_pid_alive_is_ended_never_resumed_beside_it() {
     let env = TestEnv::new();
     let (repo, wt) = worker(&env);
     let out = env.root().join("agent.out");
@@ -208,24 +209,7 @@ fn a_parked_agent_silent_past_its_reset_with_its_pid_alive_is_escalated_not_resu
         ),
         "{w:#}"
     );
-    let w = status_of(&env, &repo, "issue-7");
-    assert_eq!(
-        (&w["liveness"], &w["state"], &w["action"]),
-        (&"stalled".into(), &"half-done".into(), &"escalate".into()),
-        "{w:#}"
-    );
-    assert!(
-        w["reason"]
-            .as_str()
-            .unwrap()
-            .contains("its agent's pid is alive but it has been silent for recode.stallAfter since its limit reset at 2029-12-31T22:00:00Z"),
-        "{w:#}"
-    );
-    let (_, doc, _) = recover(&env, &repo, &["issue-7"]);
-    let r = results(&doc).into_iter().next().unwrap();
-    assert_eq!(r.1, "escalate", "{doc:#}");
-    let w = status_of(&env, &repo, "issue-7");
-    assert_eq!(w["state"], "needs-human", "{w:#}");
+    // While it lives, a resume is refused: never a second agent beside it.
     let out = env
         .cmd(&repo)
         .env("RECODE_NOW", LATER)
@@ -237,6 +221,24 @@ fn a_parked_agent_silent_past_its_reset_with_its_pid_alive_is_escalated_not_resu
         Some(0),
         "resume started a second agent: {out:?}"
     );
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let w = status_of(&env, &repo, "issue-7");
+    assert_eq!(
+        (&w["liveness"], &w["state"], &w["action"]),
+        (&"stalled".into(), &"half-done".into(), &"kill".into()),
+        "{w:#}"
+    );
+    let reason = w["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("hung: pid alive, no activity for ")
+            && reason.ends_with(" (its limit reset at 2029-12-31T22:00:00Z)"),
+        "{w:#}"
+    );
+    let (_, doc, _) = recover(&env, &repo, &["issue-7"]);
+    let r = results(&doc).into_iter().next().unwrap();
+    assert_eq!(r.1, "kill", "{doc:#}");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), None, "the agent was ended by a signal");
+    // Ended and ledgered: the next tick resumes it (SPEC 1.3).
+    let w = status_of(&env, &repo, "issue-7");
+    assert_eq!(w["action"], "resume", "{w:#}");
 }

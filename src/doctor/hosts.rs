@@ -3,7 +3,8 @@
 //! host's when its heartbeat was first seen, and refs under `refs/recode/` that are not
 //! what git-recode writes (each named, with how to remove it).
 
-use crate::doctor::{Check, Level};
+use super::{Check, Level};
+use crate::hosts;
 
 /// The skew past which `doctor` names another host's clock: 5 minutes.
 pub const MAX_SKEW_SECS: i64 = 5 * 60;
@@ -11,9 +12,9 @@ pub const MAX_SKEW_SECS: i64 = 5 * 60;
 /// The `hosts` check: one `warn` per other host whose heartbeat's `ts` was more than
 /// [`MAX_SKEW_SECS`] from this host's clock when first seen, else one `ok`.
 pub fn clocks(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
-    let me = super::me(repo);
-    let mut seen = super::Seen::load(repo);
-    let (beats, _) = super::read_heartbeats(repo, &mut seen, now);
+    let me = hosts::me(repo);
+    let mut seen = hosts::Seen::load(repo);
+    let (beats, _) = hosts::read_heartbeats(repo, &mut seen, now);
     seen.save();
     let mut out: Vec<Check> = beats
         .values()
@@ -25,7 +26,7 @@ pub fn clocks(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
                 level: Level::Warn,
                 message: format!(
                     "host {}'s clock was {} {} this host's when its heartbeat was first seen",
-                    super::id::shown(&b.host, b.label.as_deref()),
+                    hosts::id::shown(&b.host, b.label.as_deref()),
                     crate::clock::human_secs(skew.abs()),
                     if skew > 0 { "ahead of" } else { "behind" }
                 ),
@@ -60,20 +61,20 @@ pub fn clocks(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
 /// that cannot be read as what git-recode writes (a tag, a nested name, a huge or garbled
 /// blob): one `warn` each, with the commands that remove it.
 pub fn untrusted_refs(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
-    let mut seen = super::Seen::load(repo);
-    let (_, mut warnings) = super::read_heartbeats(repo, &mut seen, now);
+    let mut seen = hosts::Seen::load(repo);
+    let (_, mut warnings) = hosts::read_heartbeats(repo, &mut seen, now);
     if let Ok(platform) = repo.references()
         && let Ok(iter) = platform.prefixed("refs/recode/claims")
     {
         for r in iter.flatten() {
             let name = r.name().as_bstr().to_string();
             let why = match r.target().try_id() {
-                _ if !super::claim::is_claim_name(&name) => Some("not a claim ref".to_string()),
-                Some(id) => super::claim::read(repo, id.to_owned()).err(),
+                _ if !hosts::claim::is_claim_name(&name) => Some("not a claim ref".to_string()),
+                Some(id) => hosts::claim::read(repo, id.to_owned()).err(),
                 None => Some("a symbolic ref".to_string()),
             };
             if let Some(why) = why {
-                warnings.push(super::untrusted_warning(&name, &why));
+                warnings.push(hosts::untrusted_warning(&name, &why));
             }
         }
     }
