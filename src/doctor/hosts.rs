@@ -7,11 +7,11 @@ use super::{Check, Level};
 use crate::hosts;
 
 /// The skew past which `doctor` names another host's clock: 5 minutes.
-pub const MAX_SKEW_SECS: i64 = 5 * 60;
+pub(super) const MAX_SKEW_SECS: i64 = 5 * 60;
 
 /// The `hosts` check: one `warn` per other host whose heartbeat's `ts` was more than
 /// [`MAX_SKEW_SECS`] from this host's clock when first seen, else one `ok`.
-pub fn clocks(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
+pub(super) fn clocks(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
     let me = hosts::me(repo);
     let mut seen = hosts::Seen::load(repo);
     let (beats, _) = hosts::read_heartbeats(repo, &mut seen, now);
@@ -60,7 +60,7 @@ pub fn clocks(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
 /// The `refs` check: every ref under `refs/recode/hosts/` or `refs/recode/claims/` here
 /// that cannot be read as what git-recode writes (a tag, a nested name, a huge or garbled
 /// blob): one `warn` each, with the commands that remove it.
-pub fn untrusted_refs(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
+pub(super) fn untrusted_refs(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
     let mut seen = hosts::Seen::load(repo);
     let (_, mut warnings) = hosts::read_heartbeats(repo, &mut seen, now);
     if let Ok(platform) = repo.references()

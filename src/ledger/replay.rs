@@ -188,13 +188,14 @@ pub fn gate_on(events: &[Event], head: gix::ObjectId) -> Option<bool> {
 pub fn gate_claimed(events: &[Event], head: gix::ObjectId) -> bool {
     events
         .iter()
-        .filter(|e| e.head == Some(head))
-        .filter(|e| match &e.body {
-            Body::Gate { .. } => true,
-            Body::Milestone { phase, .. } => phase == "tests-green",
-            _ => false,
+        .rfind(|e| {
+            e.head == Some(head)
+                && match &e.body {
+                    Body::Gate { .. } => true,
+                    Body::Milestone { phase, .. } => phase == "tests-green",
+                    _ => false,
+                }
         })
-        .next_back()
         .is_some_and(|e| matches!(e.body, Body::Milestone { .. }))
 }
 
