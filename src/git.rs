@@ -358,7 +358,7 @@ fn is_token_var(k: &OsStr) -> bool {
 }
 
 /// Apply safety rule 0's environment to a command git-recode starts (git, the gate, any
-/// other child): remove [`LOCATION_ENV`] and every forge token ([`is_token_var`]), forbid
+/// other child): remove [`LOCATION_ENV`] and every forge token (`is_token_var`), forbid
 /// prompts and pagers, `LC_ALL=C`.
 pub fn scrub(cmd: &mut Command) {
     for k in LOCATION_ENV {

@@ -253,7 +253,7 @@ fn without_filter_drivers(repo: &mut gix::Repository) -> Result<(), RepoError> {
 /// trusting no index flag, monitor or cache (SPEC 1.3): `assume-unchanged` entries and
 /// `skip-worktree` entries whose file is on disk are compared like any other, a file-system
 /// monitor's "valid" marks are ignored, and no untracked cache is read; no filter driver
-/// runs ([`without_filter_drivers`]).
+/// runs (`without_filter_drivers`).
 ///
 /// Errors: [`RepoError::Git`] when the worktree or its index cannot be read, or when its
 /// `.git` leads anywhere but `admin`, the admin directory this repository lists for it.
