@@ -71,10 +71,12 @@ running() {
 
 # `launch` TASK DIR WORD...: run the agent in DIR in the background, in a process group
 # of its own, stdout and stderr to TASK's output file; its pid in TASK.pid and, once it
-# ended, its exit code in TASK.rc (the next tick reaps it).
+# ended, its exit code in TASK.rc (the next tick reaps it). The subshell that waits on it
+# (its pid in TASK.watch) is the only writer of TASK.rc.
 launch() {
   local task=$1 dir=$2 f=$state/$1
   shift 2
+  settled "$task" || return 0
   rm -f "$f.pid" "$f.rc"
   local group=()
   command -v setsid >/dev/null 2>&1 && group=(setsid)
@@ -85,19 +87,43 @@ launch() {
     wait $!
     echo $? >"$f.rc.tmp" && mv "$f.rc.tmp" "$f.rc"
   ) >/dev/null 2>&1 &
+  echo $! >"$f.watch"
   while [ ! -s "$f.pid" ] && [ ! -e "$f.rc" ]; do sleep 0.05; done
+}
+
+# `settled` TASK: the previous run of TASK has been reaped. Its agent may have just been
+# ended (a hung agent killed by recover) while the subshell waiting on it has not yet
+# written its exit code: wait for it (5 s at most) and ledger that exit now, so a late
+# code never lands on the next run. False while it still waits: try again next tick.
+settled() {
+  local f=$state/$1 w i
+  w=$(cat "$f.watch" 2>/dev/null) || return 0
+  for i in $(seq 100); do
+    kill -0 "$w" 2>/dev/null || break
+    sleep 0.05
+  done
+  kill -0 "$w" 2>/dev/null && return 1
+  rm -f "$f.watch"
+  [ -e "$f.rc" ] && reap_one "$f.rc"
+  return 0
+}
+
+# `reap_one` TASK.rc: ledger the exit of the agent whose exit code it holds.
+reap_one() {
+  local rcf=$1 task branch
+  task=$(basename "$rcf" .rc)
+  branch=$(cat "$state/$task.branch")
+  git recode record exit "$branch" --rc "$(cat "$rcf")" --result-json "$state/$task.out" >/dev/null ||
+    echo "loop: record exit $branch failed" >&2
+  rm -f "$rcf" "$state/$task.pid"
 }
 
 # `reap`: ledger the exit of every agent this loop started that has ended.
 reap() {
-  local rcf task branch
+  local rcf
   for rcf in "$state"/*.rc; do
     [ -e "$rcf" ] || continue
-    task=$(basename "$rcf" .rc)
-    branch=$(cat "$state/$task.branch")
-    git recode record exit "$branch" --rc "$(cat "$rcf")" --result-json "$state/$task.out" >/dev/null ||
-      echo "loop: record exit $branch failed" >&2
-    rm -f "$rcf" "$state/$task.pid"
+    reap_one "$rcf"
   done
 }
 
@@ -105,6 +131,7 @@ reap() {
 resume() {
   local branch=$1 task=$2 cmd
   running "$task" && return 0 # never two agents on one task
+  settled "$task" || return 0 # the last run's exit is ledgered before the resume
   cmd=$(git recode resume "$branch" --output "$state/$task.md") || return 0 # refused: capped
   echo "$branch" >"$state/$task.branch"
   launch "$task" "$main" sh -c "$cmd"

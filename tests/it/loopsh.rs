@@ -58,7 +58,7 @@ impl Loop {
         );
         env.git(&repo, &["push", "-q", "-u", "origin", "main"]);
         env.git(&repo, &["config", "recode.agent", agent]);
-        env.git(&repo, &["config", "recode.hungAfter", "4s"]);
+        env.git(&repo, &["config", "recode.hungAfter", "6s"]);
         let bin = env.root().join("agent-bin");
         std::fs::create_dir_all(&bin).unwrap();
         let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake-agent");
@@ -249,8 +249,12 @@ fn a_hung_agent_never_blocks_the_loop_and_is_ended_then_restarted() {
         ticks >= 3,
         "the hung agent was ended after recode.hungAfter: {ticks}"
     );
-    assert!(l.pushed("issue-1") && l.pushed("issue-2"));
     let log = l.log();
+    assert!(
+        l.pushed("issue-1") && l.pushed("issue-2"),
+        "{:#?}\n{log:#?}",
+        l.rows()
+    );
     let killed: Vec<&serde_json::Value> = log
         .iter()
         .filter(|e| e["kind"] == "exit" && e["branch"] == "issue-2" && e["rc"] == 137)
