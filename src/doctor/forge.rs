@@ -11,7 +11,7 @@ pub(super) fn forge(repo: &gix::Repository, cfg: &crate::config::Config) -> Chec
             "forge",
             Level::Warn,
             format!("no remote '{remote}': nothing is pushed, pull requests are opened by hand"),
-            Some("git remote add origin <url> (or set recode.remote)".into()),
+            Some(no_remote_fix(repo, remote)),
         );
     };
     let shown = crate::forge::redact_url(&url);
@@ -58,6 +58,24 @@ pub(super) fn forge(repo: &gix::Repository, cfg: &crate::config::Config) -> Chec
             Level::Fail,
             e.to_string(),
             Some("check recode.remote, recode.forge and the remote's URL".into()),
+        ),
+    }
+}
+
+/// The fix when `remote` (`recode.remote`, default `origin`) is not a remote here: add it,
+/// or name one of the remotes there are.
+fn no_remote_fix(repo: &gix::Repository, remote: &str) -> String {
+    let names: Vec<String> = repo
+        .remote_names()
+        .into_iter()
+        .map(|n| n.to_string())
+        .collect();
+    match names.as_slice() {
+        [] => format!("git remote add {remote} <url>"),
+        [one] => format!("git config recode.remote {one} (or git remote add {remote} <url>)"),
+        many => format!(
+            "git config recode.remote <one of: {}> (or git remote add {remote} <url>)",
+            many.join(", ")
         ),
     }
 }

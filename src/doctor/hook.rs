@@ -28,8 +28,20 @@ pub(super) fn hook(repo: &gix::Repository) -> Vec<Check> {
                     r.path.display(),
                     r.why.as_deref().unwrap_or("no post-commit hook")
                 ),
-                Some(format!("git -C '{}' recode hook install", r.path.display())),
+                Some(fix(&r)),
             )
         })
         .collect()
+}
+
+/// The fix for a worktree whose commits do not reach the hook: `hook install` (which
+/// installs or repairs git-recode's own hook, or prints a manager's line), unless the hook
+/// there is someone else's and cannot start, which `hook install` refuses to rewrite.
+fn fix(r: &crate::hook::walk::WorktreeReach) -> String {
+    let install = format!("git -C '{}' recode hook install", r.path.display());
+    match crate::hook::install::unrunnable(&r.hooks_dir) {
+        Some(hook) => crate::hook::install::unrunnable_hint(&hook)
+            .replace("`git recode hook install`", &format!("`{install}`")),
+        None => install,
+    }
 }

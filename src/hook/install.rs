@@ -135,6 +135,15 @@ pub fn install(repo: &gix::Repository, chain: bool) -> Result<Done, InstallError
             why,
         });
     }
+    // A hook someone else wrote (or edited) whose `#!` interpreter is gone never runs: it
+    // is not "already installed", and not git-recode's to rewrite (SPEC 1.3, "every path
+    // an upgrade moves").
+    if unrunnable(&dir.path).is_some()
+        && let Some(why) = super::managers::read(&hook_path)
+            .and_then(|text| super::runs::interpreter_problem(&hook_path, &text))
+    {
+        return Err(refused(why, unrunnable_hint(&hook_path)));
+    }
     if matches!(
         kind,
         Installed::Ours | Installed::Chained | Installed::Edited
@@ -209,6 +218,27 @@ pub fn install(repo: &gix::Repository, chain: bool) -> Result<Done, InstallError
             "`git recode hook install --chain` keeps it and runs it first".into(),
         )),
     }
+}
+
+/// The post-commit hook in `hooks_dir` when someone else wrote it (or edited ours) and it
+/// cannot start: its `#!` interpreter is gone ([`super::runs::interpreter_problem`]).
+pub fn unrunnable(hooks_dir: &Path) -> Option<PathBuf> {
+    let hook = hooks_dir.join("post-commit");
+    let theirs = matches!(
+        super::installed(hooks_dir),
+        Installed::Edited | Installed::Foreign
+    );
+    let text = super::managers::read(&hook)?;
+    (theirs && super::runs::interpreter_problem(&hook, &text).is_some()).then_some(hook)
+}
+
+/// What to do about a hook git-recode did not write (or one someone edited) that cannot
+/// start: its `#!` interpreter is gone. The `doctor` fix line and `hook install`'s hint.
+pub fn unrunnable_hint(hook: &Path) -> String {
+    format!(
+        "correct the `#!` line of {} (or reinstall it with the tool that wrote it), then run `git recode hook install`",
+        hook.display()
+    )
 }
 
 /// Remove our hook, restore a chained hook, or splice our lines out of an edited one.

@@ -303,6 +303,75 @@ fn a_hook_whose_binary_moved_is_named_by_status_and_doctor_and_install_repairs_i
 }
 
 #[test]
+fn a_tools_hook_whose_interpreter_moved_is_refused_with_the_fix_not_reported_installed() {
+    // A hook another tool wrote (a Python script calling us), its interpreter gone after
+    // an upgrade of that tool: never "already installed", and the fix doctor prints is
+    // one `hook install` does not refuse.
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let hook = repo.join(".git/hooks/post-commit");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        "#!/nonexistent/tool/python3.11\nimport os\nos.system(\"git-recode hook post-commit\")\n",
+    )
+    .unwrap();
+    crate::newcomer::make_executable(&hook);
+    let why = "<root>/r/.git/hooks/post-commit starts /nonexistent/tool/python3.11, which does not exist (moved by an upgrade?): every commit prints \"cannot exec\" and no milestone is ledgered";
+    let fix = "correct the `#!` line of <root>/r/.git/hooks/post-commit (or reinstall it with the tool that wrote it), then run";
+    let (_, out, _) = run(&env, &repo, &["hook", "status"], &[]);
+    assert_eq!(out, format!("not installed: {why}\n"));
+    assert_eq!(
+        doctor_line(&env, &repo, "hook", &[]),
+        format!(
+            "fail  hook        a commit in <root>/r does not reach the milestone hook: {why} (fix: {fix} `git -C '<root>/r' recode hook install`)"
+        )
+    );
+    let before = std::fs::read(&hook).unwrap();
+    let (code, out, err) = run(&env, &repo, &["hook", "install"], &[]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            3,
+            "",
+            format!("error: {why}\nhint: {fix} `git recode hook install`\n").as_str()
+        )
+    );
+    assert_eq!(std::fs::read(&hook).unwrap(), before, "never rewritten");
+    // Its first line corrected, the same fix installs (or finds it reached).
+    std::fs::write(&hook, "#!/bin/sh\nexec git-recode hook post-commit\n").unwrap();
+    let (code, out, err) = run(&env, &repo, &["hook", "install"], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (_, out, _) = run(&env, &repo, &["hook", "status"], &[]);
+    assert!(out.starts_with("installed: "), "{out}");
+}
+
+#[test]
+fn a_recode_remote_naming_no_remote_gets_a_fix_naming_the_remotes_there_are() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let line = |env: &TestEnv| doctor_line(env, &repo, "forge", &[]);
+    assert_eq!(
+        line(&env),
+        "warn  forge       no remote 'origin': nothing is pushed, pull requests are opened by hand (fix: git remote add origin <url>)"
+    );
+    env.git(
+        &repo,
+        &["remote", "add", "origin", "/nonexistent/origin.git"],
+    );
+    env.git(&repo, &["config", "recode.remote", "upstream"]);
+    assert_eq!(
+        line(&env),
+        "warn  forge       no remote 'upstream': nothing is pushed, pull requests are opened by hand (fix: git config recode.remote origin (or git remote add upstream <url>))"
+    );
+    env.git(&repo, &["remote", "add", "fork", "/nonexistent/fork.git"]);
+    assert_eq!(
+        line(&env),
+        "warn  forge       no remote 'upstream': nothing is pushed, pull requests are opened by hand (fix: git config recode.remote <one of: fork, origin> (or git remote add upstream <url>))"
+    );
+}
+
+#[test]
 fn a_hook_whose_command_is_gone_from_path_fails_the_dry_call() {
     let env = TestEnv::new();
     let repo = env.repo("r");
