@@ -357,6 +357,17 @@ fn is_token_var(k: &OsStr) -> bool {
     crate::redact::TOKEN_ENV.contains(&&*k) || (k.starts_with("RECODE_") && k.contains("TOKEN"))
 }
 
+/// Remove every forge token variable (one of [`crate::redact::TOKEN_ENV`], or a `RECODE_`
+/// variable whose name holds `TOKEN`) of this process's environment from `cmd`'s (SPEC
+/// 1.2 "Untrusted input stays out": no child git-recode starts sees one). Part of
+/// [`scrub`]; [`crate::process::run_bounded`] applies it to every child it runs (a hook's
+/// dry call, an agent's `--version`), whatever else its caller set.
+pub fn unset_tokens(cmd: &mut Command) {
+    for (k, _) in token_values() {
+        cmd.env_remove(k);
+    }
+}
+
 /// Apply safety rule 0's environment to a command git-recode starts (git, the gate, any
 /// other child): remove [`LOCATION_ENV`] and every forge token (`is_token_var`), forbid
 /// prompts and pagers, `LC_ALL=C`.
@@ -364,9 +375,7 @@ pub fn scrub(cmd: &mut Command) {
     for k in LOCATION_ENV {
         cmd.env_remove(k);
     }
-    for (k, _) in token_values() {
-        cmd.env_remove(k);
-    }
+    unset_tokens(cmd);
     cmd.env("GIT_PAGER", "cat").env("PAGER", "cat");
     cmd.env("LC_ALL", "C")
         .env("GIT_TERMINAL_PROMPT", "0")

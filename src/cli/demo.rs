@@ -34,9 +34,7 @@ pub fn build(dir: &std::path::Path) -> Result<(), Error> {
     })?;
     let mut bash = Command::new("bash");
     // No forge token for the script (SPEC 1.2: no child process gets one).
-    for k in crate::redact::TOKEN_ENV {
-        bash.env_remove(k);
-    }
+    crate::git::unset_tokens(&mut bash);
     let out = bash
         .arg("-c")
         .arg(DEMO_SCRIPT)

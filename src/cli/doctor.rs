@@ -33,11 +33,11 @@ pub struct DoctorArgs {
 pub fn run(args: DoctorArgs, ui: &Ui) -> Result<i32, Error> {
     let now = crate::clock::now()?;
     let repo = crate::repo::open(None)?;
-    let _ui = ui.for_repo(&repo);
+    let ui = ui.for_repo(&repo);
     let checks = doctor::run(&repo, now);
     let code = doctor::exit_code(&checks);
-    let mut out = std::io::stdout().lock();
     if args.json {
+        let mut out = ui.out();
         let doc = wire::DoctorDoc {
             schema: wire::SCHEMA,
             ok: code == EXIT_OK,
@@ -46,21 +46,25 @@ pub fn run(args: DoctorArgs, ui: &Ui) -> Result<i32, Error> {
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| out_err(e.into()))?;
         writeln!(out).map_err(out_err)?;
     } else {
+        // A message may quote a host's name, a path or a ref from another machine: every
+        // control character shown escaped, one check a line (SPEC 1.2).
+        let mut out = ui.screen();
         for c in &checks {
             let fix = c
                 .fix
                 .as_deref()
-                .map(|f| format!(" (fix: {f})"))
+                .map(|f| format!(" (fix: {})", crate::fence::shown(f)))
                 .unwrap_or_default();
             writeln!(
                 out,
                 "{:<4}  {:<11} {}{fix}",
                 c.level.to_string(),
                 c.check,
-                c.message
+                crate::fence::shown(&c.message)
             )
             .map_err(out_err)?;
         }
+        out.flush().map_err(out_err)?;
     }
     Ok(code)
 }

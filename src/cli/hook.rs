@@ -156,6 +156,10 @@ pub fn post_commit_hook() -> i32 {
 fn post_commit() -> Result<(), Error> {
     let ctx = Ctx::open(&Ui::default())?;
     match hook::commit::post_commit(&ctx.repo, &ctx.cfg, ctx.now) {
+        Ok(hook::commit::Milestone::Journaled(_, Some(warning))) => {
+            eprintln!("git-recode post-commit: warning: {warning}");
+            Ok(())
+        }
         Ok(_) => Ok(()),
         Err(e) => Err(Error::Partial(e.to_string())),
     }

@@ -209,7 +209,15 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => EXIT_OK,
         Err(e) => {
-            eprint!("{}", crate::redact::redact(&e.render()));
+            // Through a screen: an error quoting a branch, a reason or a forge's message
+            // shows every control character escaped (SPEC 1.2 "Untrusted input stays out").
+            use std::io::Write as _;
+            let mut err = crate::render::Screen::new(
+                std::io::stderr().lock(),
+                crate::render::Style::default(),
+            );
+            let _ = write!(err, "{}", crate::redact::redact(&e.render()));
+            let _ = err.flush();
             e.exit_code()
         }
     }

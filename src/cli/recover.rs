@@ -5,7 +5,7 @@ use std::io::Write;
 use crate::cli::{Ctx, Ui, out_err};
 use crate::error::{EXIT_OK, Error};
 use crate::recover::{self, Request};
-use crate::wire;
+use crate::{fence, wire};
 
 /// Carry out the mechanical actions: delete, publish, wip-commit, escalate
 ///
@@ -60,8 +60,8 @@ pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
     )?;
     ctx.ui.warn(&report.warnings);
     let steps = &report.steps;
-    let mut out = std::io::stdout().lock();
     if args.json {
+        let mut out = ctx.ui.out();
         let doc = wire::RecoverDoc {
             schema: wire::SCHEMA,
             results: steps.iter().map(Into::into).collect(),
@@ -69,8 +69,11 @@ pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| out_err(e.into()))?;
         writeln!(out).map_err(out_err)?;
     } else if steps.is_empty() {
-        writeln!(out, "no workers").map_err(out_err)?;
+        writeln!(ctx.ui.screen(), "no workers").map_err(out_err)?;
     } else {
+        // Branches and reasons are untrusted (a synced ledger's): every control character
+        // shown escaped, a line break too, so one step stays one line (SPEC 1.2).
+        let mut out = ctx.ui.screen();
         for s in steps {
             let result = serde_json::to_value(s.result)
                 .ok()
@@ -79,10 +82,14 @@ pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
             writeln!(
                 out,
                 "{:<28} {:<10} {:<7} {}",
-                s.branch, s.action, result, s.reason
+                fence::shown(&s.branch),
+                s.action,
+                result,
+                fence::shown(&s.reason)
             )
             .map_err(out_err)?;
         }
+        out.flush().map_err(out_err)?;
     }
     if let Some(e) = &report.forge_error {
         return Err(Error::Partial(e.clone()));

@@ -1,5 +1,7 @@
 //! `git recode sync [<remote>]`.
 
+use std::io::Write;
+
 use crate::cli::{Ctx, Ui};
 use crate::error::{EXIT_OK, Error};
 use crate::sync;
@@ -45,8 +47,11 @@ pub fn run(args: SyncArgs, ui: &Ui) -> Result<i32, Error> {
     crate::cli::pick_up(&ctx, &[]);
     let report = sync::sync(&ctx.repo, &ctx.cfg, &remote, ctx.now)?;
     ctx.ui.warn(&report.warnings);
+    // A line may name another host's ref or ledger: shown escaped (SPEC 1.2).
+    let mut out = ctx.ui.screen();
     for l in report.lines {
-        crate::say!("{l}");
+        writeln!(out, "{}", crate::fence::shown(&l)).map_err(crate::cli::out_err)?;
     }
+    out.flush().map_err(crate::cli::out_err)?;
     Ok(EXIT_OK)
 }

@@ -10,7 +10,8 @@
 //! input stays out"): ureq follows no redirect; a redirect within the origin is followed
 //! here, one to another origin is refused (an error naming where it pointed), and a
 //! `link: rel="next"` to another origin ends the listing with a warning. A request with its
-//! retries ends within `recode.networkTimeout` in all: each try gets what is left of it.
+//! retries and redirect hops ends within `recode.networkTimeout` in all: each try, and each
+//! hop of a try, gets what is left of it.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -247,7 +248,7 @@ impl Client {
                 api: self.api.clone(),
                 why,
             };
-            let mut res = match self.send(method, url, query, body, kept.as_ref(), left) {
+            let mut res = match self.send(method, url, query, body, kept.as_ref(), deadline) {
                 Sent::Answer(r) => r,
                 Sent::Refused(e) => return Try::Fail(e),
                 Sent::Lost(ureq::Error::Timeout(t)) => return Try::Fail(self.late(&t.to_string())),
@@ -334,9 +335,10 @@ impl Client {
         }
     }
 
-    /// Send one try of a request within `left`, following redirects that stay on the
-    /// API's origin (at most [`MAX_REDIRECTS`]; a 303 turns a POST into a GET) and refusing
-    /// one to any other origin, before the token could go there.
+    /// Send one try of a request by `deadline` (the step's: each redirect hop gets only
+    /// what is left of it), following redirects that stay on the API's origin (at most
+    /// [`MAX_REDIRECTS`]; a 303 turns a POST into a GET) and refusing one to any other
+    /// origin, before the token could go there.
     fn send(
         &self,
         method: &str,
@@ -344,13 +346,17 @@ impl Client {
         query: &[(&str, &str)],
         body: Option<&serde_json::Value>,
         kept: Option<&Entry>,
-        left: Duration,
+        deadline: Instant,
     ) -> Sent {
         let (mut method, mut url, mut query): (String, String, &[(&str, &str)]) =
             (method.to_string(), url.to_string(), query);
         for _ in 0..=MAX_REDIRECTS {
             if !self.at_home(&url) {
                 return Sent::Refused(self.elsewhere(&url, "a request"));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Sent::Refused(self.late("no time left to follow a redirect"));
             }
             let res = match self.send_once(&method, &url, query, body, kept, left) {
                 Ok(r) => r,

@@ -17,8 +17,9 @@ pub enum Milestone {
     NoPhase,
     /// HEAD is detached outside a rebase: no branch to ledger against.
     NoBranch,
-    /// The `milestone` event (`seq` 0), as appended to the journal.
-    Journaled(Box<Event>),
+    /// The `milestone` event (`seq` 0), as appended to the journal, and the warning
+    /// when [`super::SESSION_ENV`] held no session id (the event is journaled without it).
+    Journaled(Box<Event>, Option<String>),
 }
 
 /// Why the hook could not journal a milestone: the journal could not be created or
@@ -52,8 +53,33 @@ fn branch_of(repo: &gix::Repository) -> Option<String> {
         .and_then(|n| n.strip_prefix("refs/heads/").map(str::to_string))
 }
 
+/// The session id the hook was given in [`super::SESSION_ENV`]: `None` when unset or
+/// empty.
+///
+/// Errors: the warning when it is not a session id ([`crate::fence::session_id_ok`]: an
+/// option word such as `--dangerously-skip-permissions` never enters the ledger, SPEC 1.2
+/// "Untrusted input stays out"), the value shown escaped and cut at 200 characters.
+pub fn session_from_env() -> Result<Option<String>, String> {
+    let Some(raw) = std::env::var_os(super::SESSION_ENV).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    match raw.to_str() {
+        Some(id) if crate::fence::session_id_ok(id) => Ok(Some(id.to_string())),
+        _ => {
+            let text = raw.to_string_lossy();
+            let cut: String = text.chars().take(200).collect();
+            Err(format!(
+                "{} \"{}\" is not a session id: it must match ^[A-Za-z0-9._:@+-]{{1,200}}$ and not start with `-`",
+                super::SESSION_ENV,
+                crate::fence::shown(&cut)
+            ))
+        }
+    }
+}
+
 /// Journal HEAD's milestone, stamped `now` (milliseconds), with the session id from
-/// [`super::SESSION_ENV`] and the task from `recode.branchPattern`.
+/// [`super::SESSION_ENV`] when it is one ([`session_from_env`]; else without, and a
+/// warning) and the task from `recode.branchPattern`.
 ///
 /// Errors: [`CommitError`] when the journal cannot be appended to.
 pub fn post_commit(
@@ -71,16 +97,22 @@ pub fn post_commit(
         return Ok(Milestone::NoBranch);
     };
     let task = cfg.key_of(&branch);
-    let session_id = std::env::var(super::SESSION_ENV)
-        .ok()
-        .filter(|s| !s.is_empty());
+    let (session_id, warning) = match session_from_env() {
+        Ok(id) => (id, None),
+        Err(why) => (
+            None,
+            Some(format!(
+                "{why}; milestone '{phase}' is journaled without it"
+            )),
+        ),
+    };
     let body = Body::Milestone {
         phase: phase.clone(),
         session_id,
     };
     let event = Event::new(now, &task, Some(&branch), body).with_head(Some(head));
     match super::journal::append(&super::journal::dir(repo), &event) {
-        Ok(_) => Ok(Milestone::Journaled(Box::new(event))),
+        Ok(_) => Ok(Milestone::Journaled(Box::new(event), warning)),
         Err((path, source)) => Err(CommitError {
             path,
             phase,

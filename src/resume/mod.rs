@@ -603,29 +603,29 @@ pub fn launch(
 }
 
 /// Whether this worker may be resumed: `Some(reason)` when it must not (running, hung
-/// with its pid alive, or needing a human: capped, auth, an operation in progress).
+/// with its pid alive, or needing a human: capped, auth, an operation in progress). The
+/// branch and the reason are untrusted (a synced ledger's): shown escaped
+/// ([`crate::fence::shown`]), so the message is one line with no control character.
 pub fn refusal(w: &Worker) -> Option<String> {
+    let branch = crate::fence::shown(&w.branch);
+    let reason = crate::fence::shown(&w.reason.to_string());
     if w.liveness == model::Liveness::Running {
-        return Some(format!("{} is running: {}", w.branch, w.reason));
+        return Some(format!("{branch} is running: {reason}"));
     }
     if w.state == model::State::NeedsHuman {
-        return Some(format!("{} needs a human: {}", w.branch, w.reason));
+        return Some(format!("{branch} needs a human: {reason}"));
     }
     // SPEC 1.3 "The loop as people run it": a hung agent's pid is alive; it is ended by
     // `recover` first, never resumed beside it.
     if w.action == model::Action::Kill {
         return Some(format!(
-            "{} is hung and still alive: {} (run `git recode recover {}` to end it first)",
-            w.branch, w.reason, w.branch
+            "{branch} is hung and still alive: {reason} (run `git recode recover {branch}` to end it first)"
         ));
     }
     // SPEC 1.2 "Several machines": a worker of another host is never acted on here
     // until that host has been silent for `recode.hostTimeout`.
     if let Some(model::reason::Override::OtherHost { .. }) = w.reason.last_override() {
-        return Some(format!(
-            "{} belongs to another host: {}",
-            w.branch, w.reason
-        ));
+        return Some(format!("{branch} belongs to another host: {reason}"));
     }
     None
 }

@@ -19,15 +19,19 @@ enum Slow {
     Never,
     /// At once, 200 with a JSON array over 10 MB.
     Huge,
+    /// A 302 to another path of the same origin after this long, every time.
+    Redirect(Duration),
 }
 
 /// The stand-in's base URL.
 fn stand_in(slow: Slow) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
+    let base = url.clone();
     std::thread::spawn(move || {
-        for stream in listener.incoming() {
+        for (n, stream) in listener.incoming().enumerate() {
             let Ok(mut stream) = stream else { continue };
+            let base = base.clone();
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 loop {
@@ -50,6 +54,15 @@ fn stand_in(slow: Slow) -> String {
                         return;
                     }
                     Slow::Huge => format!("[{}]", " ".repeat(10 * 1024 * 1024 + 1)),
+                    Slow::Redirect(d) => {
+                        std::thread::sleep(d);
+                        let _ = write!(
+                            stream,
+                            "HTTP/1.1 302 Found\r\nlocation: {base}/hop/{n}\r\ncontent-length: 0\r\n\
+                             connection: close\r\n\r\n"
+                        );
+                        return;
+                    }
                 };
                 let _ = write!(
                     stream,
@@ -124,4 +137,22 @@ fn a_page_over_ten_megabytes_is_named() {
         stderr.contains("is a page over 10 MB: not read") && !stderr.contains("unexpected"),
         "{stderr}"
     );
+}
+
+#[test]
+fn slow_redirects_within_the_origin_share_the_steps_network_timeout() {
+    // Each hop answers a 302 to the same origin after 1.5 s: six hops, each with the full
+    // timeout, took 9 s.
+    let api = stand_in(Slow::Redirect(Duration::from_millis(1500)));
+    for args in [&["status", "--json"][..], &["verify", "issue-1-work"]] {
+        let (took, stderr) = timed(&api, "2s", args);
+        assert!(
+            took < Duration::from_millis(3500),
+            "{args:?} took {took:?}:\n{stderr}"
+        );
+        assert!(
+            stderr.contains("no answer within 2 s (recode.networkTimeout), retries included"),
+            "{args:?}: {stderr}"
+        );
+    }
 }

@@ -146,3 +146,69 @@ fn no_command_a_repository_names_sees_a_token_and_reads_run_none() {
         }
     }
 }
+
+#[test]
+fn a_hooks_dry_call_and_the_agents_version_probe_see_no_token() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let log = env.root().join("children.log");
+    // A user's post-commit hook whose line runs a git-recode (a spy answering as a dry call
+    // expects): `hook status` and `doctor` start it.
+    let hook_bin = env.root().join("hookbin");
+    std::fs::create_dir_all(&hook_bin).unwrap();
+    let recode = spy(
+        &hook_bin,
+        &log,
+        "git-recode",
+        "echo 'git-recode: the post-commit hook runs (spy)'",
+    );
+    let hook = repo.join(".git/hooks/post-commit");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\n{} hook post-commit\n", recode.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // `recode.agent` names a template whose program is a spy on PATH: `doctor` asks it
+    // for `--version`.
+    let agent_bin = env.root().join("agentbin");
+    std::fs::create_dir_all(&agent_bin).unwrap();
+    spy(&agent_bin, &log, "spyagent", "echo 'spyagent 1.0'");
+    env.git(&repo, &["config", "recode.agent", "spyagent -p {prompt}"]);
+    let mut path = vec![agent_bin];
+    path.extend(std::env::split_paths(
+        &env.cmd(&repo)
+            .get_envs()
+            .find(|(k, _)| *k == "PATH")
+            .unwrap()
+            .1
+            .unwrap(),
+    ));
+    let path = std::env::join_paths(path).unwrap();
+    for (args, children) in [
+        (&["hook", "status"][..], &["git-recode "][..]),
+        (&["doctor"][..], &["git-recode ", "spyagent "][..]),
+    ] {
+        std::fs::write(&log, "").unwrap();
+        let mut cmd = env.cmd(&repo);
+        cmd.env("PATH", &path);
+        for (k, v) in TOKENS {
+            cmd.env(k, v);
+        }
+        let out = cmd.args(args).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{args:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&log).unwrap();
+        let mut ran: Vec<&str> = text.lines().collect();
+        ran.sort_unstable();
+        assert_eq!(
+            ran, children,
+            "{args:?}: the children and the tokens they saw:\n{text}\n{stdout}"
+        );
+    }
+}

@@ -1,9 +1,10 @@
 //! Nothing raw reaches a terminal (SPEC 1.2 "Untrusted input stays out"): every C0 and C1
 //! control, DEL, ESC sequences (CSI, OSC 52 that would write the clipboard, SGR), CR and
 //! the bidirectional controls, put into branch names, host names, final messages, reasons,
-//! blockers and pull request checks (a synced ledger, a hostile forge), come out of
-//! `status`, `classify`, `log` and `report` escaped, with or without colour; `--porcelain`
-//! rows keep six fields; JSON keeps the exact text.
+//! blockers, host records and pull request checks (a synced ledger, a hostile forge), come
+//! out of `status`, `classify`, `log`, `report`, `recover`, `resume`, `verify`, `doctor` and
+//! `sync` escaped (stdout and stderr), with or without colour; `--porcelain` rows keep six
+//! fields; JSON keeps the exact text.
 
 use std::path::{Path, PathBuf};
 
@@ -218,4 +219,145 @@ fn every_control_in_a_pull_requests_checks_is_escaped() {
         false,
     );
     assert!(evidence.contains("\\u{1b}[2J"), "{evidence}");
+}
+
+/// Run `cmd` with `args`: its exit code, stdout and stderr, each checked for raw controls
+/// (no colour asked).
+fn screened(cmd: &mut std::process::Command, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = cmd.args(args).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    for (name, text) in [("stdout", &stdout), ("stderr", &stderr)] {
+        let raw: Vec<char> = text.chars().filter(|c| forbidden(*c)).collect();
+        assert!(raw.is_empty(), "{args:?} {name} holds raw {raw:?}:\n{text}");
+    }
+    (out.status.code(), stdout, stderr)
+}
+
+/// `text` as the text outputs show untrusted text: every control character, line breaks and
+/// bidi controls included, written as its Rust escape.
+fn escaped(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let e: Vec<char> = if forbidden(c) || c == '\n' {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            e
+        })
+        .collect()
+}
+
+/// Another host's heartbeat, as `sync` brings it: its host id and label hold the payload,
+/// its clock a month ahead (so `doctor` names it).
+fn hostile_heartbeat(env: &TestEnv, repo: &Path) {
+    let doc = json!({"host": payload(), "label": payload(), "ts": "2026-12-20T12:00:00.000Z",
+                     "workers": {}});
+    let file = env.root().join("heartbeat.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let blob = env.git(repo, &["hash-object", "-w", file.to_str().unwrap()]);
+    let mut mktree = env.git_cmd(repo);
+    let mut child = mktree
+        .arg("mktree")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    writeln!(
+        child.stdin.take().unwrap(),
+        "100644 blob {blob}\theartbeat.json"
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let tree = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let commit = env.git(repo, &["commit-tree", &tree, "-m", "heartbeat"]);
+    env.git(repo, &["update-ref", "refs/recode/hosts/evil", &commit]);
+}
+
+#[test]
+fn every_control_in_a_ledger_is_escaped_by_the_writing_commands() {
+    let env = TestEnv::new();
+    let (repo, _) = hostile_ledger(&env);
+    hostile_heartbeat(&env, &repo);
+    let bare = env.root().join("origin.git");
+    env.git(
+        &env.root(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
+    env.git(&repo, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    let p = payload();
+    let first_line = p.split('\n').next().unwrap();
+    let esc = escaped(&p);
+    let run = |args: &[&str]| screened(&mut env.cmd(&repo), args);
+
+    let (code, stdout, stderr) = run(&["recover", "--all", "--dry-run"]);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""), "{stdout}");
+    assert_eq!(
+        stdout,
+        "issue-7                      escalate skipped dry run: would ledger an `escalated` event once and touch nothing: a human must look\n"
+    );
+    let (code, stdout, stderr) = run(&["recover", "--all"]);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""), "{stdout}");
+    assert_eq!(
+        stdout,
+        format!("issue-7                      escalate done    escalated earlier: {esc}\n")
+    );
+    let (code, stdout, stderr) = run(&["resume", "issue-7", "--dry-run"]);
+    assert_eq!((code, stdout.as_str()), (Some(3), ""), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "error: issue-7 needs a human: the last attempt needs a human (rc 1: {})\n\
+             hint: a human must look: fix the cause, then `git recode record clear <branch>`\n",
+            escaped(first_line)
+        )
+    );
+    let (code, stdout, stderr) = run(&["verify", "issue-7"]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (Some(0), "unknown\n", "")
+    );
+    let (code, stdout, stderr) = run(&["doctor"]);
+    assert_eq!((code, stderr.as_str()), (Some(1), ""), "{stdout}");
+    let hosts: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("warn  hosts"))
+        .collect();
+    assert_eq!(
+        hosts,
+        [format!(
+            "warn  hosts       host {esc}'s clock was 30d ahead of this host's when its heartbeat was first seen (fix: sync that host's clock (e.g. `timedatectl set-ntp true` there), or this one's if it is the wrong one; silence is measured on each host's own clock, so a skew never takes over a live worker)"
+        )]
+    );
+    let (code, stdout, stderr) = run(&["sync"]);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""), "{stdout}");
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+
+    // JSON keeps the text exactly.
+    let out = env.output(&repo, &["recover", "--all", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc["results"][0]["reason"],
+        format!("escalated earlier: {p}"),
+        "{doc}"
+    );
+    let out = env.output(&repo, &["doctor", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let messages: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"] == "hosts")
+        .filter_map(|c| c["message"].as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        [format!(
+            "host {p}'s clock was 30d ahead of this host's when its heartbeat was first seen"
+        )]
+    );
 }

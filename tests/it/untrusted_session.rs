@@ -137,3 +137,52 @@ fn an_option_word_in_a_synced_ledger_line_is_ignored_with_a_warning() {
         "{command}"
     );
 }
+
+#[test]
+fn an_option_word_from_the_hooks_environment_is_never_journaled() {
+    use crate::hookenv::{commit, hgit, hgit_out};
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    hgit(&env, &repo, &["checkout", "-q", "-b", "issue-7"]);
+    env.ok(&repo, &["hook", "install"]);
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    hgit(&env, &repo, &["add", "a.txt"]);
+    let out = hgit_out(
+        &env,
+        &repo,
+        &["commit", "-q", "-m", "step\n\nRecode-Phase: implemented"],
+        &[("RECODE_SESSION_ID", EVIL)],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "git-recode post-commit: warning: RECODE_SESSION_ID \"{EVIL}\" is not a session id: it must match ^[A-Za-z0-9._:@+-]{{1,200}}$ and not start with `-`; milestone 'implemented' is journaled without it\n"
+        )
+    );
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
+    let journal = std::fs::read_to_string(repo.join(".git/recode/milestones.journal")).unwrap();
+    assert_eq!(
+        journal,
+        format!(
+            "{{\"branch\":\"issue-7\",\"head\":\"{head}\",\"kind\":\"milestone\",\"phase\":\"implemented\",\"seq\":0,\"task\":\"7\",\"ts\":\"2026-11-20T12:00:00.000Z\",\"v\":1}}\n"
+        )
+    );
+    // A good id from the hook's environment is journaled as it is.
+    let good = commit(
+        &env,
+        &repo,
+        "b.txt",
+        "b\n",
+        "next\n\nRecode-Phase: tested\n",
+        &[("RECODE_SESSION_ID", "s-7")],
+    );
+    let journal = std::fs::read_to_string(repo.join(".git/recode/milestones.journal")).unwrap();
+    assert_eq!(journal.lines().count(), 2, "{journal}");
+    assert!(
+        journal.lines().nth(1).unwrap().contains(&format!(
+            "\"head\":\"{good}\",\"kind\":\"milestone\",\"phase\":\"tested\",\"seq\":0,\"session_id\":\"s-7\""
+        )),
+        "{journal}"
+    );
+}
