@@ -28,7 +28,7 @@ pub(super) fn hook(repo: &gix::Repository) -> Vec<Check> {
                     r.path.display(),
                     r.why.as_deref().unwrap_or("no post-commit hook")
                 ),
-                Some(fix(&r)),
+                Some(fix(r)),
             )
         })
         .collect()

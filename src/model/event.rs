@@ -14,6 +14,13 @@ pub const EVENT_VERSION: u32 = 1;
 /// Largest task prompt kept in a `spawn` event, in bytes (its first 16 KiB).
 pub const PROMPT_KEEP_BYTES: usize = 16 * 1024;
 
+/// The exit code ledgered for an agent git-recode ended (a hung one, SPEC 1.3): 128 +
+/// SIGKILL, as a shell reports it.
+pub const KILLED_RC: i32 = 137;
+
+/// How the message of the `exit` git-recode ledgers for an agent it ended ends.
+pub const ENDED_BY_US: &str = "ended by git-recode (SIGKILL)";
+
 /// Who ran a gate: `recover` (git-recode itself) or `record` (the worker or loop).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -187,6 +194,13 @@ pub enum Body {
 }
 
 impl Body {
+    /// Whether this is the `exit` git-recode ledgered when it ended the agent itself
+    /// ([`KILLED_RC`], its message ending [`ENDED_BY_US`]): the loop that started that
+    /// agent reports the same end again (rc 137), which is not a second attempt.
+    pub fn ended_by_us(&self) -> bool {
+        matches!(self, Body::Exit { rc, message: Some(m), .. } if *rc == KILLED_RC && m.ends_with(ENDED_BY_US))
+    }
+
     /// The SPEC's `kind` string.
     pub fn kind(&self) -> &'static str {
         match self {

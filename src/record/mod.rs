@@ -282,6 +282,16 @@ pub fn exit(
     };
     let session_id = x.result.and_then(|r| r.session_id);
     ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
+        // The attempt git-recode itself ended (a hung agent) is closed already: the
+        // loop's report of that same end (rc 137) is no second attempt and no second
+        // failure (decided in the CAS: the kill may land while this runs).
+        let r = ledger::replay_for(events, &x.branch);
+        if x.rc == crate::model::event::KILLED_RC
+            && r.last_attempt_exited
+            && r.last_exit.is_some_and(|i| events[i].body.ended_by_us())
+        {
+            return Vec::new();
+        }
         let retry_after = match verdict.retry_after {
             None if verdict.outcome == Outcome::Transient => {
                 let wait = backoff::backoff_secs(ledger::transient_streak(events));

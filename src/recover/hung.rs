@@ -9,8 +9,7 @@ use crate::ledger::Body;
 use crate::model::{Action, Snapshot, Worker};
 use crate::process::{self, Ended};
 
-/// The exit code ledgered for an agent ended here: 128 + SIGKILL, as a shell reports it.
-pub(super) const KILLED_RC: i32 = 137;
+use crate::model::event::{ENDED_BY_US, KILLED_RC};
 
 /// End the hung agent of `w` and ledger its exit.
 ///
@@ -37,7 +36,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         ));
     }
     r.classified(&now_w)?;
-    let message = format!("{reason}; ended by git-recode (SIGKILL)");
+    let message = format!("{reason}; {ENDED_BY_US}");
     r.append(
         &now_w,
         now_w.head,

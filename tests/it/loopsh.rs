@@ -154,6 +154,7 @@ impl Loop {
                 "tick {t} took {took:?}: the loop blocked"
             );
             let rows = self.rows();
+            eprintln!("tick {t}: {rows:?}");
             let done = issues.iter().all(|n| {
                 rows.iter().any(|(task, _, state, action)| {
                     task == &n.to_string()

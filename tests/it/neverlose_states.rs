@@ -814,3 +814,57 @@ fn aside_of(wt: &Path) -> PathBuf {
         wt.file_name().unwrap().to_string_lossy()
     ))
 }
+
+/// A hung agent ended by `recover` (SPEC 1.3, `recode.hungAfter`) is one attempt however
+/// its end is told: the loop that started it reaps the same end (rc 137) afterwards, and
+/// that report is no second exit, no second counted attempt (else the cap comes one
+/// attempt early, and a live restarted agent is escalated).
+#[test]
+fn the_loops_report_of_an_agent_recover_ended_is_not_a_second_attempt() {
+    let env = TestEnv::new();
+    let repo = env.repo_with_origin().0;
+    let wt = env.add_worktree(&repo, "issue-5", "wt5");
+    env.git(&repo, &["config", "recode.hungAfter", "30m"]);
+    let agent = Agent::start();
+    env.record(
+        &wt,
+        &[
+            "spawn",
+            "issue-5",
+            "--agent",
+            "claude",
+            "--pid",
+            &agent.pid(),
+        ],
+    );
+    let (code, doc) = json(&env, &repo, &["recover", "--all"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(result_of(&doc, "issue-5")["action"], "kill", "{doc:#}");
+    assert_eq!(result_of(&doc, "issue-5")["result"], "done", "{doc:#}");
+    let exits = |env: &TestEnv| {
+        env.ok(&repo, &["log", "issue-5", "--json"])
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|e| e["kind"] == "exit")
+            .map(|e| {
+                (
+                    e["rc"].as_i64().unwrap(),
+                    e["message"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = exits(&env);
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert!(
+        before[0].1.ends_with("; ended by git-recode (SIGKILL)"),
+        "{before:?}"
+    );
+    // The loop reaps the agent it started: rc 137, as a shell reports a SIGKILL.
+    env.record(&repo, &["exit", "issue-5", "--rc", "137"]);
+    assert_eq!(exits(&env), before);
+    assert_eq!(status_of(&env, &repo, "issue-5")["attempts"], 1);
+    // Another exit code is another end: ledgered as it was.
+    env.record(&repo, &["exit", "issue-5", "--rc", "1"]);
+    assert_eq!(exits(&env).len(), 2);
+}
