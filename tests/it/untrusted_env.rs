@@ -212,3 +212,53 @@ fn a_hooks_dry_call_and_the_agents_version_probe_see_no_token() {
         );
     }
 }
+
+/// Over an ssh remote the repository's `core.sshCommand` runs (the push and the fetch go
+/// through it, batch mode added), and it never sees a forge token: the push needs none
+/// (ssh authenticates it), and git-recode gives no child one.
+#[test]
+fn the_repositorys_ssh_command_carries_sync_and_the_wip_push_and_sees_no_token() {
+    let env = TestEnv::new();
+    let (repo, origin) = env.repo_with_origin();
+    let bin = env.root().join("spies");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = env.root().join("spies.log");
+    // An ssh that serves the remote locally: it runs the command git hands it (its last
+    // argument), after logging the tokens it sees and its arguments but the last.
+    let ssh = spy(
+        &bin,
+        &log,
+        "ssh",
+        "for last; do :; done\nexec sh -c \"$last\"",
+    );
+    env.git(&repo, &["config", "core.sshCommand", ssh.to_str().unwrap()]);
+    env.git(
+        &repo,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            &format!("ssh://git.example.invalid{}", origin.display()),
+        ],
+    );
+    let wt = env.add_worktree(&repo, "issue-7", "wt7");
+    std::fs::write(wt.join("a.txt"), "the agent's work\n").unwrap();
+    env.record(&wt, &["spawn", "issue-7", "--session-id", "s-7"]);
+    env.record(&wt, &["exit", "issue-7", "--rc", "1"]);
+    for args in [&["recover", "--all"][..], &["sync"][..]] {
+        let ran = spies_of(&env, &repo, &log, args);
+        assert_eq!(ran, ["ssh"], "{args:?}: the ssh command carried it");
+    }
+    // The WIP commit reached the remote through it, and so did the ledger.
+    let wip = env.git(&wt, &["rev-parse", "HEAD"]);
+    assert_eq!(env.git(&origin, &["rev-parse", "refs/heads/issue-7"]), wip);
+    assert_eq!(
+        env.git(&origin, &["show", "issue-7:a.txt"]),
+        "the agent's work"
+    );
+    let notes = env.git(
+        &origin,
+        &["for-each-ref", "--format=%(refname)", "refs/notes/"],
+    );
+    assert!(!notes.is_empty(), "the ledger was pushed");
+}
