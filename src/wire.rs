@@ -249,7 +249,8 @@ pub struct QueueItemJson {
     /// When the event that put it here was written.
     pub since: String,
     /// `escalated`, `needs-human` (the last outcome), `capped` (attempts reached
-    /// `recode.maxAttempts`) or `classified` (`recover` classified it `needs-human`).
+    /// `recode.maxAttempts`), `classified` (`recover` classified it `needs-human`) or
+    /// `open-request` (pushed where no forge can open its request: a human opens it).
     pub cause: String,
     /// One sentence: why it needs a human.
     pub why: String,

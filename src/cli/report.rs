@@ -43,6 +43,10 @@ pub fn run(args: ReportArgs, ui: &Ui) -> Result<i32, Error> {
         now: ctx.now,
         since: since_secs.map(|s| crate::clock::from_secs(ctx.now.as_second().saturating_sub(s))),
         max_attempts: ctx.cfg.max_attempts,
+        base: shell_word(&crate::repo::base_name(&ctx.repo, &ctx.cfg)),
+        remote_url: crate::forge::remote_url(&ctx.repo, &ctx.cfg.remote)
+            .map(|u| shell_word(&crate::forge::redact_url(&u)))
+            .unwrap_or_else(|| "<remote URL>".into()),
     };
     let (doc, warnings) = report::gather(&ctx.repo, &ctx.cfg, &opts)?;
     ctx.ui.warn(&warnings);
@@ -69,4 +73,17 @@ pub fn run(args: ReportArgs, ui: &Ui) -> Result<i32, Error> {
         let _ = writeln!(std::io::stderr(), "wrote {}", path.display());
     }
     Ok(EXIT_OK)
+}
+
+/// `s` as one word of a shell command: as it is when it holds only characters no shell
+/// treats specially, else single-quoted.
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._:@~+-,=%".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        crate::resume::sh_quote(s)
+    }
 }

@@ -36,6 +36,12 @@ pub struct Options {
     pub since: Option<Timestamp>,
     /// `recode.maxAttempts` (the cap a worker is `capped` at).
     pub max_attempts: u32,
+    /// The base branch, as a shell word: named in the command that mails a pushed
+    /// worker's request when no forge can open it (`<base>` when not known).
+    pub base: String,
+    /// `recode.remote`'s URL without credentials, as a shell word: named in that command
+    /// (`<remote URL>` when there is no such remote).
+    pub remote_url: String,
 }
 
 /// Build the report from `ledgers` and the hosts' `heartbeats` (pure).

@@ -153,6 +153,8 @@ mod tests {
             now: clock::parse(now).unwrap(),
             since: None,
             max_attempts: 3,
+            base: "main".into(),
+            remote_url: "<remote URL>".into(),
         }
     }
 

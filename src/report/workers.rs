@@ -171,7 +171,9 @@ pub fn attention(ledgers: &Ledgers, opts: &Options) -> (Vec<QueueItemJson>, Vec<
                         head.to_hex_with_len(12)
                     ),
                     lift: vec![format!(
-                        "open a pull request from {branch} (or mail it: git request-pull <base> <remote URL> {branch})"
+                        "open a pull request from {branch} into {base} (or mail it: git request-pull {base} {url} {branch})",
+                        base = opts.base,
+                        url = opts.remote_url,
                     )],
                     worktree: worktree.clone(),
                     pr_url: None,
@@ -425,6 +427,8 @@ mod tests {
             now: clock::parse("2026-11-20T12:00:00Z").unwrap(),
             since: None,
             max_attempts: 3,
+            base: "<base>".into(),
+            remote_url: "<remote URL>".into(),
         };
         let (queue, waiting) = attention(&l, &opts);
         let got: Vec<(&str, &str, &str)> = queue

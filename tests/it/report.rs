@@ -615,3 +615,101 @@ fn untrusted_messages_are_escaped_in_the_page_and_in_the_text() {
         "{text}"
     );
 }
+
+/// SPEC 1.3: with no forge (a bare remote, no token) `recover` pushes a publishable worker
+/// and no one opens its request: the queue names it (`open-request`), and the command that
+/// mails it names the base and the remote's URL, its credentials left out.
+#[test]
+fn a_worker_pushed_with_no_forge_waits_in_the_queue_with_its_base_and_remote() {
+    let env = TestEnv::new();
+    let (repo, origin) = env.repo_with_origin();
+    // The remote's URL as configured carries a password; git rewrites it to the bare
+    // repository (`insteadOf`), so the push is real and stays on this machine.
+    let url = "https://bot:s3cret@git.example/acme/widget.git";
+    env.git(
+        &repo,
+        &[
+            "config",
+            &format!("url.{}.insteadOf", origin.display()),
+            url,
+        ],
+    );
+    env.git(&repo, &["remote", "set-url", "origin", url]);
+    let wt = crate::settle::dead_worker(&env, &repo, "wt7", "issue-7");
+    std::fs::write(wt.join("f.txt"), "done\n").unwrap();
+    env.git(&wt, &["add", "f.txt"]);
+    env.git(&wt, &["commit", "-q", "-m", "done"]);
+    env.ok(&wt, &["record", "gate", "issue-7", "--passed"]);
+    let head = env.git(&wt, &["rev-parse", "HEAD"]);
+    let (code, doc, stderr) = crate::settle::recover(&env, &repo, &["--all"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(crate::settle::results(&doc)[0].2, "held", "{doc}");
+    assert_eq!(env.git(&origin, &["rev-parse", "issue-7"]), head, "pushed");
+
+    let report = |args: &[&str]| {
+        let out = env
+            .cmd(&repo)
+            .env("RECODE_NOW", "2030-01-01T02:00:00Z")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let why = format!(
+        "pushed {}: no forge can open its request; open it by hand",
+        &head[..12]
+    );
+    let host = this_host(&env, &repo);
+    let text = report(&["report"]);
+    let queue = text
+        .split("\n\n")
+        .find(|s| s.starts_with("NEEDS A HUMAN"))
+        .unwrap_or_else(|| panic!("no queue in:\n{text}"));
+    assert_eq!(
+        queue,
+        format!(
+            "NEEDS A HUMAN (1)\n  issue-7 open-request 2h ago on {host}\n    why: {why}\n    \
+             1. open a pull request from issue-7 into main (or mail it: git request-pull\n       \
+             main 'https://***@git.example/acme/widget.git' issue-7)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("s3cret"), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&report(&["report", "--json"])).unwrap();
+    assert_eq!(
+        doc["queue"],
+        serde_json::json!([{
+            "task": "7",
+            "branch": "issue-7",
+            "host": host,
+            "since": "2030-01-01T00:00:00Z",
+            "cause": "open-request",
+            "why": why,
+            "lift": ["open a pull request from issue-7 into main (or mail it: git request-pull \
+                      main 'https://***@git.example/acme/widget.git' issue-7)"],
+            "worktree": wt.display().to_string(),
+            "pr_url": null,
+        }]),
+        "{doc:#}"
+    );
+    // A plain path as the remote's URL is named as it is.
+    env.git(
+        &repo,
+        &["remote", "set-url", "origin", origin.to_str().unwrap()],
+    );
+    let doc: serde_json::Value = serde_json::from_str(&report(&["report", "--json"])).unwrap();
+    assert_eq!(
+        doc["queue"][0]["lift"],
+        serde_json::json!([format!(
+            "open a pull request from issue-7 into main (or mail it: git request-pull main {} \
+             issue-7)",
+            origin.display()
+        )])
+    );
+}
