@@ -62,7 +62,7 @@ pub fn classify(s: &Snapshot) -> Worker {
         pr: pr.as_ref(),
         last_exit,
     });
-    ev.push(format!("state {state}: {row}"));
+    ev.push(format!("state {state}: {}", row.said(s.noun)));
 
     // --- overrides, in order (one named rule per SPEC sentence; see OVERRIDES) --------
     let facts = Facts {
@@ -140,7 +140,10 @@ fn overridden(facts: &Facts, action: Action, row: Row, ev: &mut Vec<String>) -> 
     let taken = matches!(row, Row::TakenOver { .. });
     let mut d = Decision {
         action,
-        reason: Reason::row(row),
+        reason: Reason {
+            noun: facts.s.noun,
+            ..Reason::row(row)
+        },
     };
     for (name, rule) in OVERRIDES.iter().filter(|_| !taken) {
         if let Some((action, why)) = rule(facts, &d) {

@@ -24,8 +24,14 @@ pub const LOOP_TICK: &str = r#"  mapfile -t rows < <(git recode status --porcela
 pub fn long_after() -> String {
     format!(
         "Configuration (git config):\n{}\n\
-Environment: RECODE_NOW replaces the clock; GH_TOKEN/GITHUB_TOKEN, GH_HOST and
-RECODE_GITHUB_API select the forge; NO_COLOR turns colour off; RUST_LOG sets logging.
+Environment: RECODE_NOW replaces the clock; NO_COLOR turns colour off; RUST_LOG sets
+logging. The forge (recode.forge) is reached with its token:
+  GitHub        GH_TOKEN or GITHUB_TOKEN; GH_HOST for GitHub Enterprise
+  GitLab        GITLAB_TOKEN (sent as PRIVATE-TOKEN)
+  Gitea/Forgejo GITEA_TOKEN or FORGEJO_TOKEN
+  RECODE_FORGE_API (or RECODE_GITHUB_API) is the API base of whichever forge: a
+  self-hosted instance's root gets its API path added (/api/v4 GitLab, /api/v1 Gitea);
+  RECODE_FORGE_MAX_WAIT caps one wait before a retry (seconds).
 
 Exit codes: 0 done, 1 error, 2 bad usage, 3 refused for safety or capped (needs a human).
 

@@ -167,7 +167,7 @@ pub fn render() -> Result<Vec<u8>, Error> {
     );
     let _ = writeln!(
         buf,
-        ".SH \"EXIT STATUS\"\n0 done, 1 error, 2 bad usage, 3 refused for safety or capped (needs a human).\n.SH ENVIRONMENT\n.TP\n\\fBRECODE_NOW\\fR\nan RFC 3339 time that replaces the clock\n.TP\n\\fBGH_TOKEN\\fR, \\fBGITHUB_TOKEN\\fR, \\fBGH_HOST\\fR, \\fBRECODE_GITHUB_API\\fR\nthe forge: its token, host and API base URL\n.TP\n\\fBNO_COLOR\\fR\nno colour\n.TP\n\\fBRUST_LOG\\fR\nlogging on stderr\n.SH \"SEE ALSO\"\n\\fBgit\\fR(1), \\fBgit\\-notes\\fR(1), \\fBgit\\-worktree\\fR(1), \\fBgit\\-config\\fR(1)"
+        ".SH \"EXIT STATUS\"\n0 done, 1 error, 2 bad usage, 3 refused for safety or capped (needs a human).\n.SH ENVIRONMENT\n.TP\n\\fBRECODE_NOW\\fR\nan RFC 3339 time that replaces the clock\n.TP\n\\fBGH_TOKEN\\fR, \\fBGITHUB_TOKEN\\fR, \\fBGH_HOST\\fR\nGitHub: its token (either), and the host of a GitHub Enterprise\n.TP\n\\fBGITLAB_TOKEN\\fR\nGitLab (gitlab.com or self-managed): its token, sent as PRIVATE\\-TOKEN\n.TP\n\\fBGITEA_TOKEN\\fR, \\fBFORGEJO_TOKEN\\fR\nGitea or Forgejo (Codeberg or self-hosted): its token (either)\n.TP\n\\fBRECODE_FORGE_API\\fR, \\fBRECODE_GITHUB_API\\fR\nthe API base URL of whichever forge (the first set wins); a self-hosted instance's root gets its API path added (/api/v4 GitLab, /api/v1 Gitea)\n.TP\n\\fBRECODE_FORGE_MAX_WAIT\\fR\nthe longest wait before one retry of a forge request, in seconds (default 20)\n.TP\n\\fBNO_COLOR\\fR\nno colour\n.TP\n\\fBRUST_LOG\\fR\nlogging on stderr\n.SH \"SEE ALSO\"\n\\fBgit\\fR(1), \\fBgit\\-notes\\fR(1), \\fBgit\\-worktree\\fR(1), \\fBgit\\-config\\fR(1)"
     );
     Ok(buf)
 }

@@ -45,15 +45,23 @@ pub use select::Kind;
 /// Errors talking to the forge.
 #[derive(Debug, thiserror::Error)]
 pub enum ForgeError {
-    /// The remote URL does not name a repository the forge can address.
-    #[error("the remote URL '{url}' is not a {forge} repository on {host}")]
-    NotOnForge {
+    /// The remote URL names no project the forge can address: a local path, no host, or
+    /// a path that is not `OWNER/REPO` (GitLab: `GROUP/…/PROJECT`). The message says what
+    /// to set; it names no default host (SPEC 1.3 "Self-hosted forges").
+    #[error(
+        "the remote URL '{url}' names no {forge} {noun} (a URL like https://{shape}.git is needed): \
+         point recode.remote at a remote whose URL names it (`git remote set-url <remote> <url>`), \
+         or `git config recode.forge none`"
+    )]
+    NoProject {
         /// The URL (credentials removed).
         url: String,
         /// The forge (`GitHub`, `GitLab`, `Gitea`).
         forge: &'static str,
-        /// The expected host.
-        host: String,
+        /// `project` (GitLab) or `repository`.
+        noun: &'static str,
+        /// The path a URL on this forge has: `HOST/GROUP/PROJECT` or `HOST/OWNER/REPO`.
+        shape: &'static str,
     },
     /// The request could not be made or answered.
     #[error("cannot reach the {forge} API at {api}: {why}")]
@@ -253,7 +261,7 @@ pub fn etag_path(repo: &gix::Repository) -> std::path::PathBuf {
 /// (`select::client`), with its ETags under the common git dir: `Ok(None)` when there
 /// is no such remote, the forge is `none`, or its token is not set (unknown).
 ///
-/// Errors: [`ForgeError::NotOnForge`] when the remote URL names no repository there.
+/// Errors: [`ForgeError::NoProject`] when the remote URL names no repository there.
 pub fn open(repo: &gix::Repository, cfg: &Config) -> Result<Option<Box<dyn Forge>>, ForgeError> {
     match remote_url(repo, &cfg.remote) {
         Some(url) => select::client(&cfg.forge, &url, Some(etag_path(repo))),
@@ -284,6 +292,15 @@ pub fn open_run(
         Ok(f) => (f, Vec::new()),
         Err(e) => (None, vec![format!("no forge: {e}")]),
     }
+}
+
+/// What the forge of the repository's remote `cfg.remote` calls its requests (SPEC 1.3:
+/// merge request on GitLab; pull request on GitHub, Gitea, and with no forge).
+pub fn noun(repo: &gix::Repository, cfg: &Config) -> crate::model::reason::RequestNoun {
+    remote_url(repo, &cfg.remote)
+        .and_then(|u| select::kind_of(&cfg.forge, &u))
+        .map(Kind::noun)
+        .unwrap_or_default()
 }
 
 /// The warning `status` gives once when the remote is on a forge whose token is not set:

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use super::{Forge, ForgeError, GitHub, GitLab, Gitea, Limits, gitea, github, gitlab};
 use crate::config::ForgeOptions;
+use crate::model::reason::RequestNoun;
 
 /// A forge kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +38,14 @@ impl Kind {
             Kind::GitHub => "GH_TOKEN/GITHUB_TOKEN",
             Kind::GitLab => "GITLAB_TOKEN",
             Kind::Gitea => "GITEA_TOKEN/FORGEJO_TOKEN",
+        }
+    }
+
+    /// What it calls a request to merge a branch (in reasons): merge request on GitLab.
+    pub fn noun(self) -> RequestNoun {
+        match self {
+            Kind::GitLab => RequestNoun::MergeRequest,
+            Kind::GitHub | Kind::Gitea => RequestNoun::PullRequest,
         }
     }
 
@@ -74,10 +83,113 @@ pub fn kind_of(opts: &ForgeOptions, remote_url: &str) -> Option<Kind> {
     }
 }
 
+/// What the forge of a remote resolved to ([`resolve`]): which forge and why, the API
+/// base and where it came from, the project. What `doctor` names (SPEC 1.3 "Self-hosted
+/// forges").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The forge.
+    pub kind: Kind,
+    /// Why this forge: `recode.forge gitlab`, or `recode.forge auto: host gitlab.com`.
+    pub by: String,
+    /// The API base URL, no trailing slash (`https://HOST/api/v4`).
+    pub api: String,
+    /// Where [`Resolved::api`] came from: `RECODE_FORGE_API` (its value, with the API path
+    /// added when it had none) or `the remote's host`.
+    pub api_from: &'static str,
+    /// The project (GitLab: `GROUP/…/PROJECT`) or repository (`OWNER/REPO`) on the forge.
+    pub project: String,
+}
+
+/// The API path a forge's base URL ends in (`/api/v4` GitLab, `/api/v1` Gitea); GitHub's
+/// has none to add (`https://api.github.com`).
+fn api_path(kind: Kind) -> Option<&'static str> {
+    match kind {
+        Kind::GitHub => None,
+        Kind::GitLab => Some("/api/v4"),
+        Kind::Gitea => Some("/api/v1"),
+    }
+}
+
+/// `RECODE_FORGE_API` as the base of `kind`'s API: an instance root (a URL with no
+/// `/api/vN` in its path, e.g. `http://127.0.0.1:8080` or `https://host/gitlab`) gets the
+/// forge's API path added (SPEC 1.3: "`RECODE_FORGE_API` may be the instance root").
+pub fn api_of(kind: Kind, given: &str) -> String {
+    let base = given.trim().trim_end_matches('/');
+    let path = base.split_once("://").map_or(base, |(_, rest)| {
+        rest.split_once('/').map_or("", |(_, p)| p)
+    });
+    let segs: Vec<&str> = path.split(['/', '?', '#']).collect();
+    let versioned = segs.windows(2).any(|w| {
+        w[0] == "api"
+            && w[1]
+                .strip_prefix('v')
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    match api_path(kind) {
+        Some(p) if !versioned => format!("{base}{p}"),
+        _ => base.to_string(),
+    }
+}
+
+/// Resolve the forge of `remote_url` under `opts` (no token needed, nothing asked):
+/// `Ok(None)` when there is no forge (`none`, or `auto` on no known host).
+///
+/// Errors: [`ForgeError::NoProject`] when the URL names no project there (a local path,
+/// no host, or a path that is not `OWNER/REPO`; GitLab: `GROUP/…/PROJECT`).
+pub fn resolve(opts: &ForgeOptions, remote_url: &str) -> Result<Option<Resolved>, ForgeError> {
+    let Some(kind) = kind_of(opts, remote_url) else {
+        return Ok(None);
+    };
+    let no_project = || ForgeError::NoProject {
+        url: super::redact_url(remote_url),
+        forge: kind.name(),
+        noun: if kind == Kind::GitLab {
+            "project"
+        } else {
+            "repository"
+        },
+        shape: match kind {
+            Kind::GitLab => "HOST/GROUP/PROJECT",
+            Kind::GitHub | Kind::Gitea => "HOST/OWNER/REPO",
+        },
+    };
+    let (host, path) = super::remote_parts(remote_url).ok_or_else(no_project)?;
+    let named = match kind {
+        Kind::GitLab => path.contains('/'),
+        Kind::GitHub | Kind::Gitea => path.split('/').count() == 2,
+    };
+    if !named {
+        return Err(no_project());
+    }
+    let by = match opts.kind.as_str() {
+        "github" | "gitlab" | "gitea" => format!("recode.forge {}", opts.kind),
+        _ => format!("recode.forge auto: host {host}"),
+    };
+    let (api, api_from) = match &opts.api {
+        Some(given) => (api_of(kind, given), "RECODE_FORGE_API"),
+        None => (
+            match kind {
+                Kind::GitHub => github::api_base(&host),
+                Kind::GitLab => gitlab::api_base(&host),
+                Kind::Gitea => gitea::api_base(&host),
+            },
+            "the remote's host",
+        ),
+    };
+    Ok(Some(Resolved {
+        kind,
+        by,
+        api,
+        api_from,
+        project: path,
+    }))
+}
+
 /// The client for `remote_url`, keeping ETags in `cache` (when the forge sends them):
 /// `Ok(None)` when there is no forge or its token is not set.
 ///
-/// Errors: [`ForgeError::NotOnForge`] when the URL has no host or its path is not a
+/// Errors: [`ForgeError::NoProject`] when the URL has no host or its path is not a
 /// repository there (`OWNER/REPO`; GitLab: `GROUP/…/PROJECT`).
 pub fn client(
     opts: &ForgeOptions,
@@ -90,53 +202,33 @@ pub fn client(
     let Some(token) = kind.token(opts).map(str::to_string) else {
         return Ok(None);
     };
-    let not_there = |host: &str| ForgeError::NotOnForge {
-        url: super::redact_url(remote_url),
-        forge: kind.name(),
-        host: host.to_string(),
-    };
-    let default_host = match kind {
-        Kind::GitHub => opts.gh_host.clone().unwrap_or_else(|| "github.com".into()),
-        Kind::GitLab => "gitlab.com".into(),
-        Kind::Gitea => "codeberg.org".into(),
-    };
-    let (host, path) = super::remote_parts(remote_url).ok_or_else(|| not_there(&default_host))?;
-    let api = |base: fn(&str) -> String| {
-        opts.api
-            .clone()
-            .unwrap_or_else(|| base(&host))
-            .trim_end_matches('/')
-            .to_string()
+    let Some(r) = resolve(opts, remote_url)? else {
+        return Ok(None);
     };
     let owner_repo = || {
-        path.split_once('/')
-            .filter(|(_, r)| !r.contains('/'))
-            .map(|(o, r)| (o.to_string(), r.to_string()))
-            .ok_or_else(|| not_there(&host))
+        let (o, r) = r.project.split_once('/').unwrap_or_default();
+        (o.to_string(), r.to_string())
     };
     let t = Limits::of(opts);
     Ok(Some(match kind {
         Kind::GitHub => {
-            let (owner, repo) = owner_repo()?;
-            let gh = GitHub::with_limits(&api(github::api_base), token, owner, repo, t);
+            let (owner, repo) = owner_repo();
+            let gh = GitHub::with_limits(&r.api, token, owner, repo, t);
             Box::new(match cache {
                 Some(p) => gh.with_cache(p),
                 None => gh,
             })
         }
         Kind::GitLab => {
-            if !path.contains('/') {
-                return Err(not_there(&host));
-            }
-            let gl = GitLab::new(&api(gitlab::api_base), token, path.clone(), t);
+            let gl = GitLab::new(&r.api, token, r.project.clone(), t);
             Box::new(match cache {
                 Some(p) => gl.with_cache(p),
                 None => gl,
             })
         }
         Kind::Gitea => {
-            let (owner, repo) = owner_repo()?;
-            Box::new(Gitea::new(&api(gitea::api_base), token, owner, repo, t))
+            let (owner, repo) = owner_repo();
+            Box::new(Gitea::new(&r.api, token, owner, repo, t))
         }
     }))
 }
@@ -162,9 +254,10 @@ pub fn missing_token(opts: &ForgeOptions, remote_url: &str) -> Option<String> {
     let kind = kind_of(opts, remote_url)?;
     kind.token(opts).is_none().then(|| {
         let first = kind.token_vars().split('/').next().unwrap_or_default();
+        let noun = kind.noun();
         format!(
-            "pull requests are unknown: the remote is on {} and no {} is set \
-             (export {first}=<token> to let git-recode see and open pull requests, \
+            "{noun}s are unknown: the remote is on {} and no {} is set \
+             (export {first}=<token> to let git-recode see and open {noun}s, \
              or `git config recode.forge none`)",
             kind.name(),
             kind.token_vars()
@@ -247,7 +340,56 @@ mod tests {
         let e = client(&o, "/srv/w.git", None).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "the remote URL '/srv/w.git' is not a Gitea repository on codeberg.org"
+            "the remote URL '/srv/w.git' names no Gitea repository (a URL like \
+             https://HOST/OWNER/REPO.git is needed): point recode.remote at a remote whose URL \
+             names it (`git remote set-url <remote> <url>`), or `git config recode.forge none`"
+        );
+    }
+
+    #[test]
+    fn an_instance_root_gets_the_api_path() {
+        for (kind, given, want) in [
+            (
+                Kind::GitLab,
+                "http://127.0.0.1:8080",
+                "http://127.0.0.1:8080/api/v4",
+            ),
+            (
+                Kind::GitLab,
+                "http://127.0.0.1:8080/",
+                "http://127.0.0.1:8080/api/v4",
+            ),
+            (Kind::GitLab, "https://h/gitlab", "https://h/gitlab/api/v4"),
+            (Kind::GitLab, "https://h/api/v4/", "https://h/api/v4"),
+            (
+                Kind::GitLab,
+                "https://h/gitlab/api/v4",
+                "https://h/gitlab/api/v4",
+            ),
+            (Kind::Gitea, "https://h", "https://h/api/v1"),
+            (Kind::Gitea, "https://h/api/v1", "https://h/api/v1"),
+            (Kind::GitHub, "http://127.0.0.1:9", "http://127.0.0.1:9"),
+        ] {
+            assert_eq!(api_of(kind, given), want, "{kind:?} {given}");
+        }
+        let o = ForgeOptions {
+            api: Some("http://127.0.0.1:8080".into()),
+            ..opts("gitlab")
+        };
+        let r = resolve(&o, "git@gl.corp:grp/sub/w.git").unwrap().unwrap();
+        assert_eq!(
+            (
+                r.by.as_str(),
+                r.api.as_str(),
+                r.api_from,
+                r.project.as_str()
+            ),
+            (
+                "recode.forge gitlab",
+                "http://127.0.0.1:8080/api/v4",
+                "RECODE_FORGE_API",
+                "grp/sub/w"
+            )
         );
     }
 }

@@ -438,6 +438,9 @@ pub struct Snapshot {
     pub parked_until: Option<Timestamp>,
     /// What the forge said about the branch.
     pub forge: Forge,
+    /// What the forge calls its requests, for the reason's sentence (merge request on
+    /// GitLab, SPEC 1.3).
+    pub noun: reason::RequestNoun,
     /// The forge reports the issue a `blocked` outcome names as closed.
     pub blocker_closed: bool,
     /// The clock.

@@ -21,6 +21,42 @@ pub fn plural(n: u64, what: &str) -> String {
     }
 }
 
+/// What the forge calls a request to merge a branch, for sentences (SPEC 1.3: "reasons
+/// use the forge's own words"): GitLab's merge request `!N`, GitHub's and Gitea's pull
+/// request `#N`. Only human sentences change; JSON field names (`pr`) stay.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RequestNoun {
+    /// GitHub, Gitea/Forgejo, or no forge: "pull request #N".
+    #[default]
+    PullRequest,
+    /// GitLab: "merge request !N".
+    MergeRequest,
+}
+
+impl RequestNoun {
+    /// `pull request` or `merge request`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RequestNoun::PullRequest => "pull request",
+            RequestNoun::MergeRequest => "merge request",
+        }
+    }
+
+    /// Request `number` as the forge writes it: `pull request #3`, `merge request !3`.
+    pub fn numbered(self, number: u64) -> String {
+        match self {
+            RequestNoun::PullRequest => format!("pull request #{number}"),
+            RequestNoun::MergeRequest => format!("merge request !{number}"),
+        }
+    }
+}
+
+impl fmt::Display for RequestNoun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// What the gate said about exactly the head (`half-done` rows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GateSeen {
@@ -284,6 +320,8 @@ pub struct Reason {
     pub overrides: Vec<Override>,
     /// The missing worktree directory, if any.
     pub missing: Option<String>,
+    /// What the forge calls its requests, for the sentence (from the snapshot).
+    pub noun: RequestNoun,
 }
 
 impl Reason {
@@ -293,6 +331,7 @@ impl Reason {
             row,
             overrides: Vec::new(),
             missing: None,
+            noun: RequestNoun::default(),
         }
     }
 
@@ -304,7 +343,7 @@ impl Reason {
 
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s = self.row.to_string();
+        let mut s = self.row.said(self.noun).to_string();
         for o in &self.overrides {
             s = if o.adds() {
                 format!("{s}; {o}")
@@ -334,10 +373,29 @@ impl fmt::Display for GateSeen {
     }
 }
 
+impl Row {
+    /// The row's sentence in the forge's words ([`RequestNoun`]); its `Display` is the
+    /// sentence with "pull request".
+    pub fn said(&self, noun: RequestNoun) -> impl fmt::Display + '_ {
+        Said(self, noun)
+    }
+}
+
+/// A row's sentence in the forge's words ([`Row::said`]).
+struct Said<'a>(&'a Row, RequestNoun);
+
 impl fmt::Display for Row {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Said(self, RequestNoun::default()).fmt(f)
+    }
+}
+
+impl fmt::Display for Said<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = |k: u32, what: &str| plural(u64::from(k), what);
-        match self {
+        let Said(row, noun) = *self;
+        let req = |pr: &u64| noun.numbered(*pr);
+        match row {
             Row::Foreign {
                 path,
                 leads_to,
@@ -393,12 +451,14 @@ impl fmt::Display for Row {
                 base,
             } => write!(
                 f,
-                "pull request #{pr} is merged; nothing left to remove: {branch} kept, {unique} of its commits in neither {base} nor its remote-tracking branch"
+                "{} is merged; nothing left to remove: {branch} kept, {unique} of its commits in neither {base} nor its remote-tracking branch",
+                req(pr)
             ),
             Row::PrOpen { pr, pending } => {
                 write!(
                     f,
-                    "pull request #{pr} is open{}",
+                    "{} is open{}",
+                    req(pr),
                     if *pending { "; checks pending" } else { "" }
                 )
             }
@@ -419,7 +479,7 @@ impl fmt::Display for Row {
                     Some(r) => why.push(format!("changes requested by {}", r.join(", "))),
                     None => {}
                 }
-                write!(f, "pull request #{pr}: {}", why.join("; "))?;
+                write!(f, "{}: {}", req(pr), why.join("; "))?;
                 if let Some((attempts, max)) = capped {
                     write!(
                         f,
@@ -428,10 +488,11 @@ impl fmt::Display for Row {
                 }
                 Ok(())
             }
-            Row::Merged { pr } => write!(f, "pull request #{pr} is merged"),
+            Row::Merged { pr } => write!(f, "{} is merged", req(pr)),
             Row::Merging { pr } => write!(
                 f,
-                "pull request #{pr} is being merged (locked): waits, nothing is pushed onto it"
+                "{} is being merged (locked): waits, nothing is pushed onto it",
+                req(pr)
             ),
             Row::Stashed { branch, entries } => write!(
                 f,
@@ -452,7 +513,8 @@ impl fmt::Display for Row {
             }
             Row::PrClosed { pr } => write!(
                 f,
-                "pull request #{pr} was closed without merging: a human closed it"
+                "{} was closed without merging: a human closed it",
+                req(pr)
             ),
             Row::Shallow { base } => write!(
                 f,
@@ -482,7 +544,7 @@ impl fmt::Display for Row {
             Row::PushedByHand { head } => {
                 write!(
                     f,
-                    "pushed {}; open the pull request by hand",
+                    "pushed {}; open the {noun} by hand",
                     head.to_hex_with_len(12)
                 )
             }

@@ -123,16 +123,19 @@ fn pushed_by_hand(r: &Run, w: &Worker, now_w: &Worker) -> Result<Step, RecoverEr
             w,
             Outcome::Held,
             format!(
-                "pushed {}; {}: open the pull request by hand",
+                "pushed {}; {}: open the {} by hand",
                 w.branch,
-                no_forge(r)
+                no_forge(r),
+                w.reason.noun
             ),
         ));
     };
     let mut settled = now_w.clone();
     settled.action = Action::None;
-    settled.reason =
-        crate::model::reason::Reason::row(crate::model::reason::Row::PushedByHand { head });
+    settled.reason = crate::model::reason::Reason {
+        noun: now_w.reason.noun,
+        ..crate::model::reason::Reason::row(crate::model::reason::Row::PushedByHand { head })
+    };
     r.classified(&settled)?;
     Ok(step(
         w,
@@ -175,7 +178,11 @@ fn open_pull(
             Ok(step(
                 w,
                 Outcome::Done,
-                format!("pushed and opened pull request #{} {}", pr.number, pr.url),
+                format!(
+                    "pushed and opened {} {}",
+                    w.reason.noun.numbered(pr.number),
+                    pr.url
+                ),
             ))
         }
         Err(e) => Ok(failed(

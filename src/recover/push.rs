@@ -26,8 +26,8 @@ pub(super) fn wip_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>
         && pr.state == PrState::Open
     {
         return Ok(Some(format!(
-            "pull request #{} is open on {}{}",
-            pr.number,
+            "{} is open on {}{}",
+            w.reason.noun.numbered(pr.number),
             w.branch,
             if pr.merging { ", being merged" } else { "" }
         )));

@@ -204,6 +204,7 @@ pub fn gather_from(
         journal: crate::hook::journal::read(repo),
         beats,
         stash: elsewhere::stash_entries(repo),
+        noun: crate::forge::noun(repo, cfg),
     };
     let mut snapshots = Vec::new();
     let mut status_jobs: Vec<reads::Job> = Vec::new();

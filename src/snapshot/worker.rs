@@ -38,6 +38,8 @@ pub(super) struct Ctx<'a> {
     pub(super) beats: std::collections::BTreeMap<String, hosts::Heartbeat>,
     /// The repository's stash entries, newest first ([`elsewhere::stash_entries`]).
     pub(super) stash: Vec<elsewhere::StashEntry>,
+    /// What the remote's forge calls its requests ([`crate::forge::noun`]).
+    pub(super) noun: crate::model::reason::RequestNoun,
 }
 
 /// A worktree to read: its path, its admin directory, and whether its ignored files are
@@ -183,6 +185,7 @@ impl<'a> Ctx<'a> {
             transcript_mtime,
             parked_until,
             forge: opts.forge.for_branch(branch),
+            noun: self.noun,
             blocker_closed: false,
             now: self.now,
             stall_after_secs: cfg.stall_after_secs,

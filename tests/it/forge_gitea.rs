@@ -8,7 +8,7 @@ use crate::fake_gitea;
 use crate::forge::{TOKEN, find, sap};
 use crate::forge_other::{self as other, Other};
 
-const R: &str = "/repos/acme/widget";
+const R: &str = "/api/v1/repos/acme/widget";
 
 fn gt() -> Other {
     Other::new("gitea", fake_gitea::start())

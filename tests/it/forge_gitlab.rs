@@ -8,7 +8,7 @@ use crate::fake_gitlab;
 use crate::forge::{find, sap};
 use crate::forge_other::{self as other, Other};
 
-const P: &str = "/projects/acme%2Fwidget";
+const P: &str = "/api/v4/projects/acme%2Fwidget";
 
 fn gl() -> Other {
     Other::new("gitlab", fake_gitlab::start())

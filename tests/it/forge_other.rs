@@ -52,6 +52,15 @@ impl Other {
         }
     }
 
+    /// Request `n` as the forge's reasons name it: `merge request !n` on GitLab, `pull
+    /// request #n` on Gitea (SPEC 1.3: the forge's own words).
+    pub(crate) fn req(&self, n: u64) -> String {
+        match self.kind {
+            "gitlab" => format!("merge request !{n}"),
+            _ => format!("pull request #{n}"),
+        }
+    }
+
     /// `pr` of a worker: number, state, url, checks, review.
     pub(crate) fn pr(&self, n: u64, state: &str, checks: Value, review: Value) -> Value {
         json!({"number": n, "state": state, "url": self.url(n), "checks": checks, "review": review})
@@ -83,7 +92,7 @@ pub(crate) fn publish_then_published(o: &Other) -> (Vec<String>, Vec<String>) {
     assert_eq!(
         doc["results"][0],
         json!({"task": "4", "branch": "issue-4-ready", "action": "publish", "result": "done",
-               "reason": format!("pushed and opened pull request #1 {}", o.url(1))})
+               "reason": format!("pushed and opened {} {}", o.req(1), o.url(1))})
     );
     assert_eq!(
         o.rev(&o.bare, "refs/heads/issue-4-ready").as_deref(),

@@ -30,6 +30,7 @@ mod forge_gitlab;
 mod forge_none;
 mod forge_other;
 mod forge_proof;
+mod forge_selfhosted;
 mod forge_smoke;
 mod gix_reads;
 mod hook;

@@ -83,6 +83,7 @@ fn snap() -> T {
         transcript_mtime: None,
         parked_until: None,
         forge: Forge::Unknown,
+        noun: crate::model::reason::RequestNoun::PullRequest,
         blocker_closed: false,
         now: at(0),
         stall_after_secs: 1800,
