@@ -102,10 +102,18 @@ fn fix_hint(
     if w.contains("detached") {
         return Some(format!("put the detached commits in {wt} on a branch"));
     }
-    if (w.contains("closed without merging") || w.contains("pull request"))
+    if (w.contains("closed without merging")
+        || w.contains("pull request")
+        || w.contains("merge request"))
         && let Some(url) = pr
     {
-        return Some(format!("look at the pull request {url}"));
+        // The forge's own word (SPEC 1.3: merge request on GitLab).
+        let noun = if w.contains("merge request") {
+            "merge request"
+        } else {
+            "pull request"
+        };
+        return Some(format!("look at the {noun} {url}"));
     }
     if w.contains("maxattempts") {
         return Some(
@@ -368,6 +376,28 @@ mod tests {
             reason: reason.into(),
             error: None,
         }
+    }
+
+    #[test]
+    fn the_fix_names_the_request_in_the_forges_own_word() {
+        let url = Some("https://forge.example/acme/widget/-/merge_requests/4");
+        assert_eq!(
+            fix_hint(
+                "merge request !4: changes requested by bob (maxAttempts reached)",
+                None,
+                None,
+                url
+            ),
+            Some(
+                "look at the merge request https://forge.example/acme/widget/-/merge_requests/4"
+                    .into()
+            )
+        );
+        let url = Some("https://github.com/acme/widget/pull/4");
+        assert_eq!(
+            fix_hint("pull request #4: checks failing: ci", None, None, url),
+            Some("look at the pull request https://github.com/acme/widget/pull/4".into())
+        );
     }
 
     #[test]
