@@ -246,20 +246,52 @@ fn yaml(rel: &str) -> yaml_rust2::Yaml {
         .remove(0)
 }
 
-/// Run each of `lines` in the CI checkout as the job would, then check the ledger on the
-/// remote holds the tick.
-fn run_ci(env: &TestEnv, ci: &Path, origin: &Path, lines: &[String]) {
+/// Run `lines` as the job would, twice, each time in a fresh clone of the remote (a CI
+/// runner starts from nothing): the ledger synced both ways, the developer's worker left
+/// to its host (its agent ran there), and the runner one host with one heartbeat ref
+/// however many runs.
+fn run_ci(env: &TestEnv, _ci: &Path, origin: &Path, lines: &[String]) {
     assert!(
         lines.iter().any(|l| l == "git recode recover --all"),
         "{lines:?}"
     );
     assert!(lines.iter().any(|l| l == "git recode sync"), "{lines:?}");
-    for l in lines {
-        ok(&sh(env, ci, l));
+    for run in ["ci-run-1", "ci-run-2"] {
+        let ci = env.root().join(run);
+        env.git(
+            &env.root(),
+            &[
+                "clone",
+                "-q",
+                origin.to_str().unwrap(),
+                ci.to_str().unwrap(),
+            ],
+        );
+        for l in lines {
+            ok(&sh(env, &ci, l));
+        }
+        let notes = |dir: &Path| env.git(dir, &["rev-parse", "refs/notes/recode"]);
+        assert_eq!(notes(origin), notes(&ci), "{run}: the ledger is synced");
+        let log = env.git(origin, &["log", "--format=%an", "refs/notes/recode"]);
+        assert!(log.lines().all(|a| a == "git-recode"), "{log}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&env.ok(&ci, &["status", "--all", "--json"])).unwrap();
+        let w = &doc["workers"][0];
+        assert_eq!(
+            (w["branch"].as_str(), w["action"].as_str()),
+            (Some("issue-1"), Some("wait")),
+            "{run}: {doc:#}"
+        );
+        assert!(
+            w["reason"].as_str().unwrap().starts_with("worker of host "),
+            "{w:#}"
+        );
     }
-    let log = env.git(origin, &["log", "--format=%an", "refs/notes/recode"]);
-    assert!(log.lines().all(|a| a == "git-recode"), "{log}");
-    assert!(!env.git(ci, &["notes", "--ref=recode", "list"]).is_empty());
+    let beats = env.git(
+        origin,
+        &["for-each-ref", "--format=%(refname)", "refs/recode/hosts/"],
+    );
+    assert_eq!(beats, "refs/recode/hosts/ci-recode-tick");
 }
 
 #[test]
