@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
 
 /// Every allowed edge, `from -> to`: exactly the edges the code has (a new one must be
 /// added here on purpose, and keep the layering above).
@@ -250,9 +250,11 @@ fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
-impl<'ast> Visit<'ast> for Uses {
-    fn visit_item(&mut self, i: &'ast syn::Item) {
-        let attrs: &[syn::Attribute] = match i {
+// VisitMut, not Visit: syn's `visit-mut` is already built for the proc macros, `visit` is not
+// (a dev-dependency with syn's features as built for them reuses that build: Cargo.toml).
+impl VisitMut for Uses {
+    fn visit_item_mut(&mut self, i: &mut syn::Item) {
+        let attrs: &[syn::Attribute] = match &*i {
             syn::Item::Mod(m) => &m.attrs,
             syn::Item::Fn(f) => &f.attrs,
             syn::Item::Impl(m) => &m.attrs,
@@ -265,25 +267,25 @@ impl<'ast> Visit<'ast> for Uses {
             _ => &[],
         };
         if !is_cfg_test(attrs) {
-            syn::visit::visit_item(self, i);
+            syn::visit_mut::visit_item_mut(self, i);
         }
     }
-    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+    fn visit_impl_item_fn_mut(&mut self, f: &mut syn::ImplItemFn) {
         if !is_cfg_test(&f.attrs) {
-            syn::visit::visit_impl_item_fn(self, f);
+            syn::visit_mut::visit_impl_item_fn_mut(self, f);
         }
     }
-    fn visit_path(&mut self, p: &'ast syn::Path) {
+    fn visit_path_mut(&mut self, p: &mut syn::Path) {
         let mut segs = p.segments.iter();
         if let (Some(first), Some(second)) = (segs.next(), segs.next())
             && first.ident == "crate"
         {
             self.0.insert(second.ident.to_string());
         }
-        syn::visit::visit_path(self, p);
+        syn::visit_mut::visit_path_mut(self, p);
     }
-    fn visit_use_tree(&mut self, t: &'ast syn::UseTree) {
-        if let syn::UseTree::Path(p) = t
+    fn visit_use_tree_mut(&mut self, t: &mut syn::UseTree) {
+        if let syn::UseTree::Path(p) = &*t
             && p.ident == "crate"
         {
             let mut names = Vec::new();
@@ -291,10 +293,10 @@ impl<'ast> Visit<'ast> for Uses {
             self.0.extend(names);
             return;
         }
-        syn::visit::visit_use_tree(self, t);
+        syn::visit_mut::visit_use_tree_mut(self, t);
     }
-    fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        self.visit_path(&m.path);
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        self.visit_path_mut(&mut m.path);
         self.tokens(m.tokens.clone());
     }
 }
@@ -329,10 +331,10 @@ fn child(file: &Path, name: &str) -> PathBuf {
 /// Walk the module tree from `file`, adding each non-test file's uses to `top`'s edges.
 fn walk(file: &Path, top: Option<&str>, out: &mut BTreeMap<String, BTreeSet<String>>) {
     let text = std::fs::read_to_string(file).unwrap();
-    let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let mut ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     if let Some(top) = top {
         let mut uses = Uses::default();
-        uses.visit_file(&ast);
+        uses.visit_file_mut(&mut ast);
         let set = out.entry(top.to_string()).or_default();
         set.extend(uses.0.into_iter().filter(|n| n != top));
     }
