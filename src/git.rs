@@ -360,8 +360,8 @@ fn is_token_var(k: &OsStr) -> bool {
 /// Remove every forge token variable (one of [`crate::redact::TOKEN_ENV`], or a `RECODE_`
 /// variable whose name holds `TOKEN`) of this process's environment from `cmd`'s (SPEC
 /// 1.2 "Untrusted input stays out": no child git-recode starts sees one). Part of
-/// [`scrub`]; [`crate::process::run_bounded`] applies it to every child it runs (a hook's
-/// dry call, an agent's `--version`), whatever else its caller set.
+/// [`scrub`]; every caller of [`crate::process::run_bounded`] that does not scrub applies
+/// it (a hook's dry call, an agent's `--version`).
 pub fn unset_tokens(cmd: &mut Command) {
     for (k, _) in token_values() {
         cmd.env_remove(k);

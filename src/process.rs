@@ -76,8 +76,9 @@ pub fn last_line(bytes: &[u8]) -> Option<String> {
 }
 
 /// Run `cmd` in a process group of its own, with stdout and stderr captured (stdin is
-/// left as the caller set it) and no forge token in its environment
-/// ([`crate::git::unset_tokens`]), for at most `limit`. Past it the whole group is killed
+/// left as the caller set it), for at most `limit`. The caller removes the forge tokens
+/// from its environment first (`git::unset_tokens` or `git::scrub`: this leaf imports no
+/// git). Past it the whole group is killed
 /// (SIGKILL): a signing program git started, a test server the gate started, die with it.
 /// Output read up to that point is kept. Whatever the child does, this returns within
 /// `limit` plus a fraction of a second: pipes held open by an escaped grandchild are not
@@ -93,7 +94,6 @@ pub fn run_bounded(
     use std::sync::{Arc, Mutex};
     use wait_timeout::ChildExt;
 
-    crate::git::unset_tokens(cmd);
     cmd.process_group(0)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

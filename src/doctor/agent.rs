@@ -85,6 +85,7 @@ fn answers_version(program: &Path) -> Result<String, String> {
     cmd.arg("--version")
         .current_dir(std::env::temp_dir())
         .stdin(std::process::Stdio::null());
+    crate::git::unset_tokens(&mut cmd);
     let done = crate::process::run_bounded(&mut cmd, VERSION_TIMEOUT)
         .map_err(|e| format!("cannot start: {e}"))?;
     let first = |b: &[u8]| {

@@ -143,6 +143,7 @@ pub fn dry_call(wt: &Path, hook: &Path, whole: bool, text: &str) -> Result<Strin
         .env("PATH", &path_var)
         .env(DRY_RUN_ENV, "1")
         .stdin(std::process::Stdio::null());
+    crate::git::unset_tokens(&mut cmd);
     let done = crate::process::run_bounded(&mut cmd, DRY_CALL_TIMEOUT).map_err(|e| {
         format!(
             "{} cannot start: {e} (its interpreter or program moved by an upgrade?): every commit prints \"cannot exec\"",

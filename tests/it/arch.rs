@@ -33,9 +33,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "agent", "classify", "clock", "config", "doctor", "error", "fence", "forge", "hook",
-            "ledger", "lock", "model", "record", "recover", "redact", "render", "repo", "report",
-            "resume", "snapshot", "sync", "tail", "wire", "worktree",
+            "agent", "classify", "clock", "config", "doctor", "error", "fence", "forge", "git",
+            "hook", "ledger", "lock", "model", "record", "recover", "redact", "render", "repo",
+            "report", "resume", "snapshot", "sync", "tail", "wire", "worktree",
         ],
     ),
     ("clock", &[]),
@@ -69,6 +69,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "clock",
             "config",
             "failpoint",
+            "fence",
             "git",
             "ledger",
             "process",
@@ -101,7 +102,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "record",
         &[
-            "agent", "clock", "config", "hosts", "ledger", "outcome", "process", "repo", "worktree",
+            "agent", "clock", "config", "hosts", "ledger", "model", "outcome", "process", "repo",
+            "worktree",
         ],
     ),
     (
