@@ -27,6 +27,14 @@ fn probe(api_path: &str) -> String {
     )
 }
 
+/// Doctor's forge line when the stand-in at `url` answered through `url` + `api_path`.
+fn resolved(name: &str, kind: &str, url: &str, api_path: &str) -> String {
+    format!(
+        "ok    forge       remote 'origin' is on {name} (recode.forge {kind}; API {url}{api_path} \
+         from RECODE_FORGE_API, project acme/widget): token answered"
+    )
+}
+
 #[test]
 fn gitlab_api_given_as_the_instance_root_gets_api_v4_and_doctor_names_what_it_resolved() {
     let o = Other::new("gitlab", fake_gitlab::start());
@@ -36,10 +44,7 @@ fn gitlab_api_given_as_the_instance_root_gets_api_v4_and_doctor_names_what_it_re
     let r = o.run(&["doctor"]);
     assert_eq!(
         line(&r.stdout, "forge"),
-        format!(
-            "ok    forge       remote 'origin' is on GitLab (recode.forge gitlab; API {url}/api/v4 \
-             from RECODE_FORGE_API, project acme/widget): token answered"
-        )
+        resolved("GitLab", "gitlab", &url, "/api/v4")
     );
     assert_eq!(o.srv.requests(), vec![probe("/api/v4")]);
     // The API URL itself, with a trailing slash, is taken as it is: no second /api/v4.
@@ -48,10 +53,7 @@ fn gitlab_api_given_as_the_instance_root_gets_api_v4_and_doctor_names_what_it_re
     let r = o.run_env(true, &[("RECODE_FORGE_API", &api)], &["doctor"]);
     assert_eq!(
         line(&r.stdout, "forge"),
-        format!(
-            "ok    forge       remote 'origin' is on GitLab (recode.forge gitlab; API {url}/api/v4 \
-             from RECODE_FORGE_API, project acme/widget): token answered"
-        )
+        resolved("GitLab", "gitlab", &url, "/api/v4")
     );
     assert_eq!(o.srv.requests(), vec![probe("/api/v4")]);
     // status sees the open merge request through the instance root.
@@ -69,10 +71,7 @@ fn gitea_api_given_as_the_instance_root_gets_api_v1() {
     let r = o.run(&["doctor"]);
     assert_eq!(
         line(&r.stdout, "forge"),
-        format!(
-            "ok    forge       remote 'origin' is on Gitea (recode.forge gitea; API {url}/api/v1 \
-             from RECODE_FORGE_API, project acme/widget): token answered"
-        )
+        resolved("Gitea", "gitea", &url, "/api/v1")
     );
     assert_eq!(
         o.srv.requests(),
