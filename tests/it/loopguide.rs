@@ -205,9 +205,9 @@ fn the_tmux_session_runs_the_loop() {
     );
 }
 
-/// A CI job's checkout: a clone of `origin.git`, where the worker `issue-1` and its ledger
-/// were pushed from a developer's machine.
-fn ci_checkout(env: &TestEnv) -> (PathBuf, PathBuf) {
+/// The remote a CI job clones: `origin.git`, where the worker `issue-1` and its ledger were
+/// pushed from a developer's machine.
+fn ci_remote(env: &TestEnv) -> PathBuf {
     let dev = set_up(env);
     let origin = env.root().join("origin.git");
     env.git(
@@ -217,17 +217,7 @@ fn ci_checkout(env: &TestEnv) -> (PathBuf, PathBuf) {
     env.git(&dev, &["remote", "add", "origin", origin.to_str().unwrap()]);
     env.git(&dev, &["push", "-q", "origin", "main", "issue-1"]);
     env.ok(&dev, &["sync"]);
-    let ci = env.root().join("ci");
-    env.git(
-        &env.root(),
-        &[
-            "clone",
-            "-q",
-            origin.to_str().unwrap(),
-            ci.to_str().unwrap(),
-        ],
-    );
-    (ci, origin)
+    origin
 }
 
 /// The shell lines of a YAML list of commands (`run: |` text or a `script:` list).
@@ -250,7 +240,7 @@ fn yaml(rel: &str) -> yaml_rust2::Yaml {
 /// runner starts from nothing): the ledger synced both ways, the developer's worker left
 /// to its host (its agent ran there), and the runner one host with one heartbeat ref
 /// however many runs.
-fn run_ci(env: &TestEnv, _ci: &Path, origin: &Path, lines: &[String]) {
+fn run_ci(env: &TestEnv, origin: &Path, lines: &[String]) {
     assert!(
         lines.iter().any(|l| l == "git recode recover --all"),
         "{lines:?}"
@@ -297,20 +287,20 @@ fn run_ci(env: &TestEnv, _ci: &Path, origin: &Path, lines: &[String]) {
 #[test]
 fn the_github_actions_tick_runs_as_printed() {
     let env = TestEnv::new();
-    let (ci, origin) = ci_checkout(&env);
+    let origin = ci_remote(&env);
     let doc = yaml("examples/ci/github-actions.yml");
     let steps = doc["jobs"]["tick"]["steps"].as_vec().unwrap();
     let tick = steps
         .iter()
         .find(|s| s["name"].as_str() == Some("tick"))
         .unwrap();
-    run_ci(&env, &ci, &origin, &lines_of(&tick["run"]));
+    run_ci(&env, &origin, &lines_of(&tick["run"]));
 }
 
 #[test]
 fn the_gitlab_ci_tick_runs_as_printed() {
     let env = TestEnv::new();
-    let (ci, origin) = ci_checkout(&env);
+    let origin = ci_remote(&env);
     let doc = yaml("examples/ci/gitlab-ci.yml");
-    run_ci(&env, &ci, &origin, &lines_of(&doc["recode-tick"]["script"]));
+    run_ci(&env, &origin, &lines_of(&doc["recode-tick"]["script"]));
 }
