@@ -113,7 +113,17 @@ impl TestEnv {
 
     /// Run, assert exit 0, return stdout.
     pub fn ok(&self, dir: &Path, args: &[&str]) -> String {
-        let out = self.output(dir, args);
+        self.ok_at(dir, NOW, args)
+    }
+
+    /// [`TestEnv::ok`] on the clock `now` (`RECODE_NOW`, RFC 3339).
+    pub fn ok_at(&self, dir: &Path, now: &str, args: &[&str]) -> String {
+        let out = self
+            .cmd(dir)
+            .env("RECODE_NOW", now)
+            .args(args)
+            .output()
+            .unwrap();
         assert_eq!(
             out.status.code(),
             Some(0),

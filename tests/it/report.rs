@@ -646,21 +646,7 @@ fn a_worker_pushed_with_no_forge_waits_in_the_queue_with_its_base_and_remote() {
     assert_eq!(crate::settle::results(&doc)[0].2, "held", "{doc}");
     assert_eq!(env.git(&origin, &["rev-parse", "issue-7"]), head, "pushed");
 
-    let report = |args: &[&str]| {
-        let out = env
-            .cmd(&repo)
-            .env("RECODE_NOW", "2030-01-01T02:00:00Z")
-            .args(args)
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let report = |args: &[&str]| env.ok_at(&repo, "2030-01-01T02:00:00Z", args);
     let why = format!(
         "pushed {}: no forge can open its request; open it by hand",
         &head[..12]
