@@ -40,8 +40,7 @@ pub(super) fn hook(repo: &gix::Repository) -> Vec<Check> {
 fn fix(r: &crate::hook::walk::WorktreeReach) -> String {
     let install = format!("git -C '{}' recode hook install", r.path.display());
     match crate::hook::install::unrunnable(&r.hooks_dir) {
-        Some(hook) => crate::hook::install::unrunnable_hint(&hook)
-            .replace("`git recode hook install`", &format!("`{install}`")),
+        Some(hook) => crate::hook::install::unrunnable_hint(&hook, &install),
         None => install,
     }
 }

@@ -142,7 +142,10 @@ pub fn install(repo: &gix::Repository, chain: bool) -> Result<Done, InstallError
         && let Some(why) = super::managers::read(&hook_path)
             .and_then(|text| super::runs::interpreter_problem(&hook_path, &text))
     {
-        return Err(refused(why, unrunnable_hint(&hook_path)));
+        return Err(refused(
+            why,
+            unrunnable_hint(&hook_path, "git recode hook install"),
+        ));
     }
     if matches!(
         kind,
@@ -233,10 +236,11 @@ pub fn unrunnable(hooks_dir: &Path) -> Option<PathBuf> {
 }
 
 /// What to do about a hook git-recode did not write (or one someone edited) that cannot
-/// start: its `#!` interpreter is gone. The `doctor` fix line and `hook install`'s hint.
-pub fn unrunnable_hint(hook: &Path) -> String {
+/// start: its `#!` interpreter is gone; `install` is the command that installs ours after
+/// (`git recode hook install`, or doctor's `git -C DIR recode hook install`).
+pub fn unrunnable_hint(hook: &Path, install: &str) -> String {
     format!(
-        "correct the `#!` line of {} (or reinstall it with the tool that wrote it), then run `git recode hook install`",
+        "correct the `#!` line of {} (or reinstall it with the tool that wrote it), then run `{install}`",
         hook.display()
     )
 }
