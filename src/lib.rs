@@ -13,6 +13,7 @@
 #![warn(unreachable_pub)]
 
 pub mod agent;
+pub mod app;
 pub mod classify;
 pub mod cli;
 pub mod clock;

@@ -10,7 +10,7 @@
 use std::io::{self, Write};
 
 use crate::clock;
-use crate::fence::shown;
+pub use crate::fence::{inline, shown};
 use crate::model::{Action, State, Worker};
 
 /// How human output looks: colour on or off. Decided once per run by the command layer
@@ -388,3 +388,51 @@ pub fn explain(w: &Worker) -> String {
 }
 
 pub use crate::model::reason::plural;
+
+/// Text with every forge credential replaced ([`crate::redact::redact`], SPEC 1.2: no
+/// token in any output).
+pub use crate::redact::{Writer as RedactedWriter, redact};
+
+/// One human line of `log`: `ts  task  #seq  kind  details` (`key=value`, a value with
+/// spaces quoted; every control character shown escaped); a milestone not ledgered yet
+/// (`seq` 0) says so.
+pub fn log_line(ev: &crate::model::Event) -> String {
+    let mut v = serde_json::to_value(ev).unwrap_or_default();
+    if let Some(m) = v.as_object_mut() {
+        for k in ["v", "ts", "seq", "task", "kind", "branch"] {
+            m.remove(k);
+        }
+    }
+    let details: Vec<String> = v
+        .as_object()
+        .map(|m| m.iter().map(|(k, v)| detail(k, v)).collect())
+        .unwrap_or_default();
+    let mut line = format!(
+        "{}  {:<6} #{:<3} {:<10} {}",
+        clock::format(ev.ts),
+        shown(&ev.task),
+        ev.seq,
+        ev.body.kind(),
+        details.join(" ")
+    );
+    if ev.seq == 0 {
+        line.push_str(" (from the commit's trailer: not ledgered yet)");
+    }
+    line
+}
+
+/// `key=value` of [`log_line`]: a string's first line, quoted when it holds a space or a
+/// quote (so it ends where its quote does).
+fn detail(k: &str, v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => {
+            let s = s.lines().next().unwrap_or("");
+            if s.is_empty() || s.contains(|c: char| c.is_whitespace() || c == '"') {
+                format!("{k}={}", shown(&serde_json::Value::from(s).to_string()))
+            } else {
+                format!("{k}={}", shown(s))
+            }
+        }
+        other => format!("{k}={other}"),
+    }
+}

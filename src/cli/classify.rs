@@ -2,9 +2,8 @@
 
 use std::io::Write;
 
-use crate::classify;
-use crate::cli::{Ctx, Ui, out_err};
-use crate::error::{EXIT_OK, Error};
+use crate::app::{self, EXIT_OK, Error};
+use crate::cli::{Ui, out_err};
 use crate::{render, wire};
 
 /// Show one worker with the evidence for its state
@@ -13,7 +12,7 @@ use crate::{render, wire};
 #[derive(clap::Args, Debug)]
 pub struct ClassifyArgs {
     /// The worker's branch
-    #[arg(value_parser = crate::cli::branch::parse)]
+    #[arg(value_parser = crate::app::parse_branch)]
     pub branch: String,
     /// Print the worker object with "schema": 1 and "evidence"
     #[arg(long)]
@@ -28,11 +27,10 @@ pub struct ClassifyArgs {
 /// Errors: [`Error::UnknownBranch`] when the branch is nowhere (no local or remote
 /// branch, no worktree, no ledger).
 pub fn run(args: ClassifyArgs, ui: &Ui) -> Result<i32, Error> {
-    let ctx = Ctx::open(ui)?;
-    let snap = ctx.one_worker(&args.branch, args.offline)?;
-    let worker = classify::classify(&snap);
-    let mut out = std::io::stdout().lock();
+    let (s, ui) = ui.session()?;
+    let worker = ui.after(&s, app::classify(&s, &args.branch, args.offline))?;
     if args.json {
+        let mut out = ui.out();
         let doc = wire::ClassifyDoc {
             schema: wire::SCHEMA,
             worker: (&worker).into(),
@@ -41,9 +39,8 @@ pub fn run(args: ClassifyArgs, ui: &Ui) -> Result<i32, Error> {
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| out_err(e.into()))?;
         writeln!(out).map_err(out_err)?;
     } else {
-        drop(out);
-        let mut screen = ctx.ui.screen();
-        render::classify_text(&mut screen, &worker, ctx.ui.style()).map_err(out_err)?;
+        let mut screen = ui.screen();
+        render::classify_text(&mut screen, &worker, ui.style()).map_err(out_err)?;
         screen.flush().map_err(out_err)?;
     }
     Ok(EXIT_OK)

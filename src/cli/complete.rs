@@ -15,8 +15,8 @@ use std::io::Write;
 use clap::CommandFactory;
 use clap_complete::engine::{ArgValueCompleter, CompletionCandidate};
 
+use crate::app::{EXIT_OK, Error};
 use crate::cli::{Cli, out_err};
-use crate::error::{EXIT_OK, Error};
 
 /// Print shell completions for bash, zsh or fish (subcommands, options, worker branches)
 ///
@@ -63,13 +63,7 @@ fn with_branches(cmd: clap::Command) -> clap::Command {
 /// directory. Nothing outside a repository.
 pub fn worker_branches(current: &OsStr) -> Vec<CompletionCandidate> {
     let current = current.to_string_lossy();
-    let Ok(repo) = crate::repo::open(None) else {
-        return Vec::new();
-    };
-    let Ok(cfg) = crate::config::Config::load(&repo) else {
-        return Vec::new();
-    };
-    crate::repo::worker_branch_names(&repo, &cfg)
+    crate::app::worker_branches()
         .into_iter()
         .filter(|b| b.starts_with(current.as_ref()))
         .map(CompletionCandidate::new)

@@ -2,9 +2,9 @@
 
 use std::io::Write;
 
+use crate::app::{self, Error};
 use crate::cli::{Ui, out_err};
-use crate::error::{EXIT_OK, Error};
-use crate::{doctor, wire};
+use crate::render;
 
 /// Check the loop's set-up: one line per check (ok, warn or fail, with the fix)
 ///
@@ -31,40 +31,33 @@ pub struct DoctorArgs {
 /// Errors: [`Error::Repo`] outside a repository, [`Error::Clock`]; failed checks are
 /// results (exit 1), not errors.
 pub fn run(args: DoctorArgs, ui: &Ui) -> Result<i32, Error> {
-    let now = crate::clock::now()?;
-    let repo = crate::repo::open(None)?;
-    let ui = ui.for_repo(&repo);
-    let checks = doctor::run(&repo, now);
-    let code = doctor::exit_code(&checks);
+    let d = app::doctor()?;
+    let ui = ui.with_color_ui(d.color_ui.clone());
     if args.json {
         let mut out = ui.out();
-        let doc = wire::DoctorDoc {
-            schema: wire::SCHEMA,
-            ok: code == EXIT_OK,
-            checks: checks.iter().map(Into::into).collect(),
-        };
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| out_err(e.into()))?;
+        serde_json::to_writer_pretty(&mut out, &app::doctor_doc(&d))
+            .map_err(|e| out_err(e.into()))?;
         writeln!(out).map_err(out_err)?;
     } else {
         // A message may quote a host's name, a path or a ref from another machine: every
         // control character shown escaped, one check a line (SPEC 1.2).
         let mut out = ui.screen();
-        for c in &checks {
+        for c in &d.checks {
             let fix = c
                 .fix
                 .as_deref()
-                .map(|f| format!(" (fix: {})", crate::fence::shown(f)))
+                .map(|f| format!(" (fix: {})", render::shown(f)))
                 .unwrap_or_default();
             writeln!(
                 out,
                 "{:<4}  {:<11} {}{fix}",
                 c.level.to_string(),
                 c.check,
-                crate::fence::shown(&c.message)
+                render::shown(&c.message)
             )
             .map_err(out_err)?;
         }
         out.flush().map_err(out_err)?;
     }
-    Ok(code)
+    Ok(d.code)
 }

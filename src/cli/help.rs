@@ -1,5 +1,5 @@
 //! The long `--help` text shared with the man page and the README: the loop tick and
-//! the list of `recode.*` keys (generated from [`crate::config::KEYS`]).
+//! the list of `recode.*` keys (generated from [`crate::app::CONFIG_KEYS`]).
 
 /// The loop tick of `--help`, the man page and the README (run as printed by
 /// `tests/it/newcomer.rs`): the status list is read whole before any agent runs, each
@@ -19,7 +19,7 @@ pub const LOOP_TICK: &str = r#"  mapfile -t rows < <(git recode status --porcela
   done
 "#;
 
-/// The text after `--help`: every `recode.*` key from [`crate::config::KEYS`], the
+/// The text after `--help`: every `recode.*` key from [`crate::app::CONFIG_KEYS`], the
 /// environment, the exit codes and [`LOOP_TICK`].
 pub fn long_after() -> String {
     format!(
@@ -38,6 +38,6 @@ Exit codes: 0 done, 1 error, 2 bad usage, 3 refused for safety or capped (needs 
 A loop tick (bash; run it every few minutes, after `git recode hook install`):
 {LOOP_TICK}
 `git recode doctor` checks the set-up; `git recode man` prints the manual.",
-        crate::config::help_list()
+        crate::app::config_help_list()
     )
 }

@@ -1,8 +1,10 @@
 //! `git recode hook install|uninstall|status|post-commit`.
 
-use crate::cli::{Ctx, Ui};
-use crate::error::{EXIT_OK, Error};
-use crate::hook;
+use std::io::Write;
+
+use crate::app::{self, EXIT_OK, Error};
+use crate::cli::{Ui, out_err};
+use crate::wire;
 
 /// The post-commit milestone hook
 #[derive(clap::Subcommand, Debug)]
@@ -55,30 +57,35 @@ pub fn run(cmd: HookCommand, ui: &Ui) -> Result<i32, Error> {
 
 /// `hook status`: whether commits in this worktree (and the others) reach the hook.
 fn status(json: bool, ui: &Ui) -> Result<i32, Error> {
-    let ctx = Ctx::open(ui)?;
-    let all = hook::reach_and_run(&ctx.repo);
+    let (s, ui) = ui.session()?;
+    let all = app::hook_status(&s);
+    ui.warn(&s.take_warnings());
+    let mut out = ui.out();
     if json {
-        let doc = crate::wire::HookStatusDoc::new(&all);
-        let text = serde_json::to_string(&doc).expect("plain structs serialize");
-        crate::say!("{text}");
+        let text = serde_json::to_string(&wire::HookStatusDoc::new(&all))
+            .expect("plain structs serialize");
+        writeln!(out, "{text}").map_err(out_err)?;
         return Ok(EXIT_OK);
     }
     if let Some(r) = all.iter().find(|r| r.current) {
         match (&r.via, &r.why) {
-            (Some(via), _) => crate::say!("installed: {via}"),
-            (None, why) => crate::say!("not installed: {}", why.as_deref().unwrap_or("")),
+            (Some(via), _) => writeln!(out, "installed: {via}"),
+            (None, why) => writeln!(out, "not installed: {}", why.as_deref().unwrap_or("")),
         }
+        .map_err(out_err)?;
     }
     if all.len() > 1 || all.iter().all(|r| !r.current) {
         for r in &all {
             match (&r.via, &r.why) {
-                (Some(via), _) => crate::say!("  {}: reached via {via}", r.path.display()),
-                (None, why) => crate::say!(
+                (Some(via), _) => writeln!(out, "  {}: reached via {via}", r.path.display()),
+                (None, why) => writeln!(
+                    out,
                     "  {}: not reached: {}",
                     r.path.display(),
                     why.as_deref().unwrap_or("")
                 ),
             }
+            .map_err(out_err)?;
         }
     }
     Ok(EXIT_OK)
@@ -87,80 +94,29 @@ fn status(json: bool, ui: &Ui) -> Result<i32, Error> {
 /// `hook install` / `hook uninstall`: act, then say what was done (a refusal prints the
 /// configuration to add on stdout and returns exit 3).
 fn act(install: Option<bool>, ui: &Ui) -> Result<i32, Error> {
-    use hook::install::{Done, InstallError};
-    let ctx = Ctx::open(ui)?;
-    let done = match install {
-        Some(chain) => hook::install::install(&ctx.repo, chain),
-        None => hook::install::uninstall(&ctx.repo),
-    };
-    match done {
-        Ok(Done::AlreadyInstalled(p)) => crate::say!("already installed in {}", p.display()),
-        Ok(Done::AlreadyReached(via)) => crate::say!("already installed: {via}"),
-        Ok(Done::Installed(p)) => crate::say!("installed {}", p.display()),
-        Ok(Done::Repaired { hook, why }) => {
-            crate::say!("repaired {} (it did not run: {why})", hook.display())
-        }
-        Ok(Done::Chained { hook, kept }) => crate::say!(
-            "installed {} (runs the previous hook, kept as {}, first)",
-            hook.display(),
-            kept.display()
-        ),
-        Ok(Done::Removed(p)) => crate::say!("removed {}", p.display()),
-        Ok(Done::Restored(p)) => crate::say!("restored the previous hook {}", p.display()),
-        Ok(Done::SplicedOut(p)) => crate::say!("removed git-recode's lines from {}", p.display()),
-        Ok(Done::NotInstalled(dir)) => crate::say!("not installed in {}", dir.display()),
-        Err(InstallError::Refused {
-            advice,
-            message,
-            hint,
-        }) => {
+    let (s, ui) = ui.session()?;
+    match ui.after(&s, app::hook_act(&s, install))? {
+        app::Acted::Done(said) => writeln!(ui.out(), "{said}").map_err(out_err)?,
+        app::Acted::Refused { advice, error } => {
             if let Some(text) = advice {
-                print!("{text}");
+                write!(ui.out(), "{text}").map_err(out_err)?;
             }
-            return Err(Error::Refused { message, hint });
-        }
-        Err(InstallError::Io { what, path, source }) => {
-            return Err(Error::Io { what, path, source });
+            return Err(error);
         }
     }
     Ok(EXIT_OK)
 }
 
-/// The post-commit hook, as git runs it (`hook post-commit`, or a [`hook::direct_script`]
-/// taken straight from `main` before any argument parsing): never fails, at most one line
-/// on stderr. Returns the exit code, always 0.
+/// The post-commit hook, as git runs it (`hook post-commit`, or the hook file taken
+/// straight from `main` before any argument parsing): never fails, at most one line on
+/// stderr. Returns the exit code, always 0.
 pub fn post_commit_hook() -> i32 {
-    if std::env::var_os(hook::runs::DRY_RUN_ENV).is_some() {
-        let exe = std::env::current_exe().unwrap_or_default();
-        println!(
-            "{} ({} {})",
-            hook::runs::DRY_RUN_ANSWER,
-            env!("CARGO_PKG_VERSION"),
-            exe.display()
-        );
-        return EXIT_OK;
+    let said = app::post_commit();
+    if let Some(line) = said.stdout {
+        println!("{line}");
     }
-    if hook::certainly_no_phase() {
-        return EXIT_OK;
+    if let Some(line) = said.stderr {
+        eprintln!("{line}");
     }
-    if let Err(e) = post_commit() {
-        let mut line = format!("git-recode post-commit: error: {e}");
-        if let Some(h) = e.hint() {
-            line.push_str(&format!("; hint: {h}"));
-        }
-        eprintln!("{}", line.replace('\n', " "));
-    }
-    EXIT_OK
-}
-
-fn post_commit() -> Result<(), Error> {
-    let ctx = Ctx::open(&Ui::default())?;
-    match hook::commit::post_commit(&ctx.repo, &ctx.cfg, ctx.now) {
-        Ok(hook::commit::Milestone::Journaled(_, Some(warning))) => {
-            eprintln!("git-recode post-commit: warning: {warning}");
-            Ok(())
-        }
-        Ok(_) => Ok(()),
-        Err(e) => Err(Error::Partial(e.to_string())),
-    }
+    said.code
 }

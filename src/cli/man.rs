@@ -3,8 +3,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use crate::app::{EXIT_OK, Error};
 use crate::cli::out_err;
-use crate::error::{EXIT_OK, Error};
 
 /// Print the man page (roff), or install it where `man git-recode` and `git help recode` find it
 ///
@@ -112,7 +112,7 @@ fn render_command(buf: &mut Vec<u8>, cmd: &clap::Command, path: &str) {
 
 /// The man page of git-recode, as roff: name, synopsis, description, global options,
 /// one section per command and subcommand (`GIT RECODE RECORD EXIT`: every option), the
-/// configuration keys ([`crate::config::KEYS`]), the loop tick, exit codes, environment,
+/// configuration keys ([`crate::app::CONFIG_KEYS`]), the loop tick, exit codes, environment,
 /// and pages that exist (git's).
 ///
 /// Errors: [`Error::Io`] on a write failure.
@@ -151,7 +151,7 @@ pub fn render() -> Result<Vec<u8>, Error> {
         render_command(&mut buf, sub, "git recode");
     }
     let _ = writeln!(buf, ".SH CONFIGURATION\nSet with \\fBgit config\\fR.");
-    for k in crate::config::KEYS {
+    for k in crate::app::CONFIG_KEYS {
         let _ = writeln!(
             buf,
             ".TP\n\\fB{}\\fR\n{} [default: {}]",

@@ -6,12 +6,10 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::{EXIT_ERROR, EXIT_OK, Error};
+use crate::app::{self, EXIT_ERROR, EXIT_OK, Error};
 
-pub mod branch;
 pub mod classify;
 pub mod complete;
-mod ctx;
 pub mod demo;
 pub mod doctor;
 pub mod help;
@@ -27,7 +25,15 @@ pub mod sync;
 pub mod ui;
 pub mod verify;
 
-pub use ctx::{Ctx, pick_up};
+/// `println!` that treats a closed stdout (`git recode … | head`) as the end of output
+/// instead of a panic.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
 pub use ui::Ui;
 
 /// The version and the commit the binary was built from: `0.1.0 (abc123def456)`.
@@ -130,7 +136,7 @@ fn init_tracing(verbose: u8) {
         .with_env_filter(filter)
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         // Every line redacted (SPEC 1.2: no forge token in any output, `-vv` included).
-        .with_writer(|| crate::redact::Writer(std::io::stderr()));
+        .with_writer(|| crate::render::RedactedWriter(std::io::stderr()));
     let _ = if verbose == 0 {
         fmt.without_time().try_init()
     } else {
@@ -157,7 +163,7 @@ pub fn main() -> i32 {
     // interpreter, or the hook script's `git-recode hook post-commit`, goes straight to
     // it, before argument parsing and logging are set up.
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if crate::hook::is_hook_path(&args) || args == ["hook", "post-commit"] {
+    if app::is_hook_path(&args) || args == ["hook", "post-commit"] {
         return hook::post_commit_hook();
     }
     // `COMPLETE=<shell> git-recode -- <words>`: the completion scripts asking.
@@ -179,7 +185,7 @@ pub fn main() -> i32 {
             return EXIT_ERROR;
         }
     }
-    // The terminal: colour from --color now, refined by git's color.ui in `Ctx::open`.
+    // The terminal: colour from --color now, refined by git's color.ui once a session opens.
     let ui = Ui::new(cli.color);
     let span = tracing::info_span!("command", name = cli.command.name());
     let _entered = span.enter();
@@ -200,11 +206,7 @@ pub fn main() -> i32 {
         Command::Completions(a) => complete::completions(a),
     };
     // SPEC 1.2 "The loop settles": a stale lock moved aside is named in a warning.
-    let moved: Vec<String> = crate::lock::take_warnings()
-        .iter()
-        .map(|m| m.warning())
-        .collect();
-    ui.warn(&moved);
+    ui.warn(&app::moved_locks());
     match result {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => EXIT_OK,
@@ -216,7 +218,7 @@ pub fn main() -> i32 {
                 std::io::stderr().lock(),
                 crate::render::Style::default(),
             );
-            let _ = write!(err, "{}", crate::redact::redact(&e.render()));
+            let _ = write!(err, "{}", crate::render::redact(&e.render()));
             let _ = err.flush();
             e.exit_code()
         }

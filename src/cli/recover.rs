@@ -2,10 +2,9 @@
 
 use std::io::Write;
 
-use crate::cli::{Ctx, Ui, out_err};
-use crate::error::{EXIT_OK, Error};
-use crate::recover::{self, Request};
-use crate::{fence, wire};
+use crate::app::{self, EXIT_OK, Error};
+use crate::cli::{Ui, out_err};
+use crate::{render, wire};
 
 /// Carry out the mechanical actions: delete, publish, wip-commit, escalate
 ///
@@ -20,7 +19,7 @@ use crate::{fence, wire};
 )]
 pub struct RecoverArgs {
     /// The workers' branches (or --all)
-    #[arg(conflicts_with = "all", value_parser = crate::cli::branch::parse)]
+    #[arg(conflicts_with = "all", value_parser = crate::app::parse_branch)]
     pub branches: Vec<String>,
     /// Every worker
     #[arg(long)]
@@ -35,33 +34,23 @@ pub struct RecoverArgs {
 
 /// Run `recover`.
 ///
-/// Errors: as [`recover::run`].
+/// Errors: as [`app::recover`]; [`app::Recovered::failure`] once the steps are shown.
 pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
-    if args.branches.is_empty() && !args.all {
-        return Err(Error::Usage(
-            "name the workers' branches to recover, or --all for every worker (`git recode recover --all`)".into(),
-        ));
+    let req = app::RecoverRequest {
+        branches: args.branches,
+        all: args.all,
+        dry_run: args.dry_run,
+        progress: !args.json,
+    };
+    if req.branches.is_empty() && !req.all {
+        // Before opening the repository: bad usage is bad usage anywhere.
+        return Err(app::recover_usage());
     }
-    let ctx = Ctx::open(ui)?;
-    ctx.cfg.check_secrets()?; // SPEC 1.2: an invalid recode.secrets stops every command that deletes or pushes
-    if !args.dry_run {
-        crate::cli::pick_up(&ctx, &args.branches);
-    }
-    let report = recover::run(
-        &ctx.repo,
-        &ctx.cfg,
-        ctx.now,
-        &Request {
-            branches: args.branches,
-            all: args.all,
-            dry_run: args.dry_run,
-            progress: !args.json,
-        },
-    )?;
-    ctx.ui.warn(&report.warnings);
-    let steps = &report.steps;
+    let (s, ui) = ui.session()?;
+    let done = ui.after(&s, app::recover(&s, req))?;
+    let steps = &done.steps;
     if args.json {
-        let mut out = ctx.ui.out();
+        let mut out = ui.out();
         let doc = wire::RecoverDoc {
             schema: wire::SCHEMA,
             results: steps.iter().map(Into::into).collect(),
@@ -69,11 +58,11 @@ pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| out_err(e.into()))?;
         writeln!(out).map_err(out_err)?;
     } else if steps.is_empty() {
-        writeln!(ctx.ui.screen(), "no workers").map_err(out_err)?;
+        writeln!(ui.screen(), "no workers").map_err(out_err)?;
     } else {
         // Branches and reasons are untrusted (a synced ledger's): every control character
         // shown escaped, a line break too, so one step stays one line (SPEC 1.2).
-        let mut out = ctx.ui.screen();
+        let mut out = ui.screen();
         for s in steps {
             let result = serde_json::to_value(s.result)
                 .ok()
@@ -82,24 +71,17 @@ pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
             writeln!(
                 out,
                 "{:<28} {:<10} {:<7} {}",
-                fence::shown(&s.branch),
+                render::shown(&s.branch),
                 s.action,
                 result,
-                fence::shown(&s.reason)
+                render::shown(&s.reason)
             )
             .map_err(out_err)?;
         }
         out.flush().map_err(out_err)?;
     }
-    if let Some(e) = &report.forge_error {
-        return Err(Error::Partial(e.clone()));
+    match done.failure() {
+        Some(e) => Err(e),
+        None => Ok(EXIT_OK),
     }
-    let failed = steps.iter().filter(|s| s.error).count();
-    if failed > 0 {
-        return Err(Error::Partial(format!(
-            "{} failed (each result says why); the rest was done",
-            crate::render::plural(failed as u64, "step")
-        )));
-    }
-    Ok(EXIT_OK)
 }

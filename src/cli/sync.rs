@@ -2,9 +2,9 @@
 
 use std::io::Write;
 
-use crate::cli::{Ctx, Ui};
-use crate::error::{EXIT_OK, Error};
-use crate::sync;
+use crate::app::{self, EXIT_OK, Error};
+use crate::cli::{Ui, out_err};
+use crate::render;
 
 /// Fetch, union-merge and push the ledger (refs/notes/recode) and its anchors
 ///
@@ -24,34 +24,26 @@ pub struct SyncArgs {
 
 /// Run `sync`.
 ///
-/// Errors: as [`sync::sync`].
+/// Errors: as [`app::sync`].
 pub fn run(args: SyncArgs, ui: &Ui) -> Result<i32, Error> {
-    let ctx = Ctx::open(ui)?;
-    ctx.cfg.check_secrets()?; // SPEC 1.2: an invalid recode.secrets stops every command that pushes
-    let remote = args.remote.unwrap_or_else(|| ctx.cfg.remote.clone());
-    if crate::forge::remote_url(&ctx.repo, &remote).is_none() {
-        return Err(Error::NoRemote { remote });
-    }
+    let (s, ui) = ui.session()?;
     if args.setup {
-        let added = sync::setup(&ctx.cfg, &remote)?;
+        let added = ui.after(&s, app::sync_setup(&s, args.remote))?;
+        let mut out = ui.out();
         if added.is_empty() {
-            crate::say!("already set up");
+            writeln!(out, "already set up").map_err(out_err)?;
         }
         for a in added {
-            crate::say!("added {a}");
+            writeln!(out, "added {a}").map_err(out_err)?;
         }
         return Ok(EXIT_OK);
     }
-    // SPEC 1.3 "The milestone journal": `sync` folds the journal (and the milestones
-    // only in commit trailers) into the ledger before it pushes.
-    crate::cli::pick_up(&ctx, &[]);
-    let report = sync::sync(&ctx.repo, &ctx.cfg, &remote, ctx.now)?;
-    ctx.ui.warn(&report.warnings);
+    let lines = ui.after(&s, app::sync(&s, args.remote))?;
     // A line may name another host's ref or ledger: shown escaped (SPEC 1.2).
-    let mut out = ctx.ui.screen();
-    for l in report.lines {
-        writeln!(out, "{}", crate::fence::shown(&l)).map_err(crate::cli::out_err)?;
+    let mut out = ui.screen();
+    for l in lines {
+        writeln!(out, "{}", render::shown(&l)).map_err(out_err)?;
     }
-    out.flush().map_err(crate::cli::out_err)?;
+    out.flush().map_err(out_err)?;
     Ok(EXIT_OK)
 }

@@ -1,10 +1,11 @@
 //! The one value that owns the terminal for a run: where output goes (stdout for results,
 //! stderr for warnings and errors) and whether it is coloured. Built once in
-//! [`super::main`] from `--color`, then refined by [`super::Ctx::open`] with git's
-//! `color.ui`; every command prints through it, and library code never prints.
+//! [`super::main`] from `--color`, then refined with git's `color.ui` once a
+//! [`crate::app::Session`] is open; every command prints through it, and library code never prints.
 
 use std::io::Write;
 
+use crate::app::{Error, Session};
 use crate::render::{Screen, Style};
 
 /// The terminal of one run.
@@ -28,10 +29,9 @@ impl Ui {
         }
     }
 
-    /// The same choice, with git's `color.ui` of `repo` taken into account (as git does:
+    /// The same choice, with git's `color.ui` (of the repository) taken into account (as git does:
     /// `--color`, then `NO_COLOR`/`CLICOLOR_FORCE`, then `color.ui`, then the terminal).
-    pub fn for_repo(&self, repo: &gix::Repository) -> Ui {
-        let color_ui = crate::config::string(repo, "color.ui");
+    pub fn with_color_ui(&self, color_ui: Option<String>) -> Ui {
         Ui {
             choice: self.choice,
             style: Style {
@@ -46,12 +46,12 @@ impl Ui {
     }
 
     /// Print each warning once, `warning: …` on stderr, forge credentials redacted
-    /// ([`crate::redact::redact`]) and control characters escaped ([`Screen`]: a warning
+    /// ([`crate::render::redact`]) and control characters escaped ([`Screen`]: a warning
     /// quoting a ledger line or a host name never reaches the terminal raw).
     pub fn warn(&self, warnings: &[String]) {
         let mut err = Screen::new(std::io::stderr().lock(), Style::default());
         for w in warnings {
-            let _ = writeln!(err, "warning: {}", crate::redact::redact(w));
+            let _ = writeln!(err, "warning: {}", crate::render::redact(w));
         }
     }
 
@@ -64,6 +64,24 @@ impl Ui {
     /// the palette's own colour codes ([`Screen`], SPEC 1.2 "Untrusted input stays out").
     pub fn screen(&self) -> Screen<std::io::StdoutLock<'static>> {
         Screen::new(std::io::stdout().lock(), self.style)
+    }
+}
+
+impl Ui {
+    /// Open the run's [`Session`], and this terminal refined with its `color.ui`.
+    ///
+    /// Errors: as [`Session::open`].
+    pub fn session(&self) -> Result<(Session, Ui), Error> {
+        let s = Session::open()?;
+        let ui = self.with_color_ui(s.color_ui());
+        Ok((s, ui))
+    }
+
+    /// Show the warnings `s` collected (each once), then pass `r` on: a command's warnings
+    /// are shown whether it succeeded or not.
+    pub fn after<T>(&self, s: &Session, r: Result<T, Error>) -> Result<T, Error> {
+        self.warn(&s.take_warnings());
+        r
     }
 }
 

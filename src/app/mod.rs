@@ -1,0 +1,62 @@
+//! The library's face: a [`Session`] opened once per run, and one function per command
+//! returning a typed report (its warnings collected in the session for the caller to
+//! show). The command line parses, calls one function here, and renders; it reaches
+//! nothing else of the library but [`crate::wire`] (the `--json` documents) and
+//! [`crate::render`] (human text). Everything here is also what the tests and examples
+//! may use.
+
+mod branch;
+mod demo;
+mod doctor;
+mod hook;
+mod log;
+mod record;
+mod recover;
+mod report;
+mod resume;
+mod session;
+mod status;
+mod sync;
+mod verify;
+
+pub use branch::parse as parse_branch;
+pub use demo::{DEMO_SCRIPT, Demo, build as build_demo, demo};
+pub use doctor::{Doctor, doctor, doctor_doc};
+pub use hook::{
+    Acted, HookSaid, act as hook_act, is_hook_path, post_commit, status as hook_status,
+};
+pub use log::{LogLine, log};
+pub use record::{Record, record};
+pub use recover::{Recovered, recover, usage as recover_usage};
+pub use report::{report, report_text, write_report_html};
+pub use resume::{Resume, ResumeRequest, resume};
+pub use session::Session;
+pub use status::{StatusRequest, classify, status};
+pub use sync::{setup as sync_setup, sync};
+pub use verify::verify;
+
+pub use crate::config::{KEYS as CONFIG_KEYS, help_list as config_help_list};
+pub use crate::error::{EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, Error};
+pub use crate::recover::Request as RecoverRequest;
+
+/// The worker branch names of the repository in the current directory, for shell
+/// completion (none outside a repository or with a bad configuration: completion never
+/// fails).
+pub fn worker_branches() -> Vec<String> {
+    let Ok(repo) = crate::repo::open(None) else {
+        return Vec::new();
+    };
+    let Ok(cfg) = crate::config::Config::load(&repo) else {
+        return Vec::new();
+    };
+    crate::repo::worker_branch_names(&repo, &cfg)
+}
+
+/// The stale locks this run moved aside, each as a warning naming it (SPEC 1.2 "The loop
+/// settles").
+pub fn moved_locks() -> Vec<String> {
+    crate::lock::take_warnings()
+        .iter()
+        .map(|m| m.warning())
+        .collect()
+}
