@@ -10,6 +10,7 @@ mod demo;
 mod doctor;
 mod hook;
 mod log;
+pub mod parts;
 mod record;
 mod recover;
 mod report;
@@ -38,6 +39,24 @@ pub use verify::verify;
 pub use crate::config::{KEYS as CONFIG_KEYS, help_list as config_help_list};
 pub use crate::error::{EXIT_ERROR, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, Error};
 pub use crate::recover::Request as RecoverRequest;
+
+/// The loop tick of `--help`, the man page and the README (run as printed by
+/// `tests/it/newcomer.rs`): the status list is read whole before any agent runs, each
+/// agent's stdin is `/dev/null` (`claude -p` reads piped stdin), every worker is acted on
+/// in one tick, and the agent's output goes to `record exit --message-file` so limits
+/// are recognised.
+pub const LOOP_TICK: &str = r#"  mapfile -t rows < <(git recode status --porcelain)
+  for row in "${rows[@]}"; do
+    IFS=$'\t' read -r task branch live state action n <<<"$row"
+    f=${TMPDIR:-/tmp}/recode-$task
+    case $action in
+      resume) cmd=$(git recode resume "$branch" --output "$f.md") || continue
+              sh -c "$cmd" </dev/null >"$f.out" 2>&1
+              git recode record exit "$branch" --rc $? --message-file "$f.out" ;;
+      delete|publish|wip-commit|escalate|kill) git recode recover "$branch" ;;
+    esac
+  done
+"#;
 
 /// The worker branch names of the repository in the current directory, for shell
 /// completion (none outside a repository or with a bad configuration: completion never

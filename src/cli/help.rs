@@ -1,26 +1,8 @@
 //! The long `--help` text shared with the man page and the README: the loop tick and
 //! the list of `recode.*` keys (generated from [`crate::app::CONFIG_KEYS`]).
 
-/// The loop tick of `--help`, the man page and the README (run as printed by
-/// `tests/it/newcomer.rs`): the status list is read whole before any agent runs, each
-/// agent's stdin is `/dev/null` (`claude -p` reads piped stdin), every worker is acted on
-/// in one tick, and the agent's output goes to `record exit --message-file` so limits
-/// are recognised.
-pub const LOOP_TICK: &str = r#"  mapfile -t rows < <(git recode status --porcelain)
-  for row in "${rows[@]}"; do
-    IFS=$'\t' read -r task branch live state action n <<<"$row"
-    f=${TMPDIR:-/tmp}/recode-$task
-    case $action in
-      resume) cmd=$(git recode resume "$branch" --output "$f.md") || continue
-              sh -c "$cmd" </dev/null >"$f.out" 2>&1
-              git recode record exit "$branch" --rc $? --message-file "$f.out" ;;
-      delete|publish|wip-commit|escalate|kill) git recode recover "$branch" ;;
-    esac
-  done
-"#;
-
 /// The text after `--help`: every `recode.*` key from [`crate::app::CONFIG_KEYS`], the
-/// environment, the exit codes and [`LOOP_TICK`].
+/// environment, the exit codes and [`crate::app::LOOP_TICK`].
 pub fn long_after() -> String {
     format!(
         "Configuration (git config):\n{}\n\
@@ -36,8 +18,9 @@ logging. The forge (recode.forge) is reached with its token:
 Exit codes: 0 done, 1 error, 2 bad usage, 3 refused for safety or capped (needs a human).
 
 A loop tick (bash; run it every few minutes, after `git recode hook install`):
-{LOOP_TICK}
+{}
 `git recode doctor` checks the set-up; `git recode man` prints the manual.",
-        crate::app::config_help_list()
+        crate::app::config_help_list(),
+        crate::app::LOOP_TICK
     )
 }

@@ -163,7 +163,7 @@ pub fn render() -> Result<Vec<u8>, Error> {
     let _ = writeln!(
         buf,
         ".SH \"A LOOP TICK\"\nRun it from bash every few minutes, after \\fBgit recode hook install\\fR:\n.PP\n.nf\n{}\n.fi",
-        roff(crate::cli::LOOP_TICK.trim_end())
+        roff(crate::app::LOOP_TICK.trim_end())
     );
     let _ = writeln!(
         buf,

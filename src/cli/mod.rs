@@ -44,7 +44,7 @@ pub const VERSION: &str = concat!(
     ")"
 );
 
-pub use help::{LOOP_TICK, long_after};
+pub use help::long_after;
 
 /// Recover the work of coding-agent workers that die, stall or claim success they did not reach
 ///

@@ -34,9 +34,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "app",
         &[
-            "agent", "classify", "clock", "config", "doctor", "error", "fence", "forge", "git",
-            "hook", "ledger", "lock", "model", "record", "recover", "redact", "render", "repo",
-            "report", "resume", "snapshot", "sync", "tail", "wire", "worktree",
+            "agent", "classify", "clock", "config", "doctor", "error", "failpoint", "fence",
+            "forge", "git", "hook", "ledger", "lock", "model", "outcome", "record", "recover",
+            "redact", "render", "repo", "report", "resume", "snapshot", "sync", "tail", "wire",
+            "worktree",
         ],
     ),
     ("classify", &["clock", "ledger", "model", "outcome"]),

@@ -9,8 +9,8 @@ use std::process::{Command, Output, Stdio};
 /// The variable and value that arm `RECODE_FAILPOINT` in a child (test-only, see
 /// `git_recode::failpoint`).
 pub const ARM: (&str, &str) = (
-    git_recode::failpoint::ARM_ENV,
-    git_recode::failpoint::ARM_VALUE,
+    git_recode::app::parts::failpoint::ARM_ENV,
+    git_recode::app::parts::failpoint::ARM_VALUE,
 );
 
 pub const NOW: &str = "2026-11-20T12:00:00Z";

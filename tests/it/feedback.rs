@@ -5,8 +5,10 @@
 
 use std::path::Path;
 
-use git_recode::forge::{self, Ask, Forge, GitHub, View};
-use git_recode::model::{ChangeRequest, Checks, FailingCheck, Feedback, Pr, PrState, Review};
+use git_recode::app::parts::forge::{
+    self, Ask, ChangeRequest, Checks, FailingCheck, Feedback, Forge, GitHub, Pr, PrState, Review,
+    View,
+};
 
 use crate::fake_github::FakeGitHub;
 

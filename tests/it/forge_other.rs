@@ -295,11 +295,11 @@ pub(crate) fn feedback_resumes_fenced(
     let lines: Vec<&str> = text.lines().collect();
     let begin = lines
         .iter()
-        .position(|l| *l == git_recode::resume::feedback::FEEDBACK_BEGIN)
+        .position(|l| *l == git_recode::app::parts::prompt::FEEDBACK_BEGIN)
         .unwrap();
     let end = lines
         .iter()
-        .rposition(|l| *l == git_recode::resume::feedback::FEEDBACK_END)
+        .rposition(|l| *l == git_recode::app::parts::prompt::FEEDBACK_END)
         .unwrap();
     let fenced = &lines[begin + 1..end];
     assert!(fenced.iter().all(|l| l.starts_with("| ")), "{fenced:#?}");

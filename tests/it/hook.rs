@@ -38,9 +38,10 @@ fn install_into_an_empty_hooks_dir_and_back() {
     );
     assert_eq!(names(&hooks), vec!["post-commit"]);
     // git-recode is on PATH: the hook names it as its interpreter (no shell).
-    let direct = git_recode::hook::direct_script(&assert_cmd::cargo::cargo_bin("git-recode"));
+    let direct =
+        git_recode::app::parts::hook::direct_script(&assert_cmd::cargo::cargo_bin("git-recode"));
     assert_eq!(std::fs::read_to_string(&hook).unwrap(), direct);
-    assert_eq!(git_recode::hook::script(false), PLAIN_SCRIPT);
+    assert_eq!(git_recode::app::parts::hook::script(false), PLAIN_SCRIPT);
     assert_eq!(snapshot(&hook).1, 0o755);
     assert_eq!(
         env.ok(&repo, &["hook", "status"]),
@@ -146,7 +147,10 @@ fn foreign_hook_is_refused_then_chained_then_restored_byte_identical() {
     assert_eq!(snapshot(&kept), original);
     assert_eq!(
         snapshot(&hook),
-        (git_recode::hook::script(true).into_bytes(), 0o755)
+        (
+            git_recode::app::parts::hook::script(true).into_bytes(),
+            0o755
+        )
     );
     assert_eq!(
         env.run(&repo, &["hook", "status"]),
@@ -782,7 +786,7 @@ fn the_hook_never_fails_a_commit() {
     // succeeds (and ledgers nothing).
     std::fs::write(
         repo.join(".git/hooks/post-commit"),
-        git_recode::hook::script(false),
+        git_recode::app::parts::hook::script(false),
     )
     .unwrap();
     assert!(!path_without_bin().is_empty());
@@ -1095,7 +1099,7 @@ fn husky9_refuses_then_status_follows_h_per_worktree() {
         ]})
     );
     // The library answer is the same.
-    let lib = git_recode::hook::reach(&gix::open(&wt17).unwrap());
+    let lib = git_recode::app::parts::hook::reach(&gix::open(&wt17).unwrap());
     assert_eq!(
         lib.iter().map(|r| r.reaches).collect::<Vec<_>>(),
         vec![true, false, true]
@@ -1388,18 +1392,28 @@ fn a_held_notes_lock_does_not_slow_the_hook_and_the_milestone_is_ledgered_once_i
     let tip = gix::ObjectId::from_hex(head.as_bytes()).unwrap();
     let base_id = gix::ObjectId::from_hex(base.as_bytes()).unwrap();
     let missing =
-        git_recode::hook::unledgered_milestones(&gix_repo, tip, &[base_id], Vec::new()).unwrap();
+        git_recode::app::parts::hook::unledgered_milestones(&gix_repo, tip, &[base_id], Vec::new())
+            .unwrap();
     assert_eq!(missing, vec![(tip, "implemented".to_string())]);
 
     // Once the lock is gone, a writing command ledgers it (the journal's line: exact time),
     // and nothing is missing any more.
     std::fs::remove_file(&lock).unwrap();
     assert_eq!(folded(&env, &repo, "27", "issue-27"), line(1));
-    let (ledger, _) =
-        git_recode::ledger::read_task(&gix_repo, &["refs/notes/recode".to_string()], "27").unwrap();
+    let (ledger, _) = git_recode::app::parts::hook::read_task(
+        &gix_repo,
+        &["refs/notes/recode".to_string()],
+        "27",
+    )
+    .unwrap();
     assert_eq!(
-        git_recode::hook::unledgered_milestones(&gix_repo, tip, &[base_id], ledger.events())
-            .unwrap(),
+        git_recode::app::parts::hook::unledgered_milestones(
+            &gix_repo,
+            tip,
+            &[base_id],
+            ledger.events()
+        )
+        .unwrap(),
         vec![]
     );
 }

@@ -602,7 +602,7 @@ fn readme_and_docs_links_resolve_inside_the_repository() {
     assert!(readme.contains("\ncargo test --locked "));
     assert!(!readme.contains("SPEC.md"));
     // The README's tick is the one `--help` prints (and the help test runs).
-    let tick = git_recode::cli::LOOP_TICK;
+    let tick = git_recode::app::LOOP_TICK;
     let in_readme: String = tick.lines().map(|l| format!("   {}\n", &l[2..])).collect();
     assert!(
         readme.contains(&in_readme),

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::forge::{Fx, find};
-use git_recode::resume::feedback::{FEEDBACK_BEGIN, FEEDBACK_END};
+use git_recode::app::parts::prompt::{FEEDBACK_BEGIN, FEEDBACK_END};
 
 /// (state, action, pr.checks, pr.review, reason) of a worker.
 fn verdict(w: &Value) -> (&str, &str, Value, Value, &str) {

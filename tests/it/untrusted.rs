@@ -10,8 +10,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::forge::{Fx, find};
-use git_recode::resume::feedback::{FEEDBACK_BEGIN, FEEDBACK_END};
-use git_recode::resume::{FENCE_BEGIN, FENCE_END};
+use git_recode::app::parts::prompt::{FEEDBACK_BEGIN, FEEDBACK_END, FENCE_BEGIN, FENCE_END};
 
 // Spelled out (not `git_recode::resume::COMMITS_*`), so this file also builds against the
 // code before the fix and shows each test failing there.

@@ -12,8 +12,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use git_recode::record::{MESSAGE_KEEP_BYTES, tail_utf8};
-use git_recode::{agent, outcome};
+use git_recode::app::parts::outcome;
+use git_recode::app::parts::outcome::{self as agent, MESSAGE_KEEP_BYTES, tail_utf8};
 
 /// Inputs per property in the suite.
 const CASES: usize = 15;
