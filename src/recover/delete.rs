@@ -53,25 +53,10 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     };
     r.classified(&now_w)?;
     let mut done = Vec::new();
-    if let Some(f) = wt {
-        failpoint("delete-worktree");
-        match removal::remove(r.repo, Path::new(&f.path), &ignored) {
-            Ok(Removal::Removed) => {}
-            Ok(Removal::MovedBack(why)) => {
-                return Ok(failed(
-                    w,
-                    format!("not removed: {why}; it was moved back"),
-                    false,
-                ));
-            }
-            Err(e) => {
-                return r.step_failed(&now_w, format!("git worktree remove refused: {e}"), false);
-            }
-        }
-        done.push(format!("removed worktree {}", f.path));
-        if !ignored.is_empty() {
-            done.push(format!("with its ignored files {}", ignored.join(", ")));
-        }
+    if let Some(f) = wt
+        && let Some(refused) = remove_worktree(r, (w, &now_w), &f.path, &ignored, &mut done)?
+    {
+        return Ok(refused);
     }
     // Ledgered once something is gone (never for a refused removal), and before the
     // branch goes: the event holds the tip to restore it from.
@@ -89,18 +74,55 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             if let Err(e) = delete_branch(r.repo, &w.branch, tip) {
                 return Ok(failed(w, e, false));
             }
-            let hex = tip.to_hex().to_string();
-            done.push(format!(
-                "deleted {} (was {}; undo: git branch {} {hex})",
-                w.branch,
-                short(tip),
-                w.branch,
-            ));
+            done.push(undo_line(&w.branch, tip));
         }
         (_, Some(why)) => done.push(why),
         (None, None) => {}
     }
     Ok(step(w, Outcome::Done, done.join("; ")))
+}
+
+/// Remove the worktree at `path` (with its `ignored` files, summarized) the way `git
+/// worktree remove` does, and add what was done to `done`. Returns the `failed` step
+/// when the removal was refused (counted, three in a row escalate) or moved back.
+///
+/// Errors: [`RecoverError`] when the ledger cannot be written.
+fn remove_worktree(
+    r: &Run,
+    (w, now_w): (&Worker, &Worker),
+    path: &str,
+    ignored: &[String],
+    done: &mut Vec<String>,
+) -> Result<Option<Step>, RecoverError> {
+    failpoint("delete-worktree");
+    match removal::remove(r.repo, Path::new(path), ignored) {
+        Ok(Removal::Removed) => {}
+        Ok(Removal::MovedBack(why)) => {
+            return Ok(Some(failed(
+                w,
+                format!("not removed: {why}; it was moved back"),
+                false,
+            )));
+        }
+        Err(e) => {
+            let refused = format!("git worktree remove refused: {e}");
+            return r.step_failed(now_w, refused, false).map(Some);
+        }
+    }
+    done.push(format!("removed worktree {path}"));
+    if !ignored.is_empty() {
+        done.push(format!("with its ignored files {}", ignored.join(", ")));
+    }
+    Ok(None)
+}
+
+/// `deleted <branch> (was <short tip>; undo: git branch <branch> <tip>)`.
+fn undo_line(branch: &str, tip: ObjectId) -> String {
+    let hex = tip.to_hex().to_string();
+    format!(
+        "deleted {branch} (was {}; undo: git branch {branch} {hex})",
+        short(tip),
+    )
 }
 
 /// Why the branch must stay: commits that neither the base nor the remote-tracking

@@ -273,48 +273,45 @@ fn failed(w: &Worker, reason: impl Into<String>, error: bool) -> Step {
     }
 }
 
-/// Plan or carry out recovery; returns one step per worker considered.
+/// The repairs a run makes before anything else (not on a dry run): a stale
+/// `packed-refs.lock`, which blocks every ref write whatever the worker, is moved aside
+/// (its `unlocked` event goes with the run's first append); a removal a killed run left
+/// half done is finished or restored; branches deleted under their worktrees come back
+/// (SPEC 1.2). Returns the lines to warn with.
 ///
-/// Errors: [`RecoverError`] for lock, repository or ledger failures, which stop the run;
-/// a failure on one worker is a `failed` step, and the run goes on.
-#[tracing::instrument(level = "debug", skip_all)]
-pub fn run(
+/// Errors: [`RecoverError`] from restoring the branches.
+fn repair_first(
     repo: &gix::Repository,
     cfg: &Config,
     now: jiff::Timestamp,
-    req: &Request,
-) -> Result<Report, RecoverError> {
-    let _lock = if req.dry_run {
-        None
-    } else {
-        Some(crate::lock::acquire(repo.common_dir(), now)?)
-    };
-    if !req.dry_run {
-        // A stale `packed-refs.lock` blocks every ref write, whatever the worker: moved
-        // aside first; its `unlocked` event goes with the run's first append.
-        let packed = crate::locks::settle_worker(
-            &[repo.common_dir().join("packed-refs.lock")],
-            cfg.stale_lock_after_secs,
-        );
-        if let crate::locks::Verdict::Clear(moved) = packed {
-            moved.into_iter().for_each(crate::lock::owe_event);
-        }
+) -> Result<Vec<String>, RecoverError> {
+    let packed = crate::locks::settle_worker(
+        &[repo.common_dir().join("packed-refs.lock")],
+        cfg.stale_lock_after_secs,
+    );
+    if let crate::locks::Verdict::Clear(moved) = packed {
+        moved.into_iter().for_each(crate::lock::owe_event);
     }
-    // SPEC 1.2: before anything else, branches deleted under their worktrees come back.
-    // A removal a killed run left half done is finished or restored first (SPEC 1.2).
-    let restored = if req.dry_run {
-        Vec::new()
-    } else {
-        let mut lines = removal::finish_interrupted(repo);
-        lines.extend(restore::unborn_branches(repo, cfg, now)?);
-        lines
-    };
-    let (forge, mut warnings) = forge::open_run(repo, cfg, false);
-    warnings.extend(restored);
+    let mut lines = removal::finish_interrupted(repo);
+    lines.extend(restore::unborn_branches(repo, cfg, now)?);
+    Ok(lines)
+}
+
+/// Read the run's world with `forge`: the forge's view of the roster and a census of
+/// every worker (shallow: every action re-checks with a full reading first, guard.rs).
+/// Returns the actions' context, the census, and the forge's problems joined (`None`
+/// when it had none); every problem is also added to `warnings`.
+///
+/// Errors: [`RecoverError::Gather`].
+fn read<'a>(
+    (repo, cfg, now): (&'a gix::Repository, &'a Config, jiff::Timestamp),
+    req: &Request,
+    forge: Option<Box<dyn Forge>>,
+    warnings: &mut Vec<String>,
+) -> Result<(Run<'a>, snapshot::Census, Option<String>), RecoverError> {
     let roster = snapshot::roster(repo, cfg, None)?;
     let (forge_view, more) =
         snapshot::forge_view(repo, cfg, forge.as_deref(), &roster, None, false);
-    let forge_failed = matches!(forge_view, ForgeView::Failed);
     let warning = (!more.is_empty()).then(|| more.join("; "));
     warnings.extend(more);
     let r = Run {
@@ -341,26 +338,37 @@ pub fn run(
         roster,
     )?;
     warnings.extend(census.warnings.iter().cloned());
-    let mut workers: Vec<Worker> = census.snapshots.iter().map(classify::classify).collect();
-    let me = crate::hosts::me(repo);
-    let beat = heartbeat_workers(&census.snapshots, &workers, &me);
-    if !req.all {
-        if let Some(b) = req
-            .branches
-            .iter()
-            .find(|b| !workers.iter().any(|w| &w.branch == *b))
-        {
-            return Err(RecoverError::UnknownBranch { branch: b.clone() });
-        }
-        workers.retain(|w| req.branches.contains(&w.branch));
+    Ok((r, census, warning))
+}
+
+/// The workers `req` names (all of them with `req.all`).
+///
+/// Errors: [`RecoverError::UnknownBranch`] for a named branch that is no worker.
+fn chosen(mut workers: Vec<Worker>, req: &Request) -> Result<Vec<Worker>, RecoverError> {
+    if req.all {
+        return Ok(workers);
     }
+    if let Some(b) = req
+        .branches
+        .iter()
+        .find(|b| !workers.iter().any(|w| &w.branch == *b))
+    {
+        return Err(RecoverError::UnknownBranch { branch: b.clone() });
+    }
+    workers.retain(|w| req.branches.contains(&w.branch));
+    Ok(workers)
+}
+
+/// One step per worker: what it would do on a dry run, else what [`act`] did (an error
+/// on one worker is its `failed` step).
+fn act_all(r: &Run, workers: &[Worker], req: &Request) -> Vec<Step> {
     let progress = crate::progress::Progress::new(
         workers.len() as u64,
         "recovering",
         req.progress && !req.dry_run,
     );
     let mut steps = Vec::new();
-    for w in &workers {
+    for w in workers {
         progress.inc();
         steps.push(if req.dry_run {
             step(
@@ -369,10 +377,43 @@ pub fn run(
                 format!("dry run: would {}", render::explain(w)),
             )
         } else {
-            act(&r, w).unwrap_or_else(|e| failed(w, e.to_string(), true))
+            act(r, w).unwrap_or_else(|e| failed(w, e.to_string(), true))
         });
     }
     progress.finish();
+    steps
+}
+
+/// Plan or carry out recovery; returns one step per worker considered.
+///
+/// Errors: [`RecoverError`] for lock, repository or ledger failures, which stop the run;
+/// a failure on one worker is a `failed` step, and the run goes on.
+#[tracing::instrument(level = "debug", skip_all)]
+pub fn run(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: jiff::Timestamp,
+    req: &Request,
+) -> Result<Report, RecoverError> {
+    let _lock = if req.dry_run {
+        None
+    } else {
+        Some(crate::lock::acquire(repo.common_dir(), now)?)
+    };
+    let restored = if req.dry_run {
+        Vec::new()
+    } else {
+        repair_first(repo, cfg, now)?
+    };
+    let (forge, mut warnings) = forge::open_run(repo, cfg, false);
+    warnings.extend(restored);
+    let (r, census, warning) = read((repo, cfg, now), req, forge, &mut warnings)?;
+    let forge_failed = matches!(r.forge_view, ForgeView::Failed);
+    let workers: Vec<Worker> = census.snapshots.iter().map(classify::classify).collect();
+    let me = crate::hosts::me(repo);
+    let beat = heartbeat_workers(&census.snapshots, &workers, &me);
+    let workers = chosen(workers, req)?;
+    let steps = act_all(&r, &workers, req);
     if !req.dry_run {
         // SPEC 1.2 "Several machines": every run rewrites this host's heartbeat (only when
         // it changed or is older than recode.stallAfter / 2).

@@ -23,6 +23,24 @@ use crate::ledger::Body;
 use crate::model::reason::Row;
 use crate::model::{Action, Worker};
 
+/// The side branch the comeback saves on, and the host that took the worker over.
+struct Side<'a> {
+    /// The host that took the worker over.
+    by: &'a str,
+    /// `recode/takeover/<branch>/<host>`.
+    branch: &'a str,
+    /// `refs/heads/<branch>`.
+    full: String,
+}
+
+/// What [`save`] did.
+enum Saved {
+    /// This host's work was already saved on the side branch, at this commit.
+    Already(ObjectId),
+    /// A new commit, now the side branch's tip.
+    New(ObjectId),
+}
+
 /// Carry out the comeback's save for `w` (its row is [`Row::TakenOver`]).
 ///
 /// Errors: [`RecoverError`] when the ledger cannot be written; git failures are
@@ -42,56 +60,93 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             format!("re-checked: {}", now_w.reason),
         ));
     };
-    let side_ref = format!("refs/heads/{side_branch}");
+    let side = Side {
+        by,
+        branch: side_branch,
+        full: format!("refs/heads/{side_branch}"),
+    };
     let worktree = snap.worktree.as_ref().filter(|f| !f.missing);
-    let base = match worktree {
-        Some(f) => git::read(Path::new(&f.path), &["rev-parse", "--verify", "HEAD"])
-            .ok()
-            .and_then(|o| ObjectId::from_hex(String::from_utf8_lossy(&o).trim().as_bytes()).ok()),
-        None => None,
-    }
-    .or_else(|| crate::repo::tip(r.repo, &format!("refs/heads/{}", w.branch)));
-    let Some(base) = base else {
-        return Ok(failed(
-            w,
-            "nothing to save: no HEAD and no local branch",
-            false,
-        ));
-    };
-    let tree = match worktree {
-        Some(f) => match snapshot_tree(r, Path::new(&f.path)) {
-            Ok(t) => t,
-            Err(e) => {
-                return Ok(failed(
-                    w,
-                    format!("cannot snapshot the worktree: {e}"),
-                    false,
-                ));
-            }
-        },
-        None => match tree_of(r.repo, base) {
-            Ok(t) => t,
-            Err(e) => return Ok(failed(w, format!("cannot read {base}: {e}"), false)),
-        },
-    };
-    let old = crate::repo::tip(r.repo, &side_ref);
-    if let Some(o) = old
-        && tree_of(r.repo, o).ok() == Some(tree)
-        && contains(r.repo, o, base)
-    {
-        return Ok(step(
+    let dir = worktree.map_or_else(
+        || r.repo.common_dir().to_path_buf(),
+        |f| PathBuf::from(&f.path),
+    );
+    match save(r, w, worktree.map(|f| Path::new(&f.path)), &dir, &side) {
+        Err(why) => Ok(failed(w, why, false)),
+        Ok(Saved::Already(o)) => Ok(step(
             w,
             Outcome::Done,
             format!(
                 "taken over by {by}: this host's work is already saved on {side_branch} ({})",
                 short(o)
             ),
-        ));
+        )),
+        Ok(Saved::New(commit)) => push_and_ledger(r, (w, &now_w), &dir, &side, commit),
     }
-    let dir = worktree.map_or_else(
-        || r.repo.common_dir().to_path_buf(),
-        |f| PathBuf::from(&f.path),
-    );
+}
+
+/// The commit this host's work sits on: the worktree's HEAD (`worktree`), else the local
+/// branch's tip; `None` with neither.
+fn base_of(r: &Run, w: &Worker, worktree: Option<&Path>) -> Option<ObjectId> {
+    worktree
+        .and_then(|dir| git::read(dir, &["rev-parse", "--verify", "HEAD"]).ok())
+        .and_then(|o| ObjectId::from_hex(String::from_utf8_lossy(&o).trim().as_bytes()).ok())
+        .or_else(|| crate::repo::tip(r.repo, &format!("refs/heads/{}", w.branch)))
+}
+
+/// Save this host's work on the side branch: the worktree's content (else the base's
+/// tree) as one commit on the base (with the side branch's old tip as a second parent),
+/// the side branch moved to it by compare-and-swap. Nothing new when the side branch
+/// already holds the same tree and contains the base.
+///
+/// Errors: the failed step's sentence (nothing to save, a tree or commit git could not
+/// make, the side branch moved meanwhile).
+fn save(
+    r: &Run,
+    w: &Worker,
+    worktree: Option<&Path>,
+    dir: &Path,
+    side: &Side,
+) -> Result<Saved, String> {
+    let base = base_of(r, w, worktree).ok_or("nothing to save: no HEAD and no local branch")?;
+    let tree = match worktree {
+        Some(wt) => snapshot_tree(r, wt).map_err(|e| format!("cannot snapshot the worktree: {e}")),
+        None => tree_of(r.repo, base).map_err(|e| format!("cannot read {base}: {e}")),
+    }?;
+    let old = crate::repo::tip(r.repo, &side.full);
+    if let Some(o) = old
+        && tree_of(r.repo, o).ok() == Some(tree)
+        && contains(r.repo, o, base)
+    {
+        return Ok(Saved::Already(o));
+    }
+    let commit = commit_snapshot(r, w, dir, side.by, (tree, base, old))?;
+    let expected = match old {
+        Some(o) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(o)),
+        None => PreviousValue::MustNotExist,
+    };
+    r.repo
+        .reference(
+            side.full.as_str(),
+            commit,
+            expected,
+            "recode: takeover snapshot",
+        )
+        .map_err(|e| format!("cannot move {}: {e}", side.branch))?;
+    Ok(Saved::New(commit))
+}
+
+/// `git commit-tree` of `tree` on `base` (and `old`, the side branch's tip, when it is
+/// another commit), as git-recode's own identity, its message naming this host and `by`
+/// with the WIP trailer.
+///
+/// Errors: the failed step's sentence.
+fn commit_snapshot(
+    r: &Run,
+    w: &Worker,
+    dir: &Path,
+    by: &str,
+    (tree, base, old): (ObjectId, ObjectId, Option<ObjectId>),
+) -> Result<ObjectId, String> {
     let message = format!(
         "wip: recode takeover snapshot of {} on {} (taken over by {by})\n\n{}: true\n",
         w.branch,
@@ -108,36 +163,31 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         args.extend(["-p".into(), o.to_hex().to_string()]);
     }
     args.extend(["-m".into(), message]);
-    let mut run = git::Git::new(&dir).commit_step().args(&args);
-    for (k, v) in git::own_identity_env(&dir) {
+    let mut run = git::Git::new(dir).commit_step().args(&args);
+    for (k, v) in git::own_identity_env(dir) {
         run = run.env(k, v);
     }
-    let made = run.output();
-    let commit =
-        match made.map(|o| ObjectId::from_hex(String::from_utf8_lossy(&o).trim().as_bytes())) {
-            Ok(Ok(c)) => c,
-            Ok(Err(e)) => return Ok(failed(w, format!("commit-tree printed no id: {e}"), false)),
-            Err(e) => {
-                return Ok(failed(
-                    w,
-                    format!("cannot commit the takeover snapshot: {e}"),
-                    false,
-                ));
-            }
-        };
-    let expected = match old {
-        Some(o) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(o)),
-        None => PreviousValue::MustNotExist,
-    };
-    if let Err(e) = r.repo.reference(
-        side_ref.as_str(),
-        commit,
-        expected,
-        "recode: takeover snapshot",
-    ) {
-        return Ok(failed(w, format!("cannot move {side_branch}: {e}"), false));
-    }
-    let (pushed, held, error) = push_side(r, &now_w, &dir, side_branch);
+    let made = run
+        .output()
+        .map_err(|e| format!("cannot commit the takeover snapshot: {e}"))?;
+    ObjectId::from_hex(String::from_utf8_lossy(&made).trim().as_bytes())
+        .map_err(|e| format!("commit-tree printed no id: {e}"))
+}
+
+/// Push the saved side branch ([`push_side`]), ledger the save as a `wip` event whose
+/// `held` says it was never put onto the worker's branch, and say what was done: `done`,
+/// `held` (the push held) or `failed` (the push rejected).
+///
+/// Errors: [`RecoverError`] when the ledger cannot be written.
+fn push_and_ledger(
+    r: &Run,
+    (w, now_w): (&Worker, &Worker),
+    dir: &Path,
+    side: &Side,
+    commit: ObjectId,
+) -> Result<Step, RecoverError> {
+    let (by, side_branch) = (side.by, side.branch);
+    let (pushed, held, error) = push_side(r, now_w, dir, side_branch);
     r.append(
         w,
         Some(commit),

@@ -18,6 +18,115 @@ use crate::git::{self, GitError};
 use crate::ledger::Body;
 use crate::model::{Action, Worker};
 
+/// The WIP commit as pushed: its head and file count (after any rewrite without refused
+/// files), and the push's result.
+struct Pushed {
+    head: gix::ObjectId,
+    files: u32,
+    pushed: bool,
+    held: Option<String>,
+    error: Option<GitError>,
+}
+
+/// Push the WIP commit `head` ([`push_wip`]). A remote that refuses files for their size:
+/// our own commit, made just now and on no remote, is rewritten without them (kept on
+/// disk, left out, added to `found.refused`), then pushed again (not when nothing else
+/// was in it); a rewrite that fails is said in `held`.
+fn push_refusing(
+    r: &Run,
+    (w, now_w): (&Worker, &Worker),
+    dir: &Path,
+    (head, files): (gix::ObjectId, u32),
+    found: &mut LeftOut,
+) -> Pushed {
+    let (pushed, held, error) = push_wip(r, w, now_w, dir, found);
+    let mut p = Pushed {
+        head,
+        files,
+        pushed,
+        held,
+        error,
+    };
+    let Some(refused) = p
+        .error
+        .as_ref()
+        .and_then(|e| refused_paths(dir, head, &e.to_string()))
+    else {
+        return p;
+    };
+    failpoint("wip-refused");
+    match refused::rewrite_without(
+        dir,
+        &w.branch,
+        head,
+        &refused,
+        wip_message,
+        &git::own_identity_env(dir),
+    ) {
+        Ok((new, n)) => {
+            (p.head, p.files) = (new, n);
+            found.refused = refused;
+            (p.pushed, p.held, p.error) = if p.files == 0 {
+                (false, found.describe(), None)
+            } else {
+                push_wip(r, w, now_w, dir, found)
+            };
+        }
+        Err(e) => {
+            p.held = Some(format!(
+                "{}; leaving out {} failed: {e}",
+                p.held.unwrap_or_default(),
+                refused.join(", ")
+            ));
+        }
+    }
+    p
+}
+
+/// Ledger the pushed WIP commit as a `wip` event (with what is left out and still
+/// dirty), and say what was done: `failed` when the push was rejected (counted, three in
+/// a row escalate), `held`, or `done`.
+///
+/// Errors: [`RecoverError`] when the ledger cannot be written.
+fn ledger_wip(
+    r: &Run,
+    (w, now_w): (&Worker, &Worker),
+    wt: &Bound,
+    found: &LeftOut,
+    p: Pushed,
+) -> Result<Step, RecoverError> {
+    let left_out = with_still_dirty(wt, found.paths());
+    r.append(
+        w,
+        Some(p.head),
+        Body::Wip {
+            files: p.files,
+            pushed: p.pushed,
+            held: p.held.clone(),
+            left_out: left_out.clone(),
+        },
+    )?;
+    let made = if p.files == 0 {
+        // Everything the commit held was refused: it was undone, the branch is where it was.
+        format!(
+            "WIP commit undone, nothing else in it (branch at {})",
+            short(p.head)
+        )
+    } else {
+        format!(
+            "WIP commit {} ({})",
+            short(p.head),
+            crate::model::reason::plural(u64::from(p.files), "file")
+        )
+    };
+    Ok(match (p.error, p.held) {
+        (Some(e), _) => r.step_failed(now_w, format!("{made} made; push rejected: {e}"), true)?,
+        (None, Some(why)) => step(w, Outcome::Held, format!("{made}; push held: {why}")),
+        (None, None) if p.pushed => step(w, Outcome::Done, format!("{made}, pushed")),
+        (None, None) => step(w, Outcome::Done, made),
+    })
+}
+
 /// Carry out one `wip-commit`.
 ///
 /// Errors: [`RecoverError`] when the ledger cannot be written; git failures are `failed`
@@ -48,8 +157,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     r.classified(&now_w)?;
     let saved = Saved::take(&index);
     failpoint("wip-add");
-    let commit = add_and_commit(&wt, &left_out);
-    let (mut head, mut files) = match commit {
+    let made = match add_and_commit(&wt, &left_out) {
         Ok(Some(v)) => v,
         Ok(None) => {
             saved.restore();
@@ -66,70 +174,8 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         }
     };
     failpoint("wip-push");
-    let (mut pushed, mut held, mut push_error) = push_wip(r, w, &now_w, dir, &found);
-    // A remote that refuses files for their size: our own commit, made just now and on no
-    // remote, is rewritten without them (kept on disk, left out), then pushed again.
-    if let Some(refused) = push_error
-        .as_ref()
-        .and_then(|e| refused_paths(dir, head, &e.to_string()))
-    {
-        failpoint("wip-refused");
-        match refused::rewrite_without(
-            dir,
-            &w.branch,
-            head,
-            &refused,
-            wip_message,
-            &git::own_identity_env(dir),
-        ) {
-            Ok((new, n)) => {
-                (head, files) = (new, n);
-                found.refused = refused;
-                (pushed, held, push_error) = if files == 0 {
-                    (false, found.describe(), None)
-                } else {
-                    push_wip(r, w, &now_w, dir, &found)
-                };
-            }
-            Err(e) => {
-                held = Some(format!(
-                    "{}; leaving out {} failed: {e}",
-                    held.unwrap_or_default(),
-                    refused.join(", ")
-                ));
-            }
-        }
-    }
-    let left_out = with_still_dirty(&wt, found.paths());
-    r.append(
-        w,
-        Some(head),
-        Body::Wip {
-            files,
-            pushed,
-            held: held.clone(),
-            left_out: left_out.clone(),
-        },
-    )?;
-    let made = if files == 0 {
-        // Everything the commit held was refused: it was undone, the branch is where it was.
-        format!(
-            "WIP commit undone, nothing else in it (branch at {})",
-            short(head)
-        )
-    } else {
-        format!(
-            "WIP commit {} ({})",
-            short(head),
-            crate::model::reason::plural(u64::from(files), "file")
-        )
-    };
-    Ok(match (push_error, held) {
-        (Some(e), _) => r.step_failed(&now_w, format!("{made} made; push rejected: {e}"), true)?,
-        (None, Some(why)) => step(w, Outcome::Held, format!("{made}; push held: {why}")),
-        (None, None) if pushed => step(w, Outcome::Done, format!("{made}, pushed")),
-        (None, None) => step(w, Outcome::Done, made),
-    })
+    let pushed = push_refusing(r, (w, &now_w), dir, made, &mut found);
+    ledger_wip(r, (w, &now_w), &wt, &found, pushed)
 }
 
 /// The paths of our WIP commit `head` that the push's refusal `error` names for their

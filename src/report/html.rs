@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::secs;
 use crate::clock;
-use crate::wire::ReportDoc;
+use crate::wire::{AttemptJson, ReportDoc, TaskHistoryJson};
 
 /// The template.
 const PAGE: &str = include_str!("page.html");
@@ -101,70 +101,79 @@ fn symbol(kind: &str) -> &'static str {
     }
 }
 
-/// Render `doc` as the page.
-///
-/// Errors: a template error (a bug: the template is part of the binary), as text.
-pub fn render(doc: &ReportDoc) -> Result<String, String> {
-    let now = t(&doc.now);
-    let (from, _) = super::text::span_of(doc);
-    let total = secs(from, now).max(1) as f64;
-    let x = |s: &str| LABEL + (secs(from, t(s)).clamp(0, total as i64) as f64 / total) * PLOT;
-    let lanes: Vec<Lane> = doc
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, k)| Lane {
-            y: 30.0 + i as f64 * ROW,
-            task: k.task.clone(),
-            label: super::first_line(&format!("{} {}", k.task, k.branches.join(", ")), 30),
-            hosts: super::first_line(&k.hosts.join(", "), 14),
-            bars: k
-                .attempts
-                .iter()
-                .map(|a| {
-                    let x0 = x(&a.start);
-                    let x1 = x(a.end.as_deref().unwrap_or(&doc.now));
-                    let outcome = a.outcome.clone().unwrap_or_else(|| "open".into());
-                    Bar {
-                        x: x0,
-                        w: (x1 - x0).max(4.0),
-                        class: outcome.clone(),
-                        title: format!(
-                            "attempt {} on {}: {} to {}, {}{}",
-                            a.attempt,
-                            a.host.as_deref().unwrap_or("an unknown host"),
-                            when(&a.start),
-                            a.end
-                                .as_deref()
-                                .map(when)
-                                .unwrap_or_else(|| "now (no exit)".into()),
-                            outcome,
-                            a.message
-                                .as_deref()
-                                .map(|m| format!(": {m}"))
-                                .unwrap_or_default()
-                        ),
-                    }
-                })
-                .collect(),
-            marks: k
-                .marks
-                .iter()
-                .map(|m| Mark {
-                    x: x(&m.ts),
-                    kind: m.kind.clone(),
-                    symbol: symbol(&m.kind),
-                    title: format!("{}: {}", when(&m.ts), m.detail),
-                })
-                .collect(),
-        })
-        .collect();
-    let axis = (0..=4)
+/// The timeline's horizontal scale: a time's x from the span's start `from` over
+/// `total` seconds (at least 1) to the plot's width.
+#[derive(Clone, Copy)]
+struct Scale {
+    from: Timestamp,
+    total: f64,
+}
+
+impl Scale {
+    /// The x of the RFC 3339 time `s`, clamped to the plot.
+    fn x(&self, s: &str) -> f64 {
+        LABEL + (secs(self.from, t(s)).clamp(0, self.total as i64) as f64 / self.total) * PLOT
+    }
+}
+
+/// One attempt's bar: from its start to its end (`now` when open, at least 4 px wide),
+/// classed by its outcome (`open` without one), its title the attempt in words.
+fn bar(a: &AttemptJson, now: &str, scale: Scale) -> Bar {
+    let x0 = scale.x(&a.start);
+    let x1 = scale.x(a.end.as_deref().unwrap_or(now));
+    let outcome = a.outcome.clone().unwrap_or_else(|| "open".into());
+    Bar {
+        x: x0,
+        w: (x1 - x0).max(4.0),
+        class: outcome.clone(),
+        title: format!(
+            "attempt {} on {}: {} to {}, {}{}",
+            a.attempt,
+            a.host.as_deref().unwrap_or("an unknown host"),
+            when(&a.start),
+            a.end
+                .as_deref()
+                .map(when)
+                .unwrap_or_else(|| "now (no exit)".into()),
+            outcome,
+            a.message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default()
+        ),
+    }
+}
+
+/// Task `k`'s row `i` of the timeline: its labels, attempts' bars and marks.
+fn lane(i: usize, k: &TaskHistoryJson, now: &str, scale: Scale) -> Lane {
+    Lane {
+        y: 30.0 + i as f64 * ROW,
+        task: k.task.clone(),
+        label: super::first_line(&format!("{} {}", k.task, k.branches.join(", ")), 30),
+        hosts: super::first_line(&k.hosts.join(", "), 14),
+        bars: k.attempts.iter().map(|a| bar(a, now, scale)).collect(),
+        marks: k
+            .marks
+            .iter()
+            .map(|m| Mark {
+                x: scale.x(&m.ts),
+                kind: m.kind.clone(),
+                symbol: symbol(&m.kind),
+                title: format!("{}: {}", when(&m.ts), m.detail),
+            })
+            .collect(),
+    }
+}
+
+/// The time axis: five ticks over the span, the first anchored at its start, the last
+/// at its end.
+fn axis(scale: Scale) -> Vec<AxisTick> {
+    (0..=4)
         .map(|i| {
-            let at = from.as_second() + (total as i64) * i / 4;
+            let at = scale.from.as_second() + (scale.total as i64) * i / 4;
             let at = clock::format_secs(clock::from_secs(at));
             AxisTick {
-                x: x(&at),
+                x: scale.x(&at),
                 anchor: match i {
                     0 => "start",
                     4 => "end",
@@ -173,14 +182,19 @@ pub fn render(doc: &ReportDoc) -> Result<String, String> {
                 label: t(&at).strftime("%m-%d %H:%M").to_string(),
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The recover runs' strips (at least 2 px wide) and the gaps' strips (an open gap to
+/// `now`).
+fn tick_strips(doc: &ReportDoc, scale: Scale) -> (Vec<Strip>, Vec<Strip>) {
     let runs = doc
         .ticks
         .runs
         .iter()
         .map(|r| Strip {
-            x: x(&r.start),
-            w: (x(&r.end) - x(&r.start)).max(2.0),
+            x: scale.x(&r.start),
+            w: (scale.x(&r.end) - scale.x(&r.start)).max(2.0),
             title: format!("{}: {} events, {} tasks", when(&r.start), r.events, r.tasks),
         })
         .collect();
@@ -191,8 +205,8 @@ pub fn render(doc: &ReportDoc) -> Result<String, String> {
         .map(|g| {
             let to = g.to.as_deref().unwrap_or(&doc.now);
             Strip {
-                x: x(&g.from),
-                w: (x(to) - x(&g.from)).max(2.0),
+                x: scale.x(&g.from),
+                w: (scale.x(to) - scale.x(&g.from)).max(2.0),
                 title: format!(
                     "down {} from {}",
                     clock::human_secs(g.seconds),
@@ -201,7 +215,25 @@ pub fn render(doc: &ReportDoc) -> Result<String, String> {
             }
         })
         .collect();
-    let page = Page {
+    (runs, gaps)
+}
+
+/// The template's values for `doc`: the texts, the timeline's geometry, the strips.
+fn page(doc: &ReportDoc) -> Page<'_> {
+    let now = t(&doc.now);
+    let (from, _) = super::text::span_of(doc);
+    let scale = Scale {
+        from,
+        total: secs(from, now).max(1) as f64,
+    };
+    let lanes: Vec<Lane> = doc
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, k)| lane(i, k, &doc.now, scale))
+        .collect();
+    let (runs, gaps) = tick_strips(doc, scale);
+    Page {
         doc,
         now: when(&doc.now),
         summary: super::text::summary(doc),
@@ -212,7 +244,7 @@ pub fn render(doc: &ReportDoc) -> Result<String, String> {
             .unwrap_or_else(|| "the whole ledger".into()),
         height: 40.0 + lanes.len() as f64 * ROW,
         lanes,
-        axis,
+        axis: axis(scale),
         label_w: LABEL,
         plot_w: PLOT,
         total_w: LABEL + PLOT + 20.0,
@@ -227,7 +259,14 @@ pub fn render(doc: &ReportDoc) -> Result<String, String> {
             .max()
             .unwrap_or(0)
             .max(1),
-    };
+    }
+}
+
+/// Render `doc` as the page.
+///
+/// Errors: a template error (a bug: the template is part of the binary), as text.
+pub fn render(doc: &ReportDoc) -> Result<String, String> {
+    let page = page(doc);
     let mut env = minijinja::Environment::new();
     // `{{ ts|when }}`: an RFC 3339 time as `11-20 12:00` (UTC), for the tables.
     env.add_filter("when", |s: String| {

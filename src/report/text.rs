@@ -196,22 +196,23 @@ pub fn summary(doc: &ReportDoc) -> String {
     )
 }
 
-/// Render the whole report.
-pub fn render(doc: &ReportDoc, style: Style) -> String {
-    let head = |s: &str| style.paint(s, BOLD);
-    let mut o = String::new();
+/// The title line (`git recode report: <now> UTC, <window>`) and the counts line.
+fn header(o: &mut String, doc: &ReportDoc, style: Style) {
     let window = match &doc.since {
         Some(s) => format!("since {}", when(s)),
         None => "whole ledger".to_string(),
     };
     o.push_str(&format!(
         "{} {} UTC, {window}\n",
-        head("git recode report:"),
+        style.paint("git recode report:", BOLD),
         when(&doc.now)
     ));
     o.push_str(&format!("{}\n", summary(doc)));
+}
 
-    o.push('\n');
+/// `NEEDS A HUMAN (n)`: each queued worker with its cause, since when, why, and the
+/// numbered steps that lift it (`none` when the queue is empty).
+fn needs_human(o: &mut String, doc: &ReportDoc, style: Style) {
     o.push_str(&format!(
         "{}\n",
         style.paint(&format!("NEEDS A HUMAN ({})", doc.queue.len()), ALARM)
@@ -226,7 +227,7 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
             .map(|h| format!(" on {}", shown(h)))
             .unwrap_or_default();
         wrap(
-            &mut o,
+            o,
             &format!(
                 "  {} {}",
                 style.paint(&shown(&q.branch), BOLD),
@@ -235,16 +236,19 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
             4,
             &format!("{}{on}", ago(&q.since, &doc.now)),
         );
-        wrap(&mut o, "    why:", 6, &q.why);
+        wrap(o, "    why:", 6, &q.why);
         for (i, step) in q.lift.iter().enumerate() {
-            wrap(&mut o, &format!("    {}.", i + 1), 7, &shown(step));
+            wrap(o, &format!("    {}.", i + 1), 7, &shown(step));
         }
     }
+}
 
-    o.push('\n');
+/// `WAITING (n)`: each waiting worker with what it waits on (a reset, a blocker) and
+/// what lifts it (`none` when nothing waits).
+fn waiting(o: &mut String, doc: &ReportDoc, style: Style) {
     o.push_str(&format!(
         "{}\n",
-        head(&format!("WAITING ({})", doc.waiting.len()))
+        style.paint(&format!("WAITING ({})", doc.waiting.len()), BOLD)
     ));
     if doc.waiting.is_empty() {
         o.push_str("  none\n");
@@ -256,24 +260,27 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
             (None, None) => format!("since {}", when(&w.since)),
         };
         wrap(
-            &mut o,
+            o,
             &format!("  {}", shown(&w.branch)),
             4,
             &format!("waits on {what}"),
         );
         if let Some(l) = &w.lift {
-            wrap(&mut o, "    lift:", 6, l);
+            wrap(o, "    lift:", 6, l);
         }
     }
+}
 
-    o.push('\n');
+/// `TIMELINE` with the span's ends over the lanes: each task's lane (its letters
+/// painted), then one line per attempt, then the lane legend.
+fn timeline(o: &mut String, doc: &ReportDoc, style: Style) {
     let (from, now) = span_of(doc);
     let left = short(&clock::format_secs(from), &doc.now);
     let right = short(&doc.now, &doc.now);
     let pad = LANE.saturating_sub(left.chars().count() + right.chars().count());
     o.push_str(&format!(
         "{}{}{left}{}{right}\n",
-        head("TIMELINE"),
+        style.paint("TIMELINE", BOLD),
         " ".repeat(2 + 4 + 1 + 20 + 1 - 8),
         " ".repeat(pad)
     ));
@@ -307,9 +314,12 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
     o.push_str(
         "  lane: = attempt  S success  F failed  T transient  H needs-human  B blocked\n        > no exit yet  m milestone  w WIP  P published  D deleted  E escalated\n",
     );
+}
 
-    o.push('\n');
-    o.push_str(&format!("{}\n", head("TICKS (recover runs)")));
+/// `TICKS (recover runs)`: the runs' count, median period and last run, then each gap
+/// (the loop down), painted as pending.
+fn ticks(o: &mut String, doc: &ReportDoc, style: Style) {
+    o.push_str(&format!("{}\n", style.paint("TICKS (recover runs)", BOLD)));
     let runs = &doc.ticks.runs;
     match (runs.last(), doc.ticks.period_seconds) {
         (None, _) => o.push_str("  no recover run in the window\n"),
@@ -341,50 +351,67 @@ pub fn render(doc: &ReportDoc, style: Style) -> String {
         };
         o.push_str(&format!("{}\n", style.paint(&line, PENDING)));
     }
+}
 
-    o.push('\n');
-    o.push_str(&format!("{}\n", head("OUTCOMES PER DAY")));
+/// `OUTCOMES PER DAY`: one row of counts per day with an exit.
+fn outcomes(o: &mut String, doc: &ReportDoc, style: Style) {
+    o.push_str(&format!("{}\n", style.paint("OUTCOMES PER DAY", BOLD)));
     if doc.days.is_empty() {
         o.push_str("  no exit in the window\n");
-    } else {
-        o.push_str("  day          success  failed  transient  needs-human  blocked\n");
-        for d in &doc.days {
-            let n = |k: &str| d.outcomes.get(k).copied().unwrap_or(0);
-            o.push_str(&format!(
-                "  {}  {:>7}  {:>6}  {:>9}  {:>11}  {:>7}\n",
-                d.date,
-                n("success"),
-                n("failed"),
-                n("transient"),
-                n("needs-human"),
-                n("blocked")
-            ));
-        }
+        return;
     }
+    o.push_str("  day          success  failed  transient  needs-human  blocked\n");
+    for d in &doc.days {
+        let n = |k: &str| d.outcomes.get(k).copied().unwrap_or(0);
+        o.push_str(&format!(
+            "  {}  {:>7}  {:>6}  {:>9}  {:>11}  {:>7}\n",
+            d.date,
+            n("success"),
+            n("failed"),
+            n("transient"),
+            n("needs-human"),
+            n("blocked")
+        ));
+    }
+}
 
-    o.push('\n');
-    o.push_str(&format!("{}\n", head("HOSTS")));
+/// `HOSTS`: one row per host (workers, attempts, last attempt, heartbeat), cut to
+/// [`WIDTH`].
+fn hosts(o: &mut String, doc: &ReportDoc, style: Style) {
+    o.push_str(&format!("{}\n", style.paint("HOSTS", BOLD)));
     if doc.hosts.is_empty() {
         o.push_str("  no host recorded\n");
-    } else {
-        o.push_str("  host                 workers  attempts  last attempt      heartbeat\n");
-        for h in &doc.hosts {
-            let beat = match &h.heartbeat {
-                Some(b) => format!("{} ({}/{} alive)", ago(&b.ts, &doc.now), b.alive, b.workers),
-                None => "none".to_string(),
-            };
-            let line = format!(
-                "  {} {:>7}  {:>8}  {:<16}  {beat}",
-                fit(&shown(&h.host), 20),
-                h.workers,
-                h.attempts,
-                h.last_attempt
-                    .as_deref()
-                    .map(when)
-                    .unwrap_or_else(|| "-".into()),
-            );
-            o.push_str(&format!("{}\n", fit(&line, WIDTH).trim_end()));
-        }
+        return;
+    }
+    o.push_str("  host                 workers  attempts  last attempt      heartbeat\n");
+    for h in &doc.hosts {
+        let beat = match &h.heartbeat {
+            Some(b) => format!("{} ({}/{} alive)", ago(&b.ts, &doc.now), b.alive, b.workers),
+            None => "none".to_string(),
+        };
+        let line = format!(
+            "  {} {:>7}  {:>8}  {:<16}  {beat}",
+            fit(&shown(&h.host), 20),
+            h.workers,
+            h.attempts,
+            h.last_attempt
+                .as_deref()
+                .map(when)
+                .unwrap_or_else(|| "-".into()),
+        );
+        o.push_str(&format!("{}\n", fit(&line, WIDTH).trim_end()));
+    }
+}
+
+/// Render the whole report: its sections in order, a blank line between them.
+pub fn render(doc: &ReportDoc, style: Style) -> String {
+    let mut o = String::new();
+    header(&mut o, doc, style);
+    let sections: [fn(&mut String, &ReportDoc, Style); 6] =
+        [needs_human, waiting, timeline, ticks, outcomes, hosts];
+    for section in sections {
+        o.push('\n');
+        section(&mut o, doc, style);
     }
     o
 }

@@ -25,10 +25,60 @@ pub fn tasks(ledgers: &Ledgers, opts: &Options) -> Vec<TaskHistoryJson> {
     out
 }
 
+/// The attempts read so far, in ledger order, and which of them are still open.
+#[derive(Default)]
+struct Spans {
+    attempts: Vec<AttemptJson>,
+    /// Indexes into `attempts` with no exit yet.
+    open: Vec<usize>,
+}
+
+impl Spans {
+    /// Open attempt `a`: an attempt still open on its branch never gets its exit now.
+    fn begin(&mut self, a: AttemptJson) {
+        self.open.retain(|&i| self.attempts[i].branch != a.branch);
+        self.open.push(self.attempts.len());
+        self.attempts.push(a);
+    }
+
+    /// Where a resume on `branch` runs (the host of the branch's newest attempt), and the
+    /// agent of the newest attempt.
+    fn resumed_on(&self, branch: &Option<String>) -> (Option<String>, Option<String>) {
+        let host = self
+            .attempts
+            .iter()
+            .rev()
+            .find(|a| a.branch == *branch)
+            .and_then(|a| a.host.clone());
+        let agent = self.attempts.iter().rev().find_map(|a| a.agent.clone());
+        (host, agent)
+    }
+
+    /// The open attempt exit `e` ends: the newest open one of its branch; for an exit
+    /// naming no branch the newest open one; else the newest open one naming no branch.
+    /// With none, an attempt started by the exit itself (numbered after the others).
+    fn ending(&mut self, e: &Event, at: &str) -> &mut AttemptJson {
+        let (attempts, open) = (&mut self.attempts, &mut self.open);
+        let found = open
+            .iter()
+            .rposition(|&i| attempts[i].branch == e.branch)
+            .or_else(|| (e.branch.is_none() && !open.is_empty()).then(|| open.len() - 1))
+            .or_else(|| open.iter().rposition(|&i| attempts[i].branch.is_none()));
+        let i = match found {
+            Some(k) => open.remove(k),
+            None => {
+                let n = attempts.len() as u32 + 1;
+                attempts.push(start(n, "exit", e, None, None, at.to_string()));
+                attempts.len() - 1
+            }
+        };
+        &mut attempts[i]
+    }
+}
+
 /// One task's history in the window.
 pub fn task(l: &Ledger, opts: &Options) -> TaskHistoryJson {
-    let mut attempts: Vec<AttemptJson> = Vec::new();
-    let mut open: Vec<usize> = Vec::new(); // indexes into `attempts` with no exit yet
+    let mut spans = Spans::default();
     let mut marks = Vec::new();
     let mut hosts: Vec<String> = Vec::new();
     for e in l.events() {
@@ -43,28 +93,13 @@ pub fn task(l: &Ledger, opts: &Options) -> TaskHistoryJson {
                 if !hosts.contains(host) {
                     hosts.push(host.clone());
                 }
-                open.retain(|&i| attempts[i].branch != e.branch);
-                open.push(attempts.len());
-                attempts.push(start(
-                    *attempt,
-                    "spawn",
-                    e,
-                    Some(host.clone()),
-                    agent.clone(),
-                    at,
-                ));
+                let a = start(*attempt, "spawn", e, Some(host.clone()), agent.clone(), at);
+                spans.begin(a);
             }
             Body::Resume { attempt, .. } => {
                 // A resume runs where the branch's newest attempt ran.
-                let host = attempts
-                    .iter()
-                    .rev()
-                    .find(|a| a.branch == e.branch)
-                    .and_then(|a| a.host.clone());
-                let agent = attempts.iter().rev().find_map(|a| a.agent.clone());
-                open.retain(|&i| attempts[i].branch != e.branch);
-                open.push(attempts.len());
-                attempts.push(start(*attempt, "resume", e, host, agent, at));
+                let (host, agent) = spans.resumed_on(&e.branch);
+                spans.begin(start(*attempt, "resume", e, host, agent, at));
             }
             Body::Exit {
                 rc,
@@ -72,20 +107,7 @@ pub fn task(l: &Ledger, opts: &Options) -> TaskHistoryJson {
                 message,
                 ..
             } => {
-                let found = open
-                    .iter()
-                    .rposition(|&i| attempts[i].branch == e.branch)
-                    .or_else(|| (e.branch.is_none() && !open.is_empty()).then(|| open.len() - 1))
-                    .or_else(|| open.iter().rposition(|&i| attempts[i].branch.is_none()));
-                let i = match found {
-                    Some(k) => open.remove(k),
-                    None => {
-                        let n = attempts.len() as u32 + 1;
-                        attempts.push(start(n, "exit", e, None, None, at.clone()));
-                        attempts.len() - 1
-                    }
-                };
-                let a = &mut attempts[i];
+                let a = spans.ending(e, &at);
                 a.end = Some(at);
                 a.outcome = Some(outcome.as_str().to_string());
                 a.rc = Some(*rc);
@@ -105,6 +127,7 @@ pub fn task(l: &Ledger, opts: &Options) -> TaskHistoryJson {
             }
         }
     }
+    let mut attempts = spans.attempts;
     attempts.retain(|a| {
         let end = a
             .end

@@ -128,6 +128,143 @@ fn fix_hint(
     None
 }
 
+/// One worker (a branch of a task) as the lists see it: its events, and the host and
+/// directory of its newest `spawn`.
+struct Seen<'a> {
+    task: &'a str,
+    branch: String,
+    events: Vec<Event>,
+    host: Option<String>,
+    worktree: Option<String>,
+}
+
+/// Where a worker stands now: in the attention queue, or on the waiting list.
+enum Standing {
+    Queue(QueueItemJson),
+    Waiting(WaitingJson),
+}
+
+/// The queue item of a worker that needs a human ([`needs_human`]): its cause and why,
+/// and the steps that lift it (a fix hint when one fits, then `record clear`).
+fn human_item(
+    s: &Seen,
+    r: &ledger::Replay,
+    task_attempts: u32,
+    opts: &Options,
+) -> Option<QueueItemJson> {
+    let (cause, since, why) = needs_human(&s.events, r, task_attempts, opts)?;
+    let pr = pr_url(&s.events);
+    let branch = &s.branch;
+    let mut lift: Vec<String> = fix_hint(
+        &why,
+        s.worktree.as_deref(),
+        s.host.as_deref(),
+        pr.as_deref(),
+    )
+    .map(|h| h.replace("<branch>", branch))
+    .into_iter()
+    .collect();
+    lift.push(format!("git recode record clear {branch}"));
+    Some(QueueItemJson {
+        task: s.task.to_string(),
+        branch: branch.clone(),
+        host: s.host.clone(),
+        since: clock::format_secs(since),
+        cause: cause.into(),
+        why,
+        lift,
+        worktree: s.worktree.clone(),
+        pr_url: pr,
+    })
+}
+
+/// The queue item of a worker pushed and waiting for someone to open its request
+/// ([`pushed_waiting`]; SPEC 1.3: with no forge, that is work waiting for a human).
+fn open_request_item(s: &Seen, opts: &Options) -> Option<QueueItemJson> {
+    let (since, head) = pushed_waiting(&s.events, &s.branch)?;
+    let branch = &s.branch;
+    Some(QueueItemJson {
+        task: s.task.to_string(),
+        branch: branch.clone(),
+        host: s.host.clone(),
+        since: clock::format_secs(since),
+        cause: "open-request".into(),
+        why: format!(
+            "pushed {}: no forge can open its request; open it by hand",
+            head.to_hex_with_len(12)
+        ),
+        lift: vec![format!(
+            "open a pull request from {branch} into {base} (or mail it: git request-pull {base} {url} {branch})",
+            base = opts.base,
+            url = opts.remote_url,
+        )],
+        worktree: s.worktree.clone(),
+        pr_url: None,
+    })
+}
+
+/// The waiting entry of a worker whose last attempt exited blocked (lifted by `record
+/// unblock`) or transient with a reset after `opts.now`; `None` otherwise.
+fn waiting_item(s: Seen, r: &ledger::Replay, opts: &Options) -> Option<WaitingJson> {
+    if !r.last_attempt_exited {
+        return None;
+    }
+    let exit = r.last_exit.map(|i| &s.events[i])?;
+    let since = clock::format_secs(ts(exit));
+    let branch = s.branch;
+    if let Some(b) = &r.blocked {
+        return Some(WaitingJson {
+            task: s.task.to_string(),
+            lift: Some(format!("git recode record unblock {branch}")),
+            branch,
+            host: s.host,
+            on: "blocker".into(),
+            until: None,
+            blocker: Some(first_line(b, 100)),
+            since,
+        });
+    }
+    if r.last_outcome == Some(Outcome::Transient) && r.retry_after.is_some_and(|t| t > opts.now) {
+        return Some(WaitingJson {
+            task: s.task.to_string(),
+            branch,
+            host: s.host,
+            on: "reset".into(),
+            until: r.retry_after.map(clock::format_secs),
+            blocker: None,
+            since,
+            lift: None,
+        });
+    }
+    None
+}
+
+/// Where `branch` of `l` stands, first match wins: needing a human, pushed and waiting
+/// for its request, waiting on a blocker or a reset. `None` for a worker with no events,
+/// deleted after its newest attempt, or in none of these.
+fn standing(l: &Ledger, branch: String, task_attempts: u32, opts: &Options) -> Option<Standing> {
+    let events = events_of(l, &branch);
+    if events.is_empty() || deleted(&events) {
+        return None;
+    }
+    let r = ledger::replay(&events);
+    let (host, worktree) = newest_spawn(&events);
+    let s = Seen {
+        task: &l.task,
+        branch,
+        events,
+        host,
+        worktree,
+    };
+    if let Some(q) = human_item(&s, &r, task_attempts, opts) {
+        return Some(Standing::Queue(q));
+    }
+    if let Some(q) = open_request_item(&s, opts) {
+        return Some(Standing::Queue(q));
+    }
+    waiting_item(s, &r, opts).map(Standing::Waiting)
+}
+
 /// The attention queue (oldest first) and the waiting list (soonest end first) of every
 /// worker in `ledgers`, from the whole ledger (`opts.since` does not apply: these are the
 /// state now). A worker deleted after its newest attempt is in neither.
@@ -138,87 +275,10 @@ pub fn attention(ledgers: &Ledgers, opts: &Options) -> (Vec<QueueItemJson>, Vec<
         let all: Vec<Event> = l.events().cloned().collect();
         let task_attempts = ledger::replay(&all).attempts;
         for branch in branches(l) {
-            let events = events_of(l, &branch);
-            if events.is_empty() || deleted(&events) {
-                continue;
-            }
-            let r = ledger::replay(&events);
-            let (host, worktree) = newest_spawn(&events);
-            let pr = pr_url(&events);
-            if let Some((cause, since, why)) = needs_human(&events, &r, task_attempts, opts) {
-                let mut lift: Vec<String> =
-                    fix_hint(&why, worktree.as_deref(), host.as_deref(), pr.as_deref())
-                        .map(|h| h.replace("<branch>", &branch))
-                        .into_iter()
-                        .collect();
-                lift.push(format!("git recode record clear {branch}"));
-                queue.push(QueueItemJson {
-                    task: l.task.clone(),
-                    branch: branch.clone(),
-                    host: host.clone(),
-                    since: clock::format_secs(since),
-                    cause: cause.into(),
-                    why,
-                    lift,
-                    worktree: worktree.clone(),
-                    pr_url: pr,
-                });
-                continue;
-            }
-            // SPEC 1.3: with no forge, a worker pushed and waiting for someone to open its
-            // request is work waiting for a human.
-            if let Some((since, head)) = pushed_waiting(&events, &branch) {
-                queue.push(QueueItemJson {
-                    task: l.task.clone(),
-                    branch: branch.clone(),
-                    host: host.clone(),
-                    since: clock::format_secs(since),
-                    cause: "open-request".into(),
-                    why: format!(
-                        "pushed {}: no forge can open its request; open it by hand",
-                        head.to_hex_with_len(12)
-                    ),
-                    lift: vec![format!(
-                        "open a pull request from {branch} into {base} (or mail it: git request-pull {base} {url} {branch})",
-                        base = opts.base,
-                        url = opts.remote_url,
-                    )],
-                    worktree: worktree.clone(),
-                    pr_url: None,
-                });
-                continue;
-            }
-            if !r.last_attempt_exited {
-                continue;
-            }
-            let Some(exit) = r.last_exit.map(|i| &events[i]) else {
-                continue;
-            };
-            let since = clock::format_secs(ts(exit));
-            if let Some(b) = &r.blocked {
-                waiting.push(WaitingJson {
-                    task: l.task.clone(),
-                    branch: branch.clone(),
-                    host,
-                    on: "blocker".into(),
-                    until: None,
-                    blocker: Some(first_line(b, 100)),
-                    since,
-                    lift: Some(format!("git recode record unblock {branch}")),
-                });
-            } else if r.last_outcome == Some(Outcome::Transient)
-                && r.retry_after.is_some_and(|t| t > opts.now)
-            {
-                waiting.push(WaitingJson {
-                    task: l.task.clone(),
-                    branch: branch.clone(),
-                    host,
-                    on: "reset".into(),
-                    until: r.retry_after.map(clock::format_secs),
-                    blocker: None,
-                    since,
-                    lift: None,
-                });
+            match standing(l, branch, task_attempts, opts) {
+                Some(Standing::Queue(q)) => queue.push(q),
+                Some(Standing::Waiting(w)) => waiting.push(w),
+                None => {}
             }
         }
     }

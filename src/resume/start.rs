@@ -165,6 +165,236 @@ fn write_prompt(path: &Path, prompt: &str) -> Result<(), ResumeError> {
     std::fs::write(path, prompt).map_err(io("write the prompt to", path))
 }
 
+/// Ledger `escalated` for `w` (which needs a human) unless an escalation already stands:
+/// once per escalation, decided inside the compare-and-swap (SPEC).
+///
+/// Errors: [`ResumeError::Ledger`].
+fn escalate_once(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: jiff::Timestamp,
+    w: &Worker,
+) -> Result<(), ResumeError> {
+    ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
+        let body = Body::Escalated {
+            reason: w.reason.to_string(),
+        };
+        ledger::standing_escalation(events)
+            .is_none()
+            .then(|| Event::new(now, &w.task, Some(&w.branch), body).with_head(w.head))
+            .into_iter()
+            .collect()
+    })?;
+    Ok(())
+}
+
+/// Refuse `w` with `why` (from [`super::refusal`]): a worker that needs a human gets
+/// `escalated` ledgered once ([`escalate_once`]), unless a dry run or its checkout was
+/// deregistered (`recover`'s to register again, SPEC 1.3: no escalation stands after it).
+///
+/// Errors: [`ResumeError::Ledger`].
+fn refuse(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: jiff::Timestamp,
+    w: &Worker,
+    req: &Request,
+    why: String,
+) -> Result<Resumed, ResumeError> {
+    let repairable = matches!(w.reason.row, crate::model::reason::Row::Deregistered { .. });
+    if !req.dry_run && w.state == State::NeedsHuman && !repairable {
+        escalate_once(repo, cfg, now, w)?;
+    }
+    Ok(Resumed::Refused {
+        why,
+        running: w.liveness == Liveness::Running,
+    })
+}
+
+/// The warning for a worker that exited on a limit that has not reset by `now`.
+fn limit_warning(w: &Worker, now: jiff::Timestamp) -> Option<String> {
+    match (w.retry_after, w.liveness) {
+        (Some(t), Liveness::Exited) if t > now => Some(format!(
+            "the limit resets at {}: resuming now will likely hit it again",
+            crate::clock::format_secs(t)
+        )),
+        _ => None,
+    }
+}
+
+/// Who this resume acts as and on whose attempt.
+struct Hosts {
+    /// This host's id.
+    here: String,
+    /// The silent host a takeover takes the worker from (`None`: no takeover).
+    from: Option<String>,
+}
+
+/// Claim the attempt on the remote before ledgering it (SPEC 1.2 "Several machines"):
+/// one host takes a silent host's worker over, even when several see it silent at once,
+/// and where other hosts share the repository every resume claims its attempt the same
+/// way, so a host whose ledger is behind never resumes a worker another host has taken
+/// over. No claim when no other host is known. A blocked claim adds a warning. Returns
+/// the refusal's sentence when another host's claim won.
+///
+/// Errors: [`ResumeError`] from [`super::takeover::claim`].
+fn claim_on_remote(
+    repo: &gix::Repository,
+    cfg: &Config,
+    now: jiff::Timestamp,
+    (snap, w): (&Snapshot, &Worker),
+    hosts: &Hosts,
+    warnings: &mut Vec<String>,
+) -> Result<Option<String>, ResumeError> {
+    let owner = hosts
+        .from
+        .clone()
+        .or_else(|| snap.hosts.attempt_host.clone());
+    let claims = hosts.from.is_some() || crate::hosts::other_hosts_known(repo, &hosts.here);
+    let Some(owner) = owner.as_deref().filter(|_| claims) else {
+        return Ok(None);
+    };
+    let attempt_ts = crate::hosts::newest_attempt(&snap.events, &w.branch)
+        .and_then(|(i, _)| snap.events.get(i))
+        .map(|e| e.ts.to_string())
+        .unwrap_or_default();
+    let resumed = super::takeover::Resumed {
+        branch: &w.branch,
+        from_host: owner,
+        attempt_ts: &attempt_ts,
+        events: &snap.events,
+    };
+    let claim = super::takeover::claim(repo, cfg, &resumed, &hosts.here, now, warnings)?;
+    if let super::takeover::Claim::Blocked(why) = &claim {
+        warnings.push(why.clone());
+    }
+    if claim != super::takeover::Claim::Lost {
+        return Ok(None);
+    }
+    Ok(Some(match &hosts.from {
+        Some(f) => format!(
+            "{} was taken over from {f} by another host first (its claim is on {}): nothing ledgered",
+            w.branch, cfg.remote
+        ),
+        None => format!(
+            "{}'s attempt was resumed or taken over by another host first (its claim is on {}; this host's ledger is behind: run `git recode sync`): nothing ledgered",
+            w.branch, cfg.remote
+        ),
+    }))
+}
+
+/// Ledger the `resume` event (after a `takeover` event when taking over) in one
+/// compare-and-swap, its attempt number decided there ([`ledger::next_attempt`]): when a
+/// concurrent start took the attempt `p` was prepared for, `p` is prepared again for the
+/// one ledgered. A takeover is decided on the ledger as it stands: when the newest attempt
+/// is no longer the silent host's, nothing is ledgered and the refusal's sentence is
+/// returned.
+///
+/// Errors: [`ResumeError::Ledger`].
+fn ledger_resume(
+    (repo, cfg, now): (&gix::Repository, &Config, jiff::Timestamp),
+    inputs: &Inputs,
+    p: &mut Prepared,
+    hosts: &Hosts,
+) -> Result<Option<String>, ResumeError> {
+    let w = inputs.w;
+    let mut lost_to: Option<String> = None;
+    let stored = ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
+        // SPEC 1.2 "Several machines": a takeover is decided on the ledger as it
+        // stands: when the newest attempt is no longer the silent host's, another
+        // host got there first and nothing is ledgered.
+        let owner = crate::hosts::newest_attempt(events, &w.branch).map(|(_, h)| h);
+        lost_to = match &hosts.from {
+            Some(f) if owner.as_deref() != Some(f.as_str()) => owner,
+            _ => None,
+        };
+        if lost_to.is_some() {
+            return Vec::new();
+        }
+        let attempt = ledger::next_attempt(events);
+        // The template was accepted above: preparing again cannot fail.
+        if attempt != p.facts.attempt
+            && let Ok(again) = inputs.prepare(attempt)
+        {
+            *p = again;
+        }
+        let body = Body::Resume {
+            attempt,
+            session_id: p.launch.session_id.clone(),
+            prompt_sha: Some(p.prompt_sha.clone()),
+            host: Some(hosts.here.clone()),
+        };
+        let takeover = hosts.from.as_ref().map(|f| Body::Takeover {
+            from_host: f.clone(),
+            host: hosts.here.clone(),
+        });
+        takeover
+            .into_iter()
+            .chain([body])
+            .map(|b| Event::new(now, &w.task, Some(&w.branch), b).with_head(w.head))
+            .collect()
+    })?;
+    if !stored.is_empty() {
+        return Ok(None);
+    }
+    let by = lost_to.unwrap_or_else(|| "another host".into());
+    Ok(Some(format!(
+        "{} was taken over by {by} meanwhile: nothing ledgered",
+        w.branch
+    )))
+}
+
+/// A concurrent start took the attempt guessed first (`guessed`): write the prompt that
+/// names the one ledgered, and remove the file `written` for the guess when it differs.
+///
+/// Errors: [`ResumeError::Io`].
+fn rewrite_prompt(p: &Prepared, guessed: u32, written: Option<PathBuf>) -> Result<(), ResumeError> {
+    if p.facts.attempt == guessed {
+        return Ok(());
+    }
+    if let Some(f) = &p.prompt_file {
+        write_prompt(f, &p.prompt)?;
+        if let Some(old) = written.filter(|o| o != f) {
+            let _ = std::fs::remove_file(old);
+        }
+    }
+    Ok(())
+}
+
+/// Ledger the prepared attempt `p` (not on a dry run): write its prompt file, claim the
+/// attempt on the remote ([`claim_on_remote`]), ledger it ([`ledger_resume`]), run a
+/// takeover's after-steps, and write the prompt again if the attempt changed
+/// ([`rewrite_prompt`]). Returns the refusal's sentence when another host won.
+///
+/// Errors: [`ResumeError`] (an unwritable prompt file before the `resume` event).
+fn commit_attempt(
+    (repo, cfg, now): (&gix::Repository, &Config, jiff::Timestamp),
+    inputs: &Inputs,
+    p: &mut Prepared,
+    warnings: &mut Vec<String>,
+) -> Result<Option<String>, ResumeError> {
+    let (snap, w) = (inputs.snap, inputs.w);
+    let written = p.prompt_file.clone();
+    if let Some(f) = &written {
+        write_prompt(f, &p.prompt)?;
+    }
+    let hosts = Hosts {
+        here: crate::hosts::me(repo).id,
+        from: snap.hosts.other.as_ref().map(|o| o.host.clone()),
+    };
+    if let Some(why) = claim_on_remote(repo, cfg, now, (snap, w), &hosts, warnings)? {
+        return Ok(Some(why));
+    }
+    if let Some(why) = ledger_resume((repo, cfg, now), inputs, p, &hosts)? {
+        return Ok(Some(why));
+    }
+    if hosts.from.is_some() {
+        warnings.extend(super::takeover::after(repo, cfg, now));
+    }
+    rewrite_prompt(p, inputs.facts.attempt, written)?;
+    Ok(None)
+}
+
 /// Run `resume` for worker `w` (classified from `snap`, gathered `now`).
 ///
 /// Errors: [`ResumeError`] (a missing worktree is refused before anything is ledgered;
@@ -178,36 +408,9 @@ pub fn start(
     req: &Request,
 ) -> Result<Resumed, ResumeError> {
     if let Some(why) = super::refusal(w) {
-        // A deregistered checkout is `recover`'s to register again (SPEC 1.3): refused
-        // until then, and no escalation stands after it.
-        let repairable = matches!(w.reason.row, crate::model::reason::Row::Deregistered { .. });
-        if !req.dry_run && w.state == State::NeedsHuman && !repairable {
-            // SPEC: `escalated` once per escalation, decided inside the compare-and-swap.
-            ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
-                let body = Body::Escalated {
-                    reason: w.reason.to_string(),
-                };
-                ledger::standing_escalation(events)
-                    .is_none()
-                    .then(|| Event::new(now, &w.task, Some(&w.branch), body).with_head(w.head))
-                    .into_iter()
-                    .collect()
-            })?;
-        }
-        return Ok(Resumed::Refused {
-            why,
-            running: w.liveness == Liveness::Running,
-        });
+        return refuse(repo, cfg, now, w, req, why);
     }
-    let mut warnings = Vec::new();
-    if let (Some(t), Liveness::Exited) = (w.retry_after, w.liveness)
-        && t > now
-    {
-        warnings.push(format!(
-            "the limit resets at {}: resuming now will likely hit it again",
-            crate::clock::format_secs(t)
-        ));
-    }
+    let mut warnings: Vec<String> = limit_warning(w, now).into_iter().collect();
     // Always an existing directory on the worker's branch (SPEC `resume`): a missing
     // registered worktree is refused before anything is ledgered; none gets one added.
     let place = super::place(repo, cfg, snap, req.dry_run)?;
@@ -222,109 +425,10 @@ pub fn start(
         agent: agent_of(cfg, snap),
     };
     let mut p = inputs.prepare(facts.attempt)?;
-    if !req.dry_run {
-        let written = p.prompt_file.clone();
-        if let Some(f) = &written {
-            write_prompt(f, &p.prompt)?;
-        }
-        let here = crate::hosts::me(repo).id;
-        let from = snap.hosts.other.as_ref().map(|o| o.host.clone());
-        // SPEC 1.2 "Several machines": one host takes a silent host's worker over, even
-        // when several see it silent at once: the claim on the remote decides first. Where
-        // other hosts share the repository, every resume claims its attempt the same way
-        // (the claim of a takeover names the same attempt), so a host whose ledger is
-        // behind (a sync that failed or was killed) never resumes a worker another host
-        // has taken over: one resume per attempt, decided on the remote.
-        let owner = from.clone().or_else(|| snap.hosts.attempt_host.clone());
-        let claims = from.is_some() || crate::hosts::other_hosts_known(repo, &here);
-        if let Some(owner) = owner.as_deref().filter(|_| claims) {
-            let attempt_ts = crate::hosts::newest_attempt(&snap.events, &w.branch)
-                .and_then(|(i, _)| snap.events.get(i))
-                .map(|e| e.ts.to_string())
-                .unwrap_or_default();
-            let resumed = super::takeover::Resumed {
-                branch: &w.branch,
-                from_host: owner,
-                attempt_ts: &attempt_ts,
-                events: &snap.events,
-            };
-            let claim = super::takeover::claim(repo, cfg, &resumed, &here, now, &mut warnings)?;
-            if let super::takeover::Claim::Blocked(why) = &claim {
-                warnings.push(why.clone());
-            }
-            if claim == super::takeover::Claim::Lost {
-                let why = match &from {
-                    Some(f) => format!(
-                        "{} was taken over from {f} by another host first (its claim is on {}): nothing ledgered",
-                        w.branch, cfg.remote
-                    ),
-                    None => format!(
-                        "{}'s attempt was resumed or taken over by another host first (its claim is on {}; this host's ledger is behind: run `git recode sync`): nothing ledgered",
-                        w.branch, cfg.remote
-                    ),
-                };
-                return Ok(Resumed::Refused { why, running: true });
-            }
-        }
-        let mut lost_to: Option<String> = None;
-        let stored = ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
-            // SPEC 1.2 "Several machines": a takeover is decided on the ledger as it
-            // stands: when the newest attempt is no longer the silent host's, another
-            // host got there first and nothing is ledgered.
-            let owner = crate::hosts::newest_attempt(events, &w.branch).map(|(_, h)| h);
-            lost_to = match &from {
-                Some(f) if owner.as_deref() != Some(f.as_str()) => owner,
-                _ => None,
-            };
-            if lost_to.is_some() {
-                return Vec::new();
-            }
-            let attempt = ledger::next_attempt(events);
-            // The template was accepted above: preparing again cannot fail.
-            if attempt != p.facts.attempt
-                && let Ok(again) = inputs.prepare(attempt)
-            {
-                p = again;
-            }
-            let body = Body::Resume {
-                attempt,
-                session_id: p.launch.session_id.clone(),
-                prompt_sha: Some(p.prompt_sha.clone()),
-                host: Some(here.clone()),
-            };
-            let takeover = from.as_ref().map(|f| Body::Takeover {
-                from_host: f.clone(),
-                host: here.clone(),
-            });
-            takeover
-                .into_iter()
-                .chain([body])
-                .map(|b| Event::new(now, &w.task, Some(&w.branch), b).with_head(w.head))
-                .collect()
-        })?;
-        if stored.is_empty() {
-            let by = lost_to.unwrap_or_else(|| "another host".into());
-            return Ok(Resumed::Refused {
-                why: format!(
-                    "{} was taken over by {by} meanwhile: nothing ledgered",
-                    w.branch
-                ),
-                running: true,
-            });
-        }
-        if from.is_some() {
-            warnings.extend(super::takeover::after(repo, cfg, now));
-        }
-        // A concurrent start took the attempt guessed first: the prompt names the one
-        // ledgered.
-        if p.facts.attempt != facts.attempt
-            && let Some(f) = &p.prompt_file
-        {
-            write_prompt(f, &p.prompt)?;
-            if let Some(old) = written.filter(|o| o != f) {
-                let _ = std::fs::remove_file(old);
-            }
-        }
+    if !req.dry_run
+        && let Some(why) = commit_attempt((repo, cfg, now), &inputs, &mut p, &mut warnings)?
+    {
+        return Ok(Resumed::Refused { why, running: true });
     }
     Ok(Resumed::Started(Box::new(Started {
         facts: p.facts,

@@ -68,16 +68,8 @@ impl<'a> Ctx<'a> {
         let (repo, cfg, opts) = (self.repo, self.cfg, self.opts);
         let wt = self.worktree_of(branch, task);
         let local_tip = self.local.get(branch).copied();
-        let remote_ref = repo::remote_tracking(repo, cfg, branch);
-        let remote_tip = repo::tip(repo, &remote_ref);
-        // A detached worker is classified from its branch tip: ahead is never counted
-        // from the detached HEAD (SPEC special cases).
-        let head = wt
-            .filter(|w| !w.missing && !w.detached)
-            .and_then(|w| w.head)
-            .or(local_tip)
-            .or(remote_tip)
-            .or_else(|| wt.filter(|w| !w.missing).and_then(|w| w.head));
+        let remote_tip = repo::tip(repo, &repo::remote_tracking(repo, cfg, branch));
+        let head = head_of(wt, local_tip, remote_tip);
         if head.is_none() && wt.is_none() && !opts.all && opts.only_branch.is_none() {
             return Ok(None); // exists nowhere: listed only with --all
         }
@@ -85,71 +77,15 @@ impl<'a> Ctx<'a> {
             Some(h) => repo::commits_between(repo, h, self.base_tips)?,
             None => Vec::new(),
         };
-        // Milestones not ledgered yet, shown from the journal and their commits' trailers;
-        // not on a branch of unknown provenance (no worktree, no ledger, no journal line:
-        // orphaned stays orphaned).
-        let journaled = || {
-            self.journal
-                .iter()
-                .any(|e| e.task == task && e.branch.as_deref() == Some(branch))
-        };
-        if wt.is_some() || !events.is_empty() || journaled() {
-            let found = crate::hook::pickup::unledgered_with(
-                repo,
-                &self.journal,
-                task,
-                branch,
-                &ahead_commits,
-                &events,
-            )?;
-            crate::hook::pickup::merge(&mut events, found);
-        }
+        self.pick_up_milestones((task, branch), wt.is_some(), &ahead_commits, &mut events)?;
         let counts = self.counts(branch, head, local_tip, remote_tip)?;
         let replayed = ledger::replay_for(&events, branch);
-        let transcript = replayed
-            .session_id
-            .as_deref()
-            .and_then(crate::agent::transcript);
-        let output = spawn_output(&events).map(std::path::PathBuf::from);
-        let transcript_mtime = transcript
-            .and_then(worktree::mtime)
-            .max(output.as_deref().and_then(worktree::mtime));
-        // SPEC 1.2: an open attempt whose newest output reads as a limit is parked.
-        let parked_until = (!replayed.last_attempt_exited && replayed.last_attempt.is_some())
-            .then(|| {
-                output
-                    .as_deref()
-                    .and_then(crate::agent::parked::parked_until)
-                    .or_else(|| transcript.and_then(crate::agent::parked::parked_until))
-            })
-            .flatten();
+        let (transcript_mtime, parked_until) = agent_output(&events, &replayed);
         let host_facts = self.host_facts(branch, &events, wt, counts.branch_unique);
-        // Another host's pid is probed here only when it was recorded on this machine (a
-        // clone of its own), and only its being alive counts; else that host's heartbeat,
-        // while seen within `recode.hostTimeout`, says whether it is alive (SPEC 1.3).
-        let pid_alive = match &host_facts.other {
-            Some(o) => match probe_pid(&events, &replayed, |h| self.me.same_machine(h)) {
-                Some(true) => Some(true),
-                _ => o.alive.filter(|_| {
-                    o.beat_at
-                        .is_some_and(|b| o.beat_age(self.now, b) < o.timeout_secs)
-                }),
-            },
-            None => probe_pid(&events, &replayed, |h| self.me.is(h)),
-        };
+        let pid_alive = self.pid_alive(&host_facts, &events, &replayed);
         let newest_commit = repo::newest_worker_commit(repo, &ahead_commits);
-        // A live agent's worktree is not read unless asked (`--deep`): it is `running`,
-        // action `wait`, whatever it holds. Unless every other signal is older than
-        // `recode.hungAfter`: then only its worktree can show it is not hung (SPEC 1.3).
-        let quiet = [replayed.last_worker_event, newest_commit, transcript_mtime]
-            .into_iter()
-            .flatten()
-            .max()
-            .is_none_or(|t| self.now.as_second() - t.as_second() >= cfg.hung_after_secs);
-        let skip_read = !opts.deep
-            && !quiet
-            && pid_alive == Some(true)
-            && (!replayed.last_attempt_exited || replayed.exit_unnamed);
+        let signals = [replayed.last_worker_event, newest_commit, transcript_mtime];
+        let skip_read = self.unread(&replayed, signals, pid_alive);
         let (facts, job) = match wt {
             Some(w) => {
                 let candidate =
@@ -196,6 +132,80 @@ impl<'a> Ctx<'a> {
             hosts: host_facts,
         };
         Ok(Some((snap, job)))
+    }
+
+    /// Merge into `events` the milestones not ledgered yet, from the journal and the
+    /// trailers of `ahead_commits`; not on a branch of unknown provenance (no worktree, no
+    /// ledger, no journal line: orphaned stays orphaned).
+    ///
+    /// Errors: [`GatherError`] when the commits cannot be read.
+    fn pick_up_milestones(
+        &self,
+        (task, branch): (&str, &str),
+        has_worktree: bool,
+        ahead_commits: &[(ObjectId, i64)],
+        events: &mut Vec<ledger::Event>,
+    ) -> Result<(), GatherError> {
+        let journaled = || {
+            self.journal
+                .iter()
+                .any(|e| e.task == task && e.branch.as_deref() == Some(branch))
+        };
+        if has_worktree || !events.is_empty() || journaled() {
+            let found = crate::hook::pickup::unledgered_with(
+                self.repo,
+                &self.journal,
+                task,
+                branch,
+                ahead_commits,
+                events,
+            )?;
+            crate::hook::pickup::merge(events, found);
+        }
+        Ok(())
+    }
+
+    /// Whether the worker's pid is alive. Another host's pid is probed here only when it
+    /// was recorded on this machine (a clone of its own), and only its being alive counts;
+    /// else that host's heartbeat, while seen within `recode.hostTimeout`, says whether it
+    /// is alive (SPEC 1.3). `None`: unknown.
+    fn pid_alive(
+        &self,
+        host_facts: &HostFacts,
+        events: &[ledger::Event],
+        replayed: &ledger::Replay,
+    ) -> Option<bool> {
+        match &host_facts.other {
+            Some(o) => match probe_pid(events, replayed, |h| self.me.same_machine(h)) {
+                Some(true) => Some(true),
+                _ => o.alive.filter(|_| {
+                    o.beat_at
+                        .is_some_and(|b| o.beat_age(self.now, b) < o.timeout_secs)
+                }),
+            },
+            None => probe_pid(events, replayed, |h| self.me.is(h)),
+        }
+    }
+
+    /// Whether a live agent's worktree is left unread: it is `running`, action `wait`,
+    /// whatever it holds, unless asked (`--deep`) or every other signal (`signals`: the
+    /// newest worker event, commit, output) is older than `recode.hungAfter`: then only its
+    /// worktree can show it is not hung (SPEC 1.3).
+    fn unread(
+        &self,
+        replayed: &ledger::Replay,
+        signals: [Option<Timestamp>; 3],
+        pid_alive: Option<bool>,
+    ) -> bool {
+        let quiet = signals
+            .into_iter()
+            .flatten()
+            .max()
+            .is_none_or(|t| self.now.as_second() - t.as_second() >= self.cfg.hung_after_secs);
+        !self.opts.deep
+            && !quiet
+            && pid_alive == Some(true)
+            && (!replayed.last_attempt_exited || replayed.exit_unnamed)
     }
 
     /// The stash entries made on `branch` (SPEC 1.3), described, newest first.
@@ -414,6 +424,47 @@ fn pr_relation(
         0 => (beyond, PrHead::Behind(beyond)),
         _ => (beyond, PrHead::Unrelated),
     })
+}
+
+/// The head a worker is classified from: its worktree's HEAD (not a detached one: ahead
+/// is never counted from a detached HEAD, SPEC special cases), else its local branch's
+/// tip, else its remote-tracking branch's, else a detached worktree's HEAD.
+fn head_of(
+    wt: Option<&Worktree>,
+    local_tip: Option<ObjectId>,
+    remote_tip: Option<ObjectId>,
+) -> Option<ObjectId> {
+    wt.filter(|w| !w.missing && !w.detached)
+        .and_then(|w| w.head)
+        .or(local_tip)
+        .or(remote_tip)
+        .or_else(|| wt.filter(|w| !w.missing).and_then(|w| w.head))
+}
+
+/// The agent's newest output time (its session's transcript or the spawn's output file,
+/// whichever is newer) and, for an open attempt whose newest output reads as a limit, when
+/// that limit resets (SPEC 1.2: it is parked).
+fn agent_output(
+    events: &[ledger::Event],
+    replayed: &ledger::Replay,
+) -> (Option<Timestamp>, Option<Timestamp>) {
+    let transcript = replayed
+        .session_id
+        .as_deref()
+        .and_then(crate::agent::transcript);
+    let output = spawn_output(events).map(std::path::PathBuf::from);
+    let transcript_mtime = transcript
+        .and_then(worktree::mtime)
+        .max(output.as_deref().and_then(worktree::mtime));
+    let parked_until = (!replayed.last_attempt_exited && replayed.last_attempt.is_some())
+        .then(|| {
+            output
+                .as_deref()
+                .and_then(crate::agent::parked::parked_until)
+                .or_else(|| transcript.and_then(crate::agent::parked::parked_until))
+        })
+        .flatten();
+    (transcript_mtime, parked_until)
 }
 
 /// Probe the pid of the last attempt when it is a `spawn` recorded with one (SPEC
