@@ -1,11 +1,14 @@
 //! `report`: the loop's health from the ledger alone.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::Session;
 use crate::error::Error;
+use crate::model::State;
+use crate::model::reason::Row;
 use crate::render::Style;
-use crate::report;
+use crate::report::{self, Human};
 use crate::wire::ReportDoc;
 
 /// `report`: the document from the ledgers and the hosts' heartbeats, history cut at
@@ -25,10 +28,56 @@ pub fn report(s: &Session, since: Option<&str>) -> Result<ReportDoc, Error> {
         remote_url: crate::forge::remote_url(&s.repo, &s.cfg.remote)
             .map(|u| shell_word(&crate::forge::redact_url(&u)))
             .unwrap_or_else(|| "<remote URL>".into()),
+        at_hand: at_hand(s)?,
     };
     let (doc, warnings) = report::gather(&s.repo, &s.cfg, &opts)?;
     s.warn(warnings);
     Ok(doc)
+}
+
+/// The classifier's verdict on every worker whose branch or worktree is here, as `status
+/// --offline` decides it: `Some` for `needs-human` (one rule book: the report's queue
+/// equals `status`'s `needs-human` wherever the worktrees are at hand). The gather's
+/// warnings are the report's own ledger warnings again, so they are not repeated.
+///
+/// Errors: as [`crate::snapshot::gather_from`].
+fn at_hand(s: &Session) -> Result<BTreeMap<String, Option<Human>>, Error> {
+    let roster = crate::snapshot::roster(&s.repo, &s.cfg, None)?;
+    let census = crate::snapshot::gather_from(
+        &s.repo,
+        &s.cfg,
+        s.now,
+        &crate::snapshot::Options::default(),
+        roster,
+    )?;
+    let workers = census.snapshots.iter().map(crate::classify::classify);
+    Ok(workers
+        .filter(|w| w.head.is_some() || w.worktree.is_some())
+        .map(|w| {
+            let human = (w.state == State::NeedsHuman).then(|| Human {
+                cause: cause(&w.reason.row),
+                why: w.reason.to_string(),
+                since: w.last_activity.unwrap_or(s.now),
+                worktree: w.worktree.clone(),
+                host: w.host.clone(),
+                task: w.task.clone(),
+            });
+            (w.branch, human)
+        })
+        .collect())
+}
+
+/// The queue's `cause` of a `needs-human` worker, from the state-table row that decided it.
+fn cause(row: &Row) -> &'static str {
+    match row {
+        Row::Escalated { .. } => "escalated",
+        Row::LastNeedsHuman { .. } | Row::TransientBound { .. } => "needs-human",
+        Row::Capped { .. }
+        | Row::PrFeedback {
+            capped: Some(_), ..
+        } => "capped",
+        _ => "classified",
+    }
 }
 
 /// The report as text for a terminal.

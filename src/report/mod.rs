@@ -18,6 +18,8 @@ pub mod ticks;
 pub mod timeline;
 pub mod workers;
 
+use std::collections::BTreeMap;
+
 use jiff::Timestamp;
 
 use crate::clock;
@@ -26,6 +28,7 @@ use crate::ledger::{self, LedgerError, Ledgers};
 use crate::wire::{ReportDoc, SCHEMA};
 
 pub use hosts::Heartbeat;
+pub use workers::Human;
 
 /// What a report is built from, besides the ledgers.
 #[derive(Clone, Debug)]
@@ -42,6 +45,11 @@ pub struct Options {
     /// `recode.remote`'s URL without credentials, as a shell word: named in that command
     /// (`<remote URL>` when there is no such remote).
     pub remote_url: String,
+    /// The workers the classifier decided on this machine, where their branch or worktree
+    /// is at hand, by branch: `Some` when `status` calls it `needs-human`, `None` when not.
+    /// For these the queue is the classifier's verdict (it equals `status`'s
+    /// `needs-human`); other workers are judged from the ledger alone.
+    pub at_hand: BTreeMap<String, Option<Human>>,
 }
 
 /// Build the report from `ledgers` and the hosts' `heartbeats` (pure).

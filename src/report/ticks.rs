@@ -155,6 +155,7 @@ mod tests {
             max_attempts: 3,
             base: "main".into(),
             remote_url: "<remote URL>".into(),
+            at_hand: Default::default(),
         }
     }
 

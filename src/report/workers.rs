@@ -153,6 +153,56 @@ fn human_item(
     opts: &Options,
 ) -> Option<QueueItemJson> {
     let (cause, since, why) = needs_human(&s.events, r, task_attempts, opts)?;
+    Some(queue_item(s, cause, since, why))
+}
+
+/// A worker the classifier (here, with its worktree at hand) calls `needs-human`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Human {
+    /// Its task.
+    pub task: String,
+    /// `escalated`, `needs-human` (the last exit), `capped`, or `classified` (the state
+    /// the worktree or the forge shows: an operation in progress, conflicts, a closed
+    /// request, …).
+    pub cause: &'static str,
+    /// The classifier's reason, as `status` words it.
+    pub why: String,
+    /// Its newest activity (used when the ledger names no start of the problem).
+    pub since: Timestamp,
+    /// Its worktree.
+    pub worktree: Option<String>,
+    /// The host of its newest attempt.
+    pub host: Option<String>,
+}
+
+/// Queue items of the workers the classifier calls `needs-human` that have no ledger
+/// events (so no other part of the report sees them).
+fn unledgered_humans(ledgers: &Ledgers, opts: &Options) -> Vec<QueueItemJson> {
+    opts.at_hand
+        .iter()
+        .filter_map(|(branch, h)| Some((branch, h.as_ref()?)))
+        .filter(|(branch, h)| {
+            ledgers
+                .by_task
+                .get(&h.task)
+                .is_none_or(|l| events_of(l, branch).is_empty())
+        })
+        .map(|(branch, h)| {
+            let s = Seen {
+                task: &h.task,
+                branch: branch.clone(),
+                events: Vec::new(),
+                host: h.host.clone(),
+                worktree: h.worktree.clone(),
+            };
+            queue_item(&s, h.cause, h.since, h.why.clone())
+        })
+        .collect()
+}
+
+/// The queue item of a worker that needs a human: `why`, what lifts it (what to fix, then
+/// `git recode record clear <branch>`).
+fn queue_item(s: &Seen, cause: &'static str, since: Timestamp, why: String) -> QueueItemJson {
     let pr = pr_url(&s.events);
     let branch = &s.branch;
     let mut lift: Vec<String> = fix_hint(
@@ -165,7 +215,7 @@ fn human_item(
     .into_iter()
     .collect();
     lift.push(format!("git recode record clear {branch}"));
-    Some(QueueItemJson {
+    QueueItemJson {
         task: s.task.to_string(),
         branch: branch.clone(),
         host: s.host.clone(),
@@ -175,7 +225,7 @@ fn human_item(
         lift,
         worktree: s.worktree.clone(),
         pr_url: pr,
-    })
+    }
 }
 
 /// The queue item of a worker pushed and waiting for someone to open its request
@@ -256,7 +306,17 @@ fn standing(l: &Ledger, branch: String, task_attempts: u32, opts: &Options) -> O
         host,
         worktree,
     };
-    if let Some(q) = human_item(&s, &r, task_attempts, opts) {
+    let human = match opts.at_hand.get(&s.branch) {
+        // The classifier decided here: its verdict and words; the ledger's cause and time
+        // when it agrees (a standing escalation says more than the row that led to it).
+        Some(verdict) => verdict.as_ref().map(|h| {
+            let (cause, since) = needs_human(&s.events, &r, task_attempts, opts)
+                .map_or((h.cause, h.since), |(cause, since, _)| (cause, since));
+            queue_item(&s, cause, since, h.why.clone())
+        }),
+        None => human_item(&s, &r, task_attempts, opts),
+    };
+    if let Some(q) = human {
         return Some(Standing::Queue(q));
     }
     if let Some(q) = open_request_item(&s, opts) {
@@ -282,6 +342,7 @@ pub fn attention(ledgers: &Ledgers, opts: &Options) -> (Vec<QueueItemJson>, Vec<
             }
         }
     }
+    queue.extend(unledgered_humans(ledgers, opts));
     queue.sort_by(|a, b| (&a.since, &a.task, &a.branch).cmp(&(&b.since, &b.task, &b.branch)));
     waiting.sort_by(|a, b| {
         (a.until.is_none(), &a.until, &a.since, &a.branch).cmp(&(
@@ -519,6 +580,7 @@ mod tests {
             max_attempts: 3,
             base: "<base>".into(),
             remote_url: "<remote URL>".into(),
+            at_hand: Default::default(),
         };
         let (queue, waiting) = attention(&l, &opts);
         let got: Vec<(&str, &str, &str)> = queue

@@ -649,3 +649,75 @@ fn randomized_trials_never_lose_work() {
     let seeds: Vec<u64> = failures.iter().map(|f| f.0).collect();
     assert!(seeds.is_empty(), "never-lose violations at seeds {seeds:?}");
 }
+
+impl Trial {
+    /// The branches `status --offline --json` calls `needs-human`, and the branches in the
+    /// attention queue of `report --json` other than `open-request` ones, at `now`.
+    fn needs_human_both(&self, now: &str) -> (Vec<String>, Vec<String>) {
+        let json = |args: &[&str]| -> serde_json::Value {
+            let out = self
+                .recode(&self.repo)
+                .env("RECODE_NOW", now)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "seed {}: {args:?}: {}",
+                self.seed,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice(&out.stdout).unwrap()
+        };
+        let status = json(&["status", "--offline", "--json"]);
+        let mut from_status: Vec<String> = status["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["state"] == "needs-human")
+            .map(|w| w["branch"].as_str().unwrap().to_string())
+            .collect();
+        let report = json(&["report", "--json"]);
+        let mut from_report: Vec<String> = report["queue"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|q| q["cause"] != "open-request")
+            .map(|q| q["branch"].as_str().unwrap().to_string())
+            .collect();
+        from_status.sort();
+        from_report.sort();
+        (from_status, from_report)
+    }
+}
+
+/// One rule book: in every state the harness builds (every kind of worker, hidden work,
+/// forks' requests, failpoints), before and after a `recover`, `report`'s attention queue
+/// names exactly the workers `status --offline` calls `needs-human` (the worktrees are
+/// at hand here).
+#[test]
+fn report_and_status_name_the_same_workers_needing_a_human() {
+    let trials = env_u64("RECODE_AGREE_TRIALS", 12);
+    let failures: Vec<String> = each_seed(500, trials, 2, |seed| {
+        let t = Trial::new(seed);
+        let mut v = Vec::new();
+        let (s, r) = t.needs_human_both("2029-12-31T00:00:00Z");
+        if s != r {
+            v.push(format!(
+                "seed {seed} before recover: status {s:?}, report {r:?}"
+            ));
+        }
+        let _ = t.recover(None);
+        let (s, r) = t.needs_human_both(LATER);
+        if s != r {
+            v.push(format!(
+                "seed {seed} after recover: status {s:?}, report {r:?}"
+            ));
+        }
+        v
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -699,3 +699,49 @@ fn a_worker_pushed_with_no_forge_waits_in_the_queue_with_its_base_and_remote() {
         )])
     );
 }
+
+/// One rule book: on the demo repository (worktrees at hand), the report's attention
+/// queue names exactly the workers `status --offline` calls `needs-human`, the rebase in
+/// progress included (the classifier decides it from the worktree; the ledger cannot).
+#[test]
+fn on_the_demo_the_queue_is_statuss_needs_human() {
+    let env = TestEnv::new();
+    let repo = env.demo();
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["status", "--offline", "--json"])).unwrap();
+    let needs: Vec<&str> = status["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["state"] == "needs-human")
+        .map(|w| w["branch"].as_str().unwrap())
+        .collect();
+    assert_eq!(needs, ["issue-5-rebase", "issue-9-capped"]);
+    let report: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["report", "--json"])).unwrap();
+    let mut queue: Vec<(&str, &str)> = report["queue"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| (q["branch"].as_str().unwrap(), q["cause"].as_str().unwrap()))
+        .collect();
+    queue.sort();
+    assert_eq!(
+        queue,
+        [
+            ("issue-5-rebase", "classified"),
+            ("issue-9-capped", "capped")
+        ]
+    );
+    let rebase = report["queue"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["branch"] == "issue-5-rebase")
+        .unwrap();
+    assert_eq!(
+        rebase["why"],
+        "a rebase is in progress in ".to_string() + rebase["worktree"].as_str().unwrap()
+    );
+    assert_eq!(rebase["lift"][1], "git recode record clear issue-5-rebase");
+}
