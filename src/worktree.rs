@@ -359,13 +359,7 @@ impl Changed {
 /// when the walk met something it leaves to gix. A clean worktree costs one `readdir` per
 /// directory and one `lstat` per tracked file, and no gix status at all.
 fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
-    // Our own copy (the walk's marks are made on it, never written): read afresh rather
-    // than cloned from the repository's shared one.
-    let mut index = match repo.open_index() {
-        Ok(index) => index,
-        Err(_) if !repo.index_path().exists() => (**repo.index_or_empty().map_err(git)?).clone(),
-        Err(e) => return Err(git(e)),
-    };
+    let mut index = own_index(repo)?;
     // git's shortcut: when the index's cache-tree root is valid and equals HEAD's tree,
     // nothing is staged, and the HEAD-to-index diff can be skipped.
     let head_tree = repo.head_tree_id_or_empty().map_err(git)?.detach();
@@ -401,6 +395,39 @@ fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
             c.any_ignored = w.any_ignored;
         }
     }
+    gix_status(repo, index, (dirwalk, nothing_staged), &mut c)?;
+    for p in &c.conflicted {
+        c.staged.remove(p);
+        c.unstaged.remove(p);
+    }
+    Ok(c)
+}
+
+/// Our own copy of `repo`'s index (the walk's marks are made on it, never written): read
+/// afresh rather than cloned from the repository's shared one; empty when there is none.
+///
+/// Errors: [`RepoError`] when the index cannot be read.
+fn own_index(repo: &gix::Repository) -> Result<gix::index::File, RepoError> {
+    match repo.open_index() {
+        Ok(index) => Ok(index),
+        Err(_) if !repo.index_path().exists() => {
+            Ok((**repo.index_or_empty().map_err(git)?).clone())
+        }
+        Err(e) => Err(git(e)),
+    }
+}
+
+/// gix's status over `index` (its proven entries marked up to date) into `c`: the
+/// index-to-worktree changes, with its directory walk for untracked files only when
+/// `dirwalk`, and the HEAD-to-index changes (staged) unless `nothing_staged`.
+///
+/// Errors: [`RepoError`] when gix's status fails.
+fn gix_status(
+    repo: &gix::Repository,
+    index: gix::index::File,
+    (dirwalk, nothing_staged): (bool, bool),
+    c: &mut Changed,
+) -> Result<(), RepoError> {
     let dirwalk_options = repo.dirwalk_options().map_err(git)?;
     let platform = repo
         .status(gix::progress::Discard)
@@ -444,11 +471,7 @@ fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
             }
         }
     }
-    for p in &c.conflicted {
-        c.staged.remove(p);
-        c.unstaged.remove(p);
-    }
-    Ok(c)
+    Ok(())
 }
 
 /// Clear, in our own copy of the index (never written), the flags that make git skip an

@@ -2,7 +2,7 @@
 //! feedback"; 1.3 "Merged needs proof"): an open request (its feedback), a merged one
 //! whose head proves it is the worker's, one being merged.
 
-use super::{Decided, Table};
+use super::table::{Decided, Table};
 use crate::ledger::Replay;
 use crate::model::reason::Row;
 use crate::model::*;

@@ -21,29 +21,7 @@ pub(super) fn forge(repo: &gix::Repository, cfg: &crate::config::Config) -> Chec
     };
     let shown = crate::forge::redact_url(&url);
     let Some(kind) = select::kind_of(&cfg.forge, &url) else {
-        return match crate::forge::remote_parts(&url).filter(|_| cfg.forge.kind == "auto") {
-            Some((host, _)) => check(
-                "forge",
-                Level::Warn,
-                format!(
-                    "remote '{remote}' ({shown}) is on {host}, which recode.forge auto does not \
-                     recognise as GitLab, GitHub or Gitea: the forge could not be detected, so \
-                     its merge or pull requests are not seen (status shows none)"
-                ),
-                Some(
-                    "git config recode.forge gitlab (or github, gitea: the forge at that host; \
-                     recode.forge none if it is plain git)"
-                        .into(),
-                ),
-            ),
-            None => ok(
-                "forge",
-                format!(
-                    "remote '{remote}' ({shown}) is on no known forge (recode.forge {}): pull requests are opened by hand",
-                    cfg.forge.kind
-                ),
-            ),
-        };
+        return no_known_forge(cfg, &url, &shown);
     };
     let name = kind.name();
     let resolved = match select::resolve(&cfg.forge, &url) {
@@ -76,12 +54,56 @@ pub(super) fn forge(repo: &gix::Repository, cfg: &crate::config::Config) -> Chec
             )),
         );
     }
+    probe(repo, cfg, (kind, &resolved), &on, &shown)
+}
+
+/// The check for a remote (`url`, `shown` redacted) on no forge `recode.forge` names: a
+/// warning with the setting to add when `auto` met a host it does not recognise (its
+/// requests are not seen), else ok (plain git: requests are opened by hand).
+fn no_known_forge(cfg: &crate::config::Config, url: &str, shown: &str) -> Check {
+    let remote = cfg.remote.as_str();
+    match crate::forge::remote_parts(url).filter(|_| cfg.forge.kind == "auto") {
+        Some((host, _)) => check(
+            "forge",
+            Level::Warn,
+            format!(
+                "remote '{remote}' ({shown}) is on {host}, which recode.forge auto does not \
+                 recognise as GitLab, GitHub or Gitea: the forge could not be detected, so \
+                 its merge or pull requests are not seen (status shows none)"
+            ),
+            Some(
+                "git config recode.forge gitlab (or github, gitea: the forge at that host; \
+                 recode.forge none if it is plain git)"
+                    .into(),
+            ),
+        ),
+        None => ok(
+            "forge",
+            format!(
+                "remote '{remote}' ({shown}) is on no known forge (recode.forge {}): pull requests are opened by hand",
+                cfg.forge.kind
+            ),
+        ),
+    }
+}
+
+/// Open the forge and make one small call: ok when it answers (`on` says where), a
+/// failure with the fix pointing at what the answer blames ([`unanswered_fix`]) when it
+/// does not, or when the forge cannot be opened.
+fn probe(
+    repo: &gix::Repository,
+    cfg: &crate::config::Config,
+    (kind, resolved): (crate::forge::Kind, &crate::forge::select::Resolved),
+    on: &str,
+    shown: &str,
+) -> Check {
+    let remote = cfg.remote.as_str();
     match crate::forge::open(repo, cfg) {
         Ok(None) => ok("forge", format!("remote '{remote}' ({shown}): no forge")),
         Ok(Some(f)) => match f.pull_for("recode-doctor-probe") {
             Ok(_) => ok("forge", format!("{on}: token answered")),
             Err(e) => {
-                let fix = unanswered_fix(&e, kind, &resolved);
+                let fix = unanswered_fix(&e, kind, resolved);
                 check(
                     "forge",
                     Level::Fail,

@@ -155,46 +155,80 @@ pub fn install(repo: &gix::Repository, chain: bool) -> Result<Done, InstallError
     }
     let (manager, verdict) = walk::reach_one(&wt, &dir);
     if let Ok(via) = verdict {
-        let text = super::managers::read(&hook_path).unwrap_or_default();
-        if let Err(why) = super::runs::dry_call(&wt, &hook_path, false, &text) {
-            return Err(refused(
-                why,
-                format!(
-                    "the hook is not git-recode's to rewrite: change its line to `{}`",
-                    super::managers::LINE
-                ),
-            ));
-        }
-        return Ok(Done::AlreadyReached(via));
+        return already_reached(&wt, &hook_path, via);
     }
     if manager.is_some() || walk::in_a_working_tree(repo, &dir.path) {
-        let a = advice::advice(manager, &wt, &dir);
-        let what = if a.text.lines().count() > 1 {
-            "the stanza"
-        } else {
-            "the line"
-        };
-        let mut hint = format!("add {what} printed above to {}", a.file);
-        if let Some(then) = &a.then {
-            hint.push_str(&format!("\nthen run `{then}`"));
-        }
-        hint.push_str(&format!(
-            "\n`git recode hook status` will then report: {}",
-            a.status
-        ));
-        return Err(InstallError::Refused {
-            advice: Some(a.text),
-            message: a.reason,
-            hint,
-        });
+        return Err(manager_refusal(manager, &wt, &dir));
     }
-    let dir = dir.path;
+    write_into(&dir.path, hook_path, kind, chain)
+}
+
+/// A manager or chain already reaches the hook (`via`: how): done, when a dry call of
+/// the hook at `hook_path` reaches git-recode.
+///
+/// Errors: [`InstallError::Refused`] when it does not (the hook is not ours to rewrite:
+/// the line to change it to).
+fn already_reached(wt: &Path, hook_path: &Path, via: String) -> Result<Done, InstallError> {
+    let text = super::managers::read(hook_path).unwrap_or_default();
+    if let Err(why) = super::runs::dry_call(wt, hook_path, false, &text) {
+        return Err(refused(
+            why,
+            format!(
+                "the hook is not git-recode's to rewrite: change its line to `{}`",
+                super::managers::LINE
+            ),
+        ));
+    }
+    Ok(Done::AlreadyReached(via))
+}
+
+/// The refusal where a hook manager (`manager`) or a working tree holds the hooks
+/// directory: the configuration to add ([`advice::advice`]), where, what to run then, and
+/// what `hook status` will report.
+fn manager_refusal(
+    manager: Option<super::Manager>,
+    wt: &Path,
+    dir: &walk::HooksDir,
+) -> InstallError {
+    let a = advice::advice(manager, wt, dir);
+    let what = if a.text.lines().count() > 1 {
+        "the stanza"
+    } else {
+        "the line"
+    };
+    let mut hint = format!("add {what} printed above to {}", a.file);
+    if let Some(then) = &a.then {
+        hint.push_str(&format!("\nthen run `{then}`"));
+    }
+    hint.push_str(&format!(
+        "\n`git recode hook status` will then report: {}",
+        a.status
+    ));
+    InstallError::Refused {
+        advice: Some(a.text),
+        message: a.reason,
+        hint,
+    }
+}
+
+/// Write our hook at `hook_path` in git's own hooks directory `dir`, by what is there
+/// (`kind`): nothing (the directory created), or someone else's hook, kept as
+/// `post-commit.pre-recode` ([`super::CHAINED_SUFFIX`]) and run first with `chain`.
+///
+/// Errors: [`InstallError::Refused`] for someone else's hook without `chain`, or a kept
+/// hook already there; [`InstallError::Io`].
+fn write_into(
+    dir: &Path,
+    hook_path: PathBuf,
+    kind: Installed,
+    chain: bool,
+) -> Result<Done, InstallError> {
     match kind {
         Installed::Ours | Installed::Chained | Installed::Edited => {
             Ok(Done::AlreadyInstalled(hook_path))
         }
         Installed::Nothing => {
-            std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
+            std::fs::create_dir_all(dir).map_err(io("create", dir))?;
             write_hook(&hook_path, &fresh_hook())?;
             Ok(Done::Installed(hook_path))
         }
