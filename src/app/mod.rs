@@ -27,7 +27,7 @@ pub use hook::{
     Acted, HookSaid, act as hook_act, is_hook_path, post_commit, status as hook_status,
 };
 pub use log::{LogLine, log};
-pub use record::{Record, record};
+pub use record::{Exit, Record, Spawn, record};
 pub use recover::{Recovered, recover, usage as recover_usage};
 pub use report::{report, report_text, write_report_html};
 pub use resume::{Resume, ResumeRequest, resume};

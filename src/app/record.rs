@@ -7,43 +7,51 @@ use crate::error::Error;
 use crate::model::{Body, GateBy};
 use crate::{agent, record};
 
+/// What `record spawn` is told (files not read yet).
+#[derive(Debug, Default)]
+pub struct Spawn {
+    /// The worker branch (it need not exist yet).
+    pub branch: String,
+    /// The agent's session id.
+    pub session_id: Option<String>,
+    /// The agent's name.
+    pub agent: Option<String>,
+    /// The agent's process id on this host.
+    pub pid: Option<u32>,
+    /// The agent's directory.
+    pub cwd: Option<PathBuf>,
+    /// The file the loop sends the agent's stdout to.
+    pub output: Option<PathBuf>,
+    /// The file holding the prompt the loop gave the agent.
+    pub prompt_file: Option<PathBuf>,
+    /// The agent's configuration directory.
+    pub config_dir: Option<PathBuf>,
+    /// The agent's own flags (after `--`).
+    pub agent_args: Vec<String>,
+}
+
+/// What `record exit` is told (files not read yet).
+#[derive(Debug, Default)]
+pub struct Exit {
+    /// The worker branch.
+    pub branch: String,
+    /// The agent's exit code.
+    pub rc: i32,
+    /// The final message's file (`-`: standard input).
+    pub message_file: Option<PathBuf>,
+    /// The agent's output (`-`: standard input).
+    pub result_json: Option<PathBuf>,
+    /// The issue or ref the task is blocked on.
+    pub blocker: Option<String>,
+}
+
 /// What `record` is told (the command line's words, files not read yet).
 #[derive(Debug)]
 pub enum Record {
     /// An attempt's start.
-    Spawn {
-        /// The worker branch (it need not exist yet).
-        branch: String,
-        /// The agent's session id.
-        session_id: Option<String>,
-        /// The agent's name.
-        agent: Option<String>,
-        /// The agent's process id on this host.
-        pid: Option<u32>,
-        /// The agent's directory.
-        cwd: Option<PathBuf>,
-        /// The file the loop sends the agent's stdout to.
-        output: Option<PathBuf>,
-        /// The file holding the prompt the loop gave the agent.
-        prompt_file: Option<PathBuf>,
-        /// The agent's configuration directory.
-        config_dir: Option<PathBuf>,
-        /// The agent's own flags (after `--`).
-        agent_args: Vec<String>,
-    },
+    Spawn(Spawn),
     /// An attempt's end.
-    Exit {
-        /// The worker branch.
-        branch: String,
-        /// The agent's exit code.
-        rc: i32,
-        /// The final message's file (`-`: standard input).
-        message_file: Option<PathBuf>,
-        /// The agent's output (`-`: standard input).
-        result_json: Option<PathBuf>,
-        /// The issue or ref the task is blocked on.
-        blocker: Option<String>,
-    },
+    Exit(Exit),
     /// A gate result for the branch's head.
     Gate {
         /// The worker branch.
@@ -68,8 +76,8 @@ pub enum Record {
 impl Record {
     fn branch(&self) -> &str {
         match self {
-            Record::Spawn { branch, .. }
-            | Record::Exit { branch, .. }
+            Record::Spawn(Spawn { branch, .. })
+            | Record::Exit(Exit { branch, .. })
             | Record::Gate { branch, .. }
             | Record::Unblock { branch }
             | Record::Clear { branch, .. } => branch,
@@ -87,84 +95,13 @@ impl Record {
 pub fn record(s: &Session, what: Record) -> Result<Option<&'static str>, Error> {
     let branch = what.branch().to_string();
     s.not_base(&branch)?;
-    if !matches!(what, Record::Spawn { .. }) && !record::known(&s.repo, &s.cfg, &branch)? {
+    if !matches!(what, Record::Spawn(_)) && !record::known(&s.repo, &s.cfg, &branch)? {
         return Err(s.unknown_branch(&branch));
     }
     s.pick_up(std::slice::from_ref(&branch));
     match what {
-        Record::Spawn {
-            branch,
-            session_id,
-            agent,
-            pid,
-            cwd,
-            output,
-            prompt_file,
-            config_dir,
-            agent_args,
-        } => {
-            let prompt = prompt_file.as_deref().map(read_prompt).transpose()?;
-            // The ledger travels with the repository: a key passed as a flag stays out.
-            if let Some(a) = agent_args.iter().find(|a| crate::redact::redact(a) != **a) {
-                return Err(Error::Usage(format!(
-                    "agent flag {:?} holds a secret: pass it through the agent's environment, not `record spawn --`",
-                    crate::redact::redact(a)
-                )));
-            }
-            let config_dir = config_dir.map(|d| absolute(&d)).or_else(|| {
-                let var = agent.as_deref().and_then(agent::profile)?.config_env?;
-                std::env::var(var)
-                    .ok()
-                    .filter(|d| !d.is_empty())
-                    .map(|d| absolute(Path::new(&d)))
-            });
-            let spawn = record::Spawn {
-                branch,
-                session_id,
-                agent,
-                pid,
-                cwd,
-                output: output.as_deref().map(absolute),
-                prompt,
-                agent_args: (!agent_args.is_empty()).then_some(agent_args),
-                config_dir,
-            };
-            let done = record::spawn(&s.repo, &s.cfg, s.now, spawn)?;
-            s.warn(done.warnings);
-            Ok(None)
-        }
-        Record::Exit {
-            branch,
-            rc,
-            message_file,
-            result_json,
-            blocker,
-        } => {
-            let mut result = result_json
-                .as_deref()
-                .map(|p| read_result(s, p))
-                .transpose()?;
-            if let Some(r) = result.as_mut() {
-                let mut warnings = Vec::new();
-                r.session_id = r
-                    .session_id
-                    .take()
-                    .filter(|id| record::checked_session(id, &mut warnings));
-                s.warn(warnings);
-            }
-            let message = message_file
-                .as_deref()
-                .map(|p| read_message(s, p))
-                .transpose()?;
-            let x = record::Exit {
-                branch,
-                rc,
-                message,
-                result,
-                blocker,
-            };
-            Ok(Some(record::exit(&s.repo, &s.cfg, s.now, x)?.as_str()))
-        }
+        Record::Spawn(spawn) => record_spawn(s, spawn).map(|()| None),
+        Record::Exit(exit) => record_exit(s, exit).map(Some),
         Record::Gate { branch, passed } => {
             let (_, head) = record::locate(&s.repo, &branch)?;
             let Some(head) = head else {
@@ -188,6 +125,91 @@ pub fn record(s: &Session, what: Record) -> Result<Option<&'static str>, Error> 
             Ok(None)
         }
     }
+}
+
+/// `record spawn`: the prompt file's head, the agent's flags (refused when one holds a
+/// secret: the ledger travels with the repository), paths made absolute, then ledgered.
+///
+/// Errors: [`Error::Usage`]; [`Error::Io`]; ledger errors.
+fn record_spawn(s: &Session, spawn: Spawn) -> Result<(), Error> {
+    let Spawn {
+        branch,
+        session_id,
+        agent,
+        pid,
+        cwd,
+        output,
+        prompt_file,
+        config_dir,
+        agent_args,
+    } = spawn;
+    let prompt = prompt_file.as_deref().map(read_prompt).transpose()?;
+    // The ledger travels with the repository: a key passed as a flag stays out.
+    if let Some(a) = agent_args.iter().find(|a| crate::redact::redact(a) != **a) {
+        return Err(Error::Usage(format!(
+            "agent flag {:?} holds a secret: pass it through the agent's environment, not `record spawn --`",
+            crate::redact::redact(a)
+        )));
+    }
+    let config_dir = config_dir.map(|d| absolute(&d)).or_else(|| {
+        let var = agent.as_deref().and_then(agent::profile)?.config_env?;
+        std::env::var(var)
+            .ok()
+            .filter(|d| !d.is_empty())
+            .map(|d| absolute(Path::new(&d)))
+    });
+    let spawn = record::Spawn {
+        branch,
+        session_id,
+        agent,
+        pid,
+        cwd,
+        output: output.as_deref().map(absolute),
+        prompt,
+        agent_args: (!agent_args.is_empty()).then_some(agent_args),
+        config_dir,
+    };
+    let done = record::spawn(&s.repo, &s.cfg, s.now, spawn)?;
+    s.warn(done.warnings);
+    Ok(())
+}
+
+/// `record exit`: the agent's output and final message read in bounded memory, then the
+/// outcome classified and ledgered ([`record::exit`]); returns the outcome's name.
+///
+/// Errors: [`Error::Io`]; ledger errors.
+fn record_exit(s: &Session, exit: Exit) -> Result<&'static str, Error> {
+    let Exit {
+        branch,
+        rc,
+        message_file,
+        result_json,
+        blocker,
+    } = exit;
+    let mut result = result_json
+        .as_deref()
+        .map(|p| read_result(s, p))
+        .transpose()?;
+    if let Some(r) = result.as_mut() {
+        let mut warnings = Vec::new();
+        r.session_id = r
+            .session_id
+            .take()
+            .filter(|id| record::checked_session(id, &mut warnings));
+        s.warn(warnings);
+    }
+    let message = message_file
+        .as_deref()
+        .map(|p| read_message(s, p))
+        .transpose()?;
+    let x = record::Exit {
+        branch,
+        rc,
+        message,
+        result,
+        blocker,
+    };
+    Ok(record::exit(&s.repo, &s.cfg, s.now, x)?.as_str())
 }
 
 /// `p` made absolute (against the current directory), as text.

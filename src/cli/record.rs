@@ -107,7 +107,7 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
             prompt_file,
             config_dir,
             agent_args,
-        } => app::Record::Spawn {
+        } => app::Record::Spawn(app::Spawn {
             branch,
             session_id,
             agent,
@@ -117,20 +117,20 @@ pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
             prompt_file,
             config_dir,
             agent_args,
-        },
+        }),
         RecordCommand::Exit {
             branch,
             rc,
             message_file,
             result_json,
             blocker,
-        } => app::Record::Exit {
+        } => app::Record::Exit(app::Exit {
             branch,
             rc,
             message_file,
             result_json,
             blocker,
-        },
+        }),
         RecordCommand::Gate { branch, passed, .. } => app::Record::Gate { branch, passed },
         RecordCommand::Unblock { branch } => app::Record::Unblock { branch },
         RecordCommand::Clear { branch, reason } => app::Record::Clear { branch, reason },

@@ -521,6 +521,13 @@ mod tests {
         );
     }
 
+    fn deleted() -> Body {
+        Body::Deleted {
+            worktree: None,
+            ignored: vec![],
+        }
+    }
+
     #[test]
     fn capped_classified_and_deleted_workers() {
         let f = Outcome::Failed;
@@ -564,15 +571,7 @@ mod tests {
                 "2026-11-20T09:10:00Z",
                 exit(Outcome::NeedsHuman),
             ),
-            (
-                "4",
-                "issue-4",
-                "2026-11-20T09:20:00Z",
-                Body::Deleted {
-                    worktree: None,
-                    ignored: vec![],
-                },
-            ),
+            ("4", "issue-4", "2026-11-20T09:20:00Z", deleted()),
         ]);
         let opts = Options {
             now: clock::parse("2026-11-20T12:00:00Z").unwrap(),

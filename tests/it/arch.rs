@@ -506,3 +506,88 @@ fn every_cli_file_imports_only_the_face_wire_and_render() {
     }
     assert!(seen >= 15, "read the command files: {seen}");
 }
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The functions of `text` longer than `max` lines, from the `fn` line to the closing
+/// brace at the same indentation (rustfmt's layout), as `name (lines)`.
+fn long_functions(text: &str, max: usize) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i];
+        let trimmed = l.trim_start();
+        let indent = l.len() - trimmed.len();
+        let name = [
+            "pub fn ",
+            "pub(crate) fn ",
+            "pub(super) fn ",
+            "fn ",
+            "const fn ",
+        ]
+        .iter()
+        .find_map(|p| trimmed.strip_prefix(p))
+        .map(|rest| rest.split(['(', '<']).next().unwrap_or("").to_string());
+        let Some(name) = name else {
+            i += 1;
+            continue;
+        };
+        let mut open = i;
+        while open < lines.len() && !lines[open].trim_end().ends_with('{') {
+            if lines[open].trim_end().ends_with(';') {
+                break;
+            }
+            open += 1;
+        }
+        if open >= lines.len() || !lines[open].trim_end().ends_with('{') {
+            i = open + 1;
+            continue;
+        }
+        let close = (open + 1..lines.len())
+            .find(|&k| lines[k].len() == indent + 1 && lines[k].ends_with('}'))
+            .unwrap_or(lines.len() - 1);
+        let n = close - i + 1;
+        // `Display` tables (one arm a sentence) are tables, not functions to split.
+        if n > max && name != "fmt" {
+            out.push(format!("{name} ({n} lines)"));
+        }
+        i = close + 1;
+    }
+    out
+}
+
+/// Sizes a reader can hold: no source file over 650 lines but the data tables (agents'
+/// wordings, reset-time forms), no function over 80 lines but `Display` tables.
+#[test]
+fn no_file_over_650_lines_and_no_function_over_80() {
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let tables = ["outcome/signs.rs", "outcome/reset.rs"];
+    let mut big = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let shown = f.display().to_string();
+        if text.lines().count() > 650 && !tables.iter().any(|t| shown.ends_with(t)) {
+            big.push(format!("{shown}: {} lines", text.lines().count()));
+        }
+        for long in long_functions(&text, 80) {
+            big.push(format!("{shown}: fn {long}"));
+        }
+    }
+    assert!(files.len() > 100, "read the sources: {}", files.len());
+    assert!(big.is_empty(), "too big:\n{}", big.join("\n"));
+}
