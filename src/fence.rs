@@ -110,6 +110,37 @@ pub fn inline(text: &str) -> String {
     out
 }
 
+/// Untrusted text made one name that is safe both as a ref component (git's
+/// `check-ref-format` rules) and as a file or directory name: every character but
+/// `[A-Za-z0-9._-]` becomes `-`, runs of `.` collapse to one, no leading `.`, no trailing
+/// `.` or `.lock`; may be empty (the caller names the fallback). The one rule for host
+/// ids in refs, worktree directories and prompt files.
+pub fn component(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for c in text.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
+            c
+        } else {
+            '-'
+        };
+        if c == '.' && s.ends_with('.') {
+            continue;
+        }
+        s.push(c);
+    }
+    let mut s = s.trim_start_matches('.').to_string();
+    loop {
+        if let Some(t) = s.strip_suffix(".lock") {
+            s = t.to_string();
+        } else if let Some(t) = s.strip_suffix('.') {
+            s = t.to_string();
+        } else {
+            break;
+        }
+    }
+    s
+}
+
 /// Whether `id` may be taken as an agent's session id (SPEC 1.2 "Untrusted input stays
 /// out": `^[A-Za-z0-9._:@+-]{1,200}$`), and does not start with `-`, so no agent can read it
 /// as an option word (`--dangerously-skip-permissions`). Checked wherever an id enters:
@@ -126,6 +157,21 @@ pub fn session_id_ok(id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_component_rule_for_refs_and_directories() {
+        for (given, made) in [
+            ("issue-7", "issue-7"),
+            ("feat/issue-12 parser", "feat-issue-12-parser"),
+            ("..a..b.lock", "a.b"),
+            ("hostB.", "hostB"),
+            ("ü", "-"),
+            ("x.lock.lock", "x"),
+            ("", ""),
+        ] {
+            assert_eq!(component(given), made, "{given:?}");
+        }
+    }
 
     #[test]
     fn every_break_starts_a_prefixed_line() {

@@ -524,16 +524,10 @@ pub fn default_path(repo: &gix::Repository, worktree_dir: Option<&str>, branch: 
                 .unwrap_or_else(|| main.join(".worktrees"))
         }
     };
-    let dir_name: String = branch
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let mut dir_name = crate::fence::component(branch);
+    if dir_name.is_empty() {
+        dir_name = "worker".into();
+    }
     root.join(dir_name).display().to_string()
 }
 

@@ -49,32 +49,10 @@ pub fn ref_component(host: &str) -> String {
     format!("{s}-{}", &hash[..8])
 }
 
-/// `host` made a valid ref component: every byte but `[A-Za-z0-9._-]` becomes `-`, runs
-/// of `.` collapse to one, no leading `.`, no trailing `.` or `.lock` (a leading `-` is
-/// fine inside a ref); empty → `unknown-host`.
+/// `host` made a valid ref component ([`crate::fence::component`]); empty →
+/// `unknown-host`.
 pub fn sanitized(host: &str) -> String {
-    let mut s = String::with_capacity(host.len());
-    for c in host.chars() {
-        let c = if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
-            c
-        } else {
-            '-'
-        };
-        if c == '.' && s.ends_with('.') {
-            continue;
-        }
-        s.push(c);
-    }
-    let mut s = s.trim_start_matches('.').to_string();
-    loop {
-        if let Some(t) = s.strip_suffix(".lock") {
-            s = t.to_string();
-        } else if let Some(t) = s.strip_suffix('.') {
-            s = t.to_string();
-        } else {
-            break;
-        }
-    }
+    let s = crate::fence::component(host);
     if s.is_empty() {
         "unknown-host".into()
     } else {

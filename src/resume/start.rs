@@ -80,18 +80,6 @@ fn blob_sha(text: &str) -> String {
     .unwrap_or_default()
 }
 
-fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// What depends on the attempt number: the prompt, its file, the command.
 struct Prepared {
     facts: Facts,
@@ -120,13 +108,9 @@ impl Inputs<'_> {
         let prompt = super::prompt(&facts);
         let prompt_file = match (&self.req.output, self.req.json) {
             (Some(p), _) => Some(p.clone()),
-            (None, true) => Some(
-                self.repo
-                    .common_dir()
-                    .join("recode")
-                    .join("prompts")
-                    .join(format!("{}-{}.md", sanitize(&self.w.task), attempt)),
-            ),
+            (None, true) => Some(self.repo.common_dir().join("recode").join("prompts").join(
+                format!("{}-{}.md", crate::fence::component(&self.w.task), attempt),
+            )),
             (None, false) => None,
         };
         let shown = prompt_file

@@ -111,7 +111,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "hosts",
         &[
-            "clock", "config", "git", "ledger", "model", "process", "repo",
+            "clock", "config", "fence", "git", "ledger", "model", "process", "repo",
         ],
     ),
     (
@@ -195,7 +195,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["clock", "doctor", "hook", "model", "recover", "resume"],
     ),
     ("workers", &["config", "ledger"]),
-    ("worktree", &["model", "repo"]),
+    ("worktree", &["fence", "model", "repo"]),
 ];
 
 /// Each top-level module's layer (see the module comment).
