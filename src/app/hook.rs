@@ -68,6 +68,25 @@ pub fn status(s: &Session) -> Vec<WorktreeReach> {
     hook::reach_and_run(&s.repo)
 }
 
+/// The document `hook status --json` prints for `all`.
+pub fn status_doc(all: &[WorktreeReach]) -> crate::wire::HookStatusDoc<'_> {
+    crate::wire::HookStatusDoc {
+        schema: crate::wire::SCHEMA,
+        worktrees: all
+            .iter()
+            .map(|r| crate::wire::HookReachJson {
+                path: r.path.display().to_string(),
+                hooks_dir: r.hooks_dir.display().to_string(),
+                manager: r.manager.map(<&'static str>::from),
+                reaches: r.reaches,
+                via: r.via.as_deref(),
+                why: r.why.as_deref(),
+                current: r.current,
+            })
+            .collect(),
+    }
+}
+
 /// What the post-commit hook says: a line for stdout (the dry call's answer) and at most
 /// one line for stderr. The hook never fails a commit: its exit code is always 0.
 #[derive(Debug, Default)]

@@ -25,6 +25,7 @@ pub use demo::{DEMO_SCRIPT, Demo, build as build_demo, demo};
 pub use doctor::{Doctor, doctor, doctor_doc};
 pub use hook::{
     Acted, HookSaid, act as hook_act, is_hook_path, post_commit, status as hook_status,
+    status_doc as hook_status_doc,
 };
 pub use log::{LogLine, log};
 pub use record::{Exit, Record, Spawn, record};

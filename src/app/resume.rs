@@ -52,7 +52,25 @@ impl Resume {
 
     /// The document `resume --json` prints.
     pub fn doc(&self) -> crate::wire::ResumeDoc<'_> {
-        crate::wire::ResumeDoc::new(&self.started, self.dry_run)
+        let s = &self.started;
+        crate::wire::ResumeDoc {
+            schema: crate::wire::SCHEMA,
+            task: &s.facts.task,
+            branch: &s.facts.branch,
+            attempt: s.facts.attempt,
+            mode: match s.launch.mode {
+                Mode::Session => "session",
+                Mode::Fresh => "fresh",
+            },
+            why: &s.launch.why,
+            session_id: s.launch.session_id.as_deref(),
+            cwd: &s.launch.cwd,
+            command: &s.launch.command,
+            prompt_file: s.prompt_file.as_ref().map(|p| p.display().to_string()),
+            prompt_sha: &s.prompt_sha,
+            dry_run: self.dry_run,
+            facts: &s.facts,
+        }
     }
 }
 

@@ -4,7 +4,6 @@ use std::io::Write;
 
 use crate::app::{self, EXIT_OK, Error};
 use crate::cli::{Ui, out_err};
-use crate::wire;
 
 /// The post-commit milestone hook
 #[derive(clap::Subcommand, Debug)]
@@ -62,8 +61,8 @@ fn status(json: bool, ui: &Ui) -> Result<i32, Error> {
     ui.warn(&s.take_warnings());
     let mut out = ui.out();
     if json {
-        let text = serde_json::to_string(&wire::HookStatusDoc::new(&all))
-            .expect("plain structs serialize");
+        let text =
+            serde_json::to_string(&app::hook_status_doc(&all)).expect("plain structs serialize");
         writeln!(out, "{text}").map_err(out_err)?;
         return Ok(EXIT_OK);
     }

@@ -143,3 +143,14 @@ pub fn exit_code(checks: &[Check]) -> i32 {
         crate::error::EXIT_OK
     }
 }
+
+impl From<&Check> for crate::wire::DoctorCheckJson {
+    fn from(c: &Check) -> Self {
+        crate::wire::DoctorCheckJson {
+            check: c.check.to_string(),
+            level: c.level.to_string(),
+            message: c.message.clone(),
+            fix: c.fix.clone(),
+        }
+    }
+}

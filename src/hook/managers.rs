@@ -23,8 +23,9 @@ pub const LINE: &str = "git-recode hook post-commit || true";
 const SPELLINGS: [&str; 2] = ["git-recode hook post-commit", "git recode hook post-commit"];
 
 /// A hook manager that writes the `post-commit` file git runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Manager {
     /// husky 9 (`core.hooksPath=.husky/_`, a generated, ignored directory).
     Husky9,
@@ -295,5 +296,26 @@ mod tests {
         // The stage named in a comment is not a stage.
         let commented = "repos:\n- repo: local\n  hooks:\n    - id: git-recode\n      entry: git-recode hook post-commit  # for post-commit\n      language: system\n";
         assert!(!pre_commit_runs_us(commented));
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::Manager;
+
+    /// `hook status --json`'s `manager` (strum's name) is serde's name, for every manager.
+    #[test]
+    fn the_wire_name_is_serdes_name() {
+        for m in [
+            Manager::Husky9,
+            Manager::Husky,
+            Manager::Husky4,
+            Manager::Lefthook,
+            Manager::PreCommit,
+            Manager::SimpleGitHooks,
+        ] {
+            let serde = serde_json::to_value(m).unwrap();
+            assert_eq!(serde.as_str(), Some(<&'static str>::from(m)));
+        }
     }
 }

@@ -96,6 +96,21 @@ pub struct Step {
     pub error: bool,
 }
 
+impl From<&Step> for crate::wire::RecoverResultJson {
+    fn from(s: &Step) -> Self {
+        crate::wire::RecoverResultJson {
+            task: s.task.clone(),
+            branch: s.branch.clone(),
+            action: s.action.as_str().to_string(),
+            result: serde_json::to_value(s.result)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            reason: s.reason.clone(),
+        }
+    }
+}
+
 /// What to recover.
 #[derive(Debug, Clone, Default)]
 pub struct Request {

@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use serde::Serialize;
-
 use crate::config::Config;
 use crate::ledger;
 use crate::ledger::Body;
@@ -12,91 +10,7 @@ use crate::model::{Snapshot, Worker};
 use crate::{git, hook, repo};
 
 use super::{ResumeError, feedback};
-
-/// One commit since the base.
-#[derive(Serialize, Clone, Debug, PartialEq)]
-pub struct CommitFact {
-    /// Commit id (40 hex digits in `resume --json`).
-    #[serde(serialize_with = "crate::model::event::wire_head::one")]
-    pub id: gix::ObjectId,
-    /// First line of the message.
-    pub subject: String,
-    /// Its `Recode-Phase:` trailer.
-    pub phase: Option<String>,
-    /// A git-recode WIP snapshot (`Recode-Wip: true`).
-    pub wip: bool,
-}
-
-/// The facts a prompt is built from (also `resume --json`'s `facts`).
-#[derive(Serialize, Clone, Debug, PartialEq)]
-pub struct Facts {
-    /// Task key.
-    pub task: String,
-    /// Branch.
-    pub branch: String,
-    /// Base branch.
-    pub base: String,
-    /// The branch exists locally.
-    pub branch_exists: bool,
-    /// The remote-tracking branch, when it exists.
-    pub remote_branch: Option<String>,
-    /// Commits ahead of the base; null when unknown (a shallow history without a merge base).
-    pub ahead: Option<u32>,
-    /// Commits behind the base; null when unknown.
-    pub behind: Option<u32>,
-    /// Commits since the base, oldest first.
-    pub commits: Vec<CommitFact>,
-    /// `git diff --stat <base>...<head>`.
-    pub diffstat: String,
-    /// `git status --short` of the worktree (empty when clean or absent).
-    pub uncommitted: Vec<String>,
-    /// The worktree.
-    pub worktree: Option<String>,
-    /// The newest gate result for exactly the head: `passed` or `failed`.
-    pub gate: Option<String>,
-    /// The previous attempt's outcome.
-    pub last_outcome: Option<String>,
-    /// Its exit code.
-    pub last_rc: Option<i32>,
-    /// Its final message.
-    pub last_message: Option<String>,
-    /// Newest milestone.
-    pub phase: Option<String>,
-    /// The attempt this resume starts.
-    pub attempt: u32,
-    /// `recode.maxAttempts`.
-    pub max_attempts: u32,
-    /// What the branch's newest WIP step left out and is still in the worktree (SPEC 1.2
-    /// "Never lose work: more states": the resume prompt names it), in the ledger's order.
-    pub left_out: Vec<LeftOutFact>,
-    /// Stash entries made on the branch, newest first (`stash@{N} (<message>)`: the message
-    /// is untrusted text): work no status shows (SPEC 1.3).
-    pub stashes: Vec<String>,
-    /// The open pull request whose failing checks or requested changes this resume
-    /// answers (SPEC "Pull request feedback"); null otherwise.
-    pub pull_request: Option<feedback::PrFacts>,
-    /// The worker's newest attempt ran on another host, silent for `recode.hostTimeout`:
-    /// this resume takes it over (SPEC 1.2 "Several machines"). Absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub takeover: Option<TakeoverFacts>,
-    /// The task's own prompt, as the loop gave it to the newest attempt that recorded one
-    /// (`record spawn --prompt-file`, its first 16 KiB): untrusted, fenced under "The
-    /// task" (SPEC 1.3). Absent when no spawn recorded one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub task_prompt: Option<String>,
-}
-
-/// Where the work was before a takeover (SPEC 1.2: the prompt says where the work was and
-/// that uncommitted work may remain there).
-#[derive(Serialize, Clone, Debug, PartialEq)]
-pub struct TakeoverFacts {
-    /// The silent host.
-    pub from_host: String,
-    /// The directory its newest attempt ran in there, when recorded.
-    pub path: Option<String>,
-    /// When that host was last heard of (RFC 3339).
-    pub last_seen: String,
-}
+use crate::wire::{CommitFact, Gate, LeftOutFact, ResumeFacts as Facts, TakeoverFacts};
 
 /// The takeover this resume would be: the worker's newest attempt ran on another host
 /// (SPEC 1.2 "Several machines"); the directory of that host's newest `spawn` on the branch.
@@ -140,7 +54,7 @@ pub fn facts(
     let gate = w
         .head
         .and_then(|h| ledger::gate_on(&snap.events, h))
-        .map(|p| if p { "passed" } else { "failed" }.to_string());
+        .map(|p| if p { Gate::Passed } else { Gate::Failed });
     let (last_rc, last_message) = last_exit(snap);
     let remote_ref = repo::remote_tracking(repo, cfg, &w.branch);
     let attempt = ledger::next_attempt(&snap.events);
@@ -159,7 +73,7 @@ pub fn facts(
         uncommitted,
         worktree: w.worktree.clone(),
         gate,
-        last_outcome: w.last_outcome.map(|o| o.as_str().to_string()),
+        last_outcome: w.last_outcome,
         last_rc,
         last_message,
         phase: w.phase.clone(),
@@ -171,19 +85,6 @@ pub fn facts(
         takeover: takeover_facts(snap),
         task_prompt: task_prompt(snap),
     })
-}
-
-/// One path a WIP commit left out, as it is on disk now.
-#[derive(Serialize, Clone, Debug, PartialEq)]
-pub struct LeftOutFact {
-    /// Repository-relative, `/`-separated.
-    pub path: String,
-    /// `submodule` (a registered gitlink holding work its remote lacks), `repository` (an
-    /// untracked nested repository), `file` (an untracked file, too large for a WIP
-    /// commit or refused by the remote), or `other`.
-    pub kind: &'static str,
-    /// The file's size in bytes (`file` only).
-    pub bytes: Option<u64>,
 }
 
 /// The newest `wip` event's `left_out` paths (`ledger::left_out_last`) that are still in

@@ -5,32 +5,15 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
-
 use super::quote_untrusted;
 use crate::model::{Checks, Feedback, Pr, PrState, Review};
+use crate::wire::PrFacts;
 
 /// The fence lines around the forge's feedback. Every line inside is prefixed with `| `,
 /// so no text in it can close the fence.
 pub const FEEDBACK_BEGIN: &str = "----- BEGIN UNTRUSTED PULL REQUEST FEEDBACK -----";
 /// See [`FEEDBACK_BEGIN`].
 pub const FEEDBACK_END: &str = "----- END UNTRUSTED PULL REQUEST FEEDBACK -----";
-
-/// The open pull request a resume answers, with the forge's verdict and its evidence
-/// (texts already cut to [`crate::forge::feedback::MAX_TEXT`] characters).
-#[derive(Serialize, Clone, Debug, PartialEq)]
-pub struct PrFacts {
-    /// Its number.
-    pub number: u64,
-    /// Its page.
-    pub url: String,
-    /// `failing`, `pending`, `passing` or null.
-    pub checks: Option<&'static str>,
-    /// `changes_requested`, `approved` or null.
-    pub review: Option<&'static str>,
-    /// The failing checks and requested changes (untrusted).
-    pub feedback: Feedback,
-}
 
 /// The facts of `pr` when it is open and its checks fail or a reviewer requests changes
 /// (what makes the action `resume`); else `None`.

@@ -20,7 +20,8 @@ mod render;
 pub mod start;
 pub mod takeover;
 
-pub use facts::{CommitFact, Facts, LeftOutFact, TakeoverFacts, facts, takeover_facts};
+pub use crate::wire::ResumeFacts as Facts;
+pub use facts::{facts, takeover_facts};
 pub use launch::{
     Launch, Mode, PLACEHOLDERS, fill, launch, quoted_placeholder, sh_quote, unset_tokens,
 };

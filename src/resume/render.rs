@@ -7,6 +7,7 @@ use super::{
     quote_untrusted,
 };
 use crate::fence;
+use crate::wire::Gate;
 
 /// Render the prompt. Untrusted text stays out (SPEC 1.2): the final message, the pull
 /// request's feedback and the commit subjects are fenced ([`quote_untrusted`]); names
@@ -293,9 +294,9 @@ fn tests(p: &mut String, f: &Facts) {
     let _ = writeln!(
         p,
         "{}\n",
-        match f.gate.as_deref() {
-            Some("passed") => "The gate passed on the current head.",
-            Some(_) => "The gate FAILED on the current head: make it pass.",
+        match f.gate {
+            Some(Gate::Passed) => "The gate passed on the current head.",
+            Some(Gate::Failed) => "The gate FAILED on the current head: make it pass.",
             None => "No gate result for the current head.",
         }
     );
@@ -307,10 +308,14 @@ fn previous_attempt(p: &mut String, f: &Facts) {
     let _ = writeln!(p, "## The previous attempt\n");
     match (&f.last_outcome, f.last_rc) {
         (Some(o), Some(rc)) => {
-            let _ = writeln!(p, "It ended with outcome `{o}` (exit code {rc}).");
+            let _ = writeln!(
+                p,
+                "It ended with outcome `{}` (exit code {rc}).",
+                o.as_str()
+            );
         }
         (Some(o), None) => {
-            let _ = writeln!(p, "It ended with outcome `{o}`.");
+            let _ = writeln!(p, "It ended with outcome `{}`.", o.as_str());
         }
         _ => {
             let _ = writeln!(p, "It left no recorded exit (it was killed or stalled).");

@@ -11,13 +11,14 @@
 //! 0. leaves: `clock`, `failpoint`, `fence`, `outcome`, `process`, `progress`, `redact`, `retry`, `ssh`, `tail`, `trailer`;
 //! 1. `git` (every git run), `lock`, vocabulary: `model` (worker and event types: no
 //!    ledger), `agent` (agents' output);
-//! 2. `config`, `render`, `hosts` (heartbeat refs, whose a worker is);
+//! 2. `config`, `render`, `wire` (the `--json` documents: plain structs), `hosts`
+//!    (heartbeat refs, whose a worker is);
 //! 3. storage: `ledger` (notes, CAS appends, replayed facts), `repo` (refs and history);
 //! 4. edges: `worktree`, `forge`, `sync`; `classify` (pure); `workers` (which branches are);
 //! 5. `hook`, `locks` (stale-lock rules), `record`;
 //! 6. `snapshot` (the gather), `resume`;
 //! 7. `recover`;
-//! 8. `error`; 9. `doctor`; 10. `wire` (output types); 11. `report`;
+//! 8. `error`; 9. `doctor`; 11. `report`;
 //! 12. `app`, the library's face: a session and one function per command;
 //! 13. `cli` (nothing else imports it): parses, calls one `app` function, renders
 //!     through `wire` and `render`.
@@ -71,7 +72,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "doctor",
         &[
             "agent", "clock", "config", "error", "forge", "git", "hook", "hosts", "process",
-            "render", "repo", "ssh", "worktree",
+            "render", "repo", "ssh", "wire", "worktree",
         ],
     ),
     (
@@ -155,6 +156,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "snapshot",
             "ssh",
             "trailer",
+            "wire",
             "worktree",
         ],
     ),
@@ -172,7 +174,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "resume",
         &[
             "agent", "clock", "config", "fence", "git", "hook", "hosts", "ledger", "model",
-            "process", "redact", "repo", "sync", "worktree",
+            "process", "redact", "repo", "sync", "wire", "worktree",
         ],
     ),
     ("retry", &[]),
@@ -190,10 +192,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("tail", &[]),
     ("trailer", &[]),
-    (
-        "wire",
-        &["clock", "doctor", "hook", "model", "recover", "resume"],
-    ),
+    ("wire", &["clock", "model", "outcome"]),
     ("workers", &["config", "ledger"]),
     ("worktree", &["fence", "model", "repo"]),
 ];
@@ -217,6 +216,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("model", 1),
     ("config", 2),
     ("render", 2),
+    ("wire", 2),
     ("ledger", 3),
     ("repo", 3),
     ("classify", 4),
@@ -233,7 +233,6 @@ const LAYERS: &[(&str, u8)] = &[
     ("recover", 7),
     ("error", 8),
     ("doctor", 9),
-    ("wire", 10),
     ("report", 11),
     ("app", 12),
     ("cli", 13),

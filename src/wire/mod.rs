@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::clock;
 use crate::model::{Dirty, Worker};
 
+mod resume;
+pub use resume::{CommitFact, Gate, LeftOutFact, PrFacts, ResumeDoc, ResumeFacts, TakeoverFacts};
+
 /// Version of every JSON document git-recode prints.
 pub const SCHEMA: u32 = 1;
 
@@ -181,21 +184,6 @@ pub struct RecoverResultJson {
     pub result: String,
     /// One sentence.
     pub reason: String,
-}
-
-impl From<&crate::recover::Step> for RecoverResultJson {
-    fn from(s: &crate::recover::Step) -> Self {
-        RecoverResultJson {
-            task: s.task.clone(),
-            branch: s.branch.clone(),
-            action: s.action.as_str().to_string(),
-            result: serde_json::to_value(s.result)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            reason: s.reason.clone(),
-        }
-    }
 }
 
 /// `recover --json`: `{"schema": 1, "results": [...]}`.
@@ -415,60 +403,6 @@ pub struct HeartbeatJson {
     pub alive: u32,
 }
 
-/// The `resume --json` document (docs/json.md "resume"): the new attempt, how the agent
-/// continues (`mode`: `session` or `fresh`, and why), where, the prompt's file and blob
-/// id, and the facts the prompt was built from.
-#[derive(Serialize, Clone, Debug)]
-pub struct ResumeDoc<'a> {
-    /// [`SCHEMA`].
-    pub schema: u32,
-    /// Task key.
-    pub task: &'a str,
-    /// Branch.
-    pub branch: &'a str,
-    /// The attempt this resume starts (as ledgered).
-    pub attempt: u32,
-    /// `session` or `fresh`.
-    pub mode: crate::resume::Mode,
-    /// Why this mode.
-    pub why: &'a str,
-    /// The session resumed, if any.
-    pub session_id: Option<&'a str>,
-    /// The directory the command runs in.
-    pub cwd: &'a str,
-    /// The POSIX shell command line.
-    pub command: &'a str,
-    /// Where the prompt was written.
-    pub prompt_file: Option<String>,
-    /// The prompt's git blob id (SHA-1 hex).
-    pub prompt_sha: &'a str,
-    /// Nothing was written.
-    pub dry_run: bool,
-    /// The prompt's facts.
-    pub facts: &'a crate::resume::Facts,
-}
-
-impl<'a> ResumeDoc<'a> {
-    /// The document of a started attempt.
-    pub fn new(s: &'a crate::resume::start::Started, dry_run: bool) -> Self {
-        ResumeDoc {
-            schema: SCHEMA,
-            task: &s.facts.task,
-            branch: &s.facts.branch,
-            attempt: s.facts.attempt,
-            mode: s.launch.mode,
-            why: &s.launch.why,
-            session_id: s.launch.session_id.as_deref(),
-            cwd: &s.launch.cwd,
-            command: &s.launch.command,
-            prompt_file: s.prompt_file.as_ref().map(|p| p.display().to_string()),
-            prompt_sha: &s.prompt_sha,
-            dry_run,
-            facts: &s.facts,
-        }
-    }
-}
-
 /// The `hook status --json` document (docs/json.md "hook status"), one line.
 #[derive(Serialize, Clone, Debug)]
 pub struct HookStatusDoc<'a> {
@@ -486,7 +420,7 @@ pub struct HookReachJson<'a> {
     /// The hooks directory git uses there.
     pub hooks_dir: String,
     /// The hook manager holding the hooks, if any.
-    pub manager: Option<crate::hook::Manager>,
+    pub manager: Option<&'static str>,
     /// A commit there runs the milestone hook.
     pub reaches: bool,
     /// How (when it does).
@@ -495,27 +429,6 @@ pub struct HookReachJson<'a> {
     pub why: Option<&'a str>,
     /// The worktree the command ran in.
     pub current: bool,
-}
-
-impl<'a> HookStatusDoc<'a> {
-    /// The document for `all` (from [`crate::hook::reach`]).
-    pub fn new(all: &'a [crate::hook::WorktreeReach]) -> Self {
-        HookStatusDoc {
-            schema: SCHEMA,
-            worktrees: all
-                .iter()
-                .map(|r| HookReachJson {
-                    path: r.path.display().to_string(),
-                    hooks_dir: r.hooks_dir.display().to_string(),
-                    manager: r.manager,
-                    reaches: r.reaches,
-                    via: r.via.as_deref(),
-                    why: r.why.as_deref(),
-                    current: r.current,
-                })
-                .collect(),
-        }
-    }
 }
 
 /// `pr` of `verify --json`: the branch's pull request (or merge request) on any forge.
@@ -557,17 +470,6 @@ pub struct DoctorCheckJson {
     pub message: String,
     /// What to do (null for `ok`).
     pub fix: Option<String>,
-}
-
-impl From<&crate::doctor::Check> for DoctorCheckJson {
-    fn from(c: &crate::doctor::Check) -> Self {
-        DoctorCheckJson {
-            check: c.check.to_string(),
-            level: c.level.to_string(),
-            message: c.message.clone(),
-            fix: c.fix.clone(),
-        }
-    }
 }
 
 /// `doctor --json`: `{"schema": 1, "ok": bool, "checks": [...]}`; `ok` is false when a
