@@ -4,7 +4,7 @@ use super::Session;
 use crate::error::Error;
 use crate::forge::verify::{PHANTOM_REASON, verify as ask};
 use crate::ledger;
-use crate::model::{Body, Event, PrState};
+use crate::model::{Body, Event};
 use crate::wire;
 
 /// `verify`: ask the forge (through its seam, [`crate::forge::verify`]) whether the last
@@ -41,12 +41,7 @@ pub fn verify(s: &Session, branch: &str) -> Result<wire::VerifyDoc, Error> {
         verdict: v.verdict.as_str().into(),
         pr: v.pr.map(|p| wire::VerifyPrJson {
             number: p.number,
-            state: match p.state {
-                PrState::Open => "open",
-                PrState::Closed => "closed",
-                PrState::Merged => "merged",
-            }
-            .into(),
+            state: p.state.as_str().into(),
             url: p.url,
         }),
     })

@@ -12,8 +12,9 @@ use crate::ledger::{Body, Event, replay};
 use crate::model::Pr;
 use crate::outcome::Outcome;
 
-/// The verdict's word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The verdict's word (`holds`, `phantom`, `unknown`: the variant's name, lowercase).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum Verdict {
     /// The claim holds.
     Holds,
@@ -26,11 +27,7 @@ pub enum Verdict {
 impl Verdict {
     /// `holds`, `phantom`, `unknown`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Holds => "holds",
-            Verdict::Phantom => "phantom",
-            Verdict::Unknown => "unknown",
-        }
+        self.into()
     }
 }
 

@@ -26,8 +26,12 @@ pub fn commit_id(text: &str) -> Option<gix::ObjectId> {
 }
 
 /// Whether an agent is at work (SPEC `liveness`).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
+)]
+#[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Liveness {
     /// Last attempt has no exit, and a live pid or recent activity.
     Running,
@@ -40,8 +44,12 @@ pub enum Liveness {
 }
 
 /// What the debris is (SPEC `state`).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
+)]
+#[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum State {
     /// A human must look.
     NeedsHuman,
@@ -58,8 +66,12 @@ pub enum State {
 }
 
 /// What a loop should do (SPEC `action`).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
+)]
+#[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Action {
     /// Hand to a human.
     Escalate,
@@ -81,8 +93,12 @@ pub enum Action {
 }
 
 /// An in-progress git operation in a worktree (SPEC `operation`).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
+)]
+#[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Operation {
     /// `git rebase`.
     Rebase,
@@ -98,36 +114,19 @@ pub enum Operation {
     Bisect,
 }
 
-macro_rules! spec_names {
-    ($($t:ident { $($v:ident => $s:literal),* $(,)? })*) => {$(
+/// `as_str`, the SPEC's name of a value: derived once from the variant's name by the case
+/// rule serde uses for the same enum (strum's `IntoStaticStr`), as `Display` is.
+macro_rules! derived_names {
+    ($($t:ident),*) => {$(
         impl $t {
-            /// The SPEC's name for this value.
+            /// The SPEC's name for this value (as serialized).
             pub fn as_str(self) -> &'static str {
-                match self { $($t::$v => $s),* }
-            }
-        }
-        impl std::fmt::Display for $t {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
+                self.into()
             }
         }
     )*};
 }
-spec_names! {
-    Liveness { Running => "running", Stalled => "stalled", Exited => "exited", Unknown => "unknown" }
-    State {
-        NeedsHuman => "needs-human", Published => "published", Orphaned => "orphaned",
-        Empty => "empty", Publishable => "publishable", HalfDone => "half-done",
-    }
-    Action {
-        Escalate => "escalate", None => "none", Delete => "delete", Publish => "publish",
-        WipCommit => "wip-commit", Resume => "resume", Wait => "wait", Kill => "kill",
-    }
-    Operation {
-        Rebase => "rebase", Am => "am", Merge => "merge", CherryPick => "cherry-pick", Revert => "revert",
-        Bisect => "bisect",
-    }
-}
+derived_names!(Liveness, State, Action, Operation, PrState, Checks, Review);
 
 /// Dirty counts of a worktree, in files.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -154,8 +153,12 @@ impl Dirty {
 }
 
 /// A pull request's state on the forge.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
+)]
+#[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum PrState {
     /// Open.
     Open,
@@ -194,8 +197,12 @@ pub struct Pr {
 }
 
 /// The checks on a pull request's head (SPEC `pr.checks`).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
+)]
+#[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Checks {
     /// No check failed and none is pending.
     Passing,
@@ -207,45 +214,17 @@ pub enum Checks {
 }
 
 /// The reviewers' verdict on a pull request (SPEC `pr.review`).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
+)]
+#[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Review {
     /// The latest reviews approve and none requests changes.
     Approved,
     /// Some reviewer's latest review requests changes.
     ChangesRequested,
-}
-
-impl PrState {
-    /// The SPEC's name: `open`, `closed`, `merged`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PrState::Open => "open",
-            PrState::Closed => "closed",
-            PrState::Merged => "merged",
-        }
-    }
-}
-
-impl Checks {
-    /// The SPEC's name (`pr.checks`): `passing`, `failing`, `pending`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Checks::Passing => "passing",
-            Checks::Failing => "failing",
-            Checks::Pending => "pending",
-        }
-    }
-}
-
-impl Review {
-    /// The SPEC's name (`pr.review`): `approved`, `changes_requested`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Review::Approved => "approved",
-            Review::ChangesRequested => "changes_requested",
-        }
-    }
 }
 
 /// What the forge said against a pull request: failing checks and requested changes,
@@ -634,5 +613,32 @@ pub fn host_shown(id: &str, label: Option<&str>) -> String {
     match label.filter(|l| !l.is_empty() && *l != id) {
         Some(l) => format!("{l} ({id})"),
         None => id.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use strum::IntoEnumIterator;
+
+    use super::*;
+
+    fn same<T: Serialize + IntoEnumIterator + Copy + std::fmt::Display + Into<&'static str>>() {
+        for v in T::iter() {
+            let name: &'static str = v.into();
+            assert_eq!(serde_json::to_value(v).unwrap().as_str(), Some(name));
+            assert_eq!(v.to_string(), name);
+        }
+    }
+
+    /// Every value's SPEC name (`as_str`, `Display`) is its serialized name.
+    #[test]
+    fn names_are_the_serialized_names() {
+        same::<Liveness>();
+        same::<State>();
+        same::<Action>();
+        same::<Operation>();
+        same::<PrState>();
+        same::<Checks>();
+        same::<Review>();
     }
 }

@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
 /// How an attempt ended.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, strum::IntoStaticStr)]
+#[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Outcome {
     /// The agent claims it finished (the forge may still find it phantom).
     Success,
@@ -29,13 +31,7 @@ pub enum Outcome {
 impl Outcome {
     /// The SPEC's name (`success`, `failed`, `transient`, `needs-human`, `blocked`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Success => "success",
-            Outcome::Failed => "failed",
-            Outcome::Transient => "transient",
-            Outcome::NeedsHuman => "needs-human",
-            Outcome::Blocked => "blocked",
-        }
+        self.into()
     }
 }
 
@@ -621,5 +617,20 @@ mod tests {
         assert_eq!(classify(0, body, now()).outcome, Outcome::Success);
         let tail = "Implemented the parser.\n\nClaude AI usage limit reached|1764000000";
         assert_eq!(classify(0, tail, now()).outcome, Outcome::Transient);
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use strum::IntoEnumIterator;
+
+    use super::Outcome;
+
+    /// The SPEC's name is serde's name, for every outcome.
+    #[test]
+    fn as_str_is_the_serialized_name() {
+        for o in Outcome::iter() {
+            assert_eq!(serde_json::to_value(o).unwrap().as_str(), Some(o.as_str()));
+        }
     }
 }
