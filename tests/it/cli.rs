@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::common::TestEnv;
-use serde::Deserialize;
+use crate::contract::{ClassifyDoc, LogEvent, RecoverDoc, ResumeDoc, StatusDoc};
 
 const SUBCOMMANDS: &[&[&str]] = &[
     &[],
@@ -302,126 +302,6 @@ fn a_closed_pipe_is_not_an_error() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "0\n");
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
-}
-
-// ---- The JSON contract (docs/json.md), declared apart from the crate's own types. ----
-// `deny_unknown_fields`: an added field fails here until docs/json.md and these types
-// are updated with it (changes are additive only).
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct Dirty {
-    staged: u32,
-    unstaged: u32,
-    untracked: u32,
-    conflicted: u32,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct Pr {
-    number: u64,
-    state: String,
-    url: String,
-}
-
-macro_rules! worker_fields {
-    ($name:ident { $($extra:tt)* }) => {
-        #[derive(Deserialize, Debug)]
-        #[serde(deny_unknown_fields)]
-        #[allow(dead_code)]
-        struct $name {
-            task: String,
-            branch: String,
-            worktree: Option<String>,
-            head: Option<String>,
-            base: String,
-            ahead: u32,
-            behind: u32,
-            remote_ahead: Option<u32>,
-            dirty: Option<Dirty>,
-            operation: Option<String>,
-            liveness: String,
-            state: String,
-            action: String,
-            reason: String,
-            attempts: u32,
-            max_attempts: u32,
-            last_outcome: Option<String>,
-            phase: Option<String>,
-            session_id: Option<String>,
-            last_activity: Option<String>,
-            idle_seconds: Option<i64>,
-            retry_after: Option<String>,
-            pr: Option<Pr>,
-            phantom: bool,
-            /// SPEC 1.2 "Several machines": the newest attempt's host (additive).
-            host: Option<String>,
-            $($extra)*
-        }
-    };
-}
-worker_fields!(Worker {});
-worker_fields!(ClassifyDoc { schema: u32, evidence: Vec<String>, });
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-struct StatusDoc {
-    schema: u32,
-    workers: Vec<Worker>,
-}
-
-#[derive(Deserialize, Debug)]
-#[allow(dead_code)]
-struct LogEvent {
-    v: u32,
-    ts: String,
-    seq: u64,
-    task: String,
-    kind: String,
-    branch: Option<String>,
-    head: Option<String>,
-    #[serde(flatten)]
-    rest: serde_json::Map<String, serde_json::Value>,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct ResumeDoc {
-    schema: u32,
-    task: String,
-    branch: String,
-    attempt: u32,
-    mode: String,
-    why: String,
-    session_id: Option<String>,
-    cwd: String,
-    command: String,
-    prompt_file: Option<String>,
-    prompt_sha: String,
-    dry_run: bool,
-    facts: serde_json::Value,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct RecoverItem {
-    task: String,
-    branch: String,
-    action: String,
-    result: String,
-    reason: String,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-struct RecoverDoc {
-    schema: u32,
-    results: Vec<RecoverItem>,
 }
 
 /// Fields each event kind may carry besides the common ones (SPEC table of kinds).

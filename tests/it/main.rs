@@ -3,6 +3,7 @@
 //! never the network.
 
 mod common;
+mod contract;
 // The fake GitHub is shared with `examples/fake-github.rs` and the smoke harness.
 #[path = "../../fixtures/fake_github.rs"]
 mod fake_github;

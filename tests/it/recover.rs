@@ -4,22 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::common::{LATER, LATER_EPOCH, TestEnv};
-use serde::Deserialize;
-
-#[derive(Deserialize, Debug)]
-struct RecoverDoc {
-    schema: u32,
-    results: Vec<RecoverResult>,
-}
-
-#[derive(Deserialize, Debug)]
-struct RecoverResult {
-    task: String,
-    branch: String,
-    action: String,
-    result: String,
-    reason: String,
-}
+use crate::contract::RecoverDoc;
 
 fn recover(env: &TestEnv, dir: &Path, args: &[&str]) -> (i32, RecoverDoc, String) {
     let out = env
