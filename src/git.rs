@@ -204,12 +204,12 @@ impl Git {
         self
     }
 
-    /// Mark this run as a network step: it is killed after `timeout_secs` seconds
-    /// (`recode.networkTimeout`), and ssh runs as `ssh` says (the user's
+    /// Mark this run as a network step: it is killed after `timeout` (at least 1 s;
+    /// `recode.networkTimeout`), and ssh runs as `ssh` says (the user's
     /// `core.sshCommand` or `GIT_SSH_COMMAND` with batch mode added,
     /// [`crate::ssh::SshCommand`]).
-    pub fn network(mut self, timeout_secs: u64, ssh: &crate::ssh::SshCommand) -> Git {
-        self.timeout = Some(Duration::from_secs(timeout_secs.max(1)));
+    pub fn network(mut self, timeout: Duration, ssh: &crate::ssh::SshCommand) -> Git {
+        self.timeout = Some(timeout.max(Duration::from_secs(1)));
         self.timeout_key = "recode.networkTimeout";
         self.ssh = Some(ssh.clone());
         self

@@ -89,9 +89,10 @@ pub fn worker_locks(
 }
 
 /// Before a mechanical step on a worker that is not running: move aside each lock of
-/// [`worker_locks`] older than `stale_after_secs`; a younger one makes the step wait.
-/// A lock that vanishes meanwhile is no longer in the way.
-pub fn settle_worker(locks: &[PathBuf], stale_after_secs: u64) -> Verdict {
+/// [`worker_locks`] older than `stale_after` (`recode.staleLockAfter`, whole seconds); a
+/// younger one makes the step wait. A lock that vanishes meanwhile is no longer in the way.
+pub fn settle_worker(locks: &[PathBuf], stale_after: std::time::Duration) -> Verdict {
+    let stale_after_secs = stale_after.as_secs();
     let mut moved = Vec::new();
     for path in locks {
         let Some(age) = crate::lock::age_secs(path) else {
@@ -137,7 +138,10 @@ pub fn stale_locks(repo: &gix::Repository, cfg: &Config, running: &[PathBuf]) ->
             common.join(format!("{ANCHORS_REF}.lock")),
             OWN_REF_STALE_SECS,
         ),
-        (common.join("packed-refs.lock"), cfg.stale_lock_after_secs),
+        (
+            common.join("packed-refs.lock"),
+            cfg.stale_lock_after.as_secs(),
+        ),
     ];
     for w in crate::worktree::list(repo).unwrap_or_default() {
         if running.iter().any(|p| p == &w.path) {
@@ -150,7 +154,11 @@ pub fn stale_locks(repo: &gix::Repository, cfg: &Config, running: &[PathBuf]) ->
         if let Some(b) = &w.branch {
             locks.push(common.join(format!("refs/heads/{b}.lock")));
         }
-        candidates.extend(locks.into_iter().map(|p| (p, cfg.stale_lock_after_secs)));
+        candidates.extend(
+            locks
+                .into_iter()
+                .map(|p| (p, cfg.stale_lock_after.as_secs())),
+        );
     }
     let mut out: Vec<StaleLock> = candidates
         .into_iter()
@@ -190,7 +198,10 @@ mod tests {
         let old = tmp.path().join("HEAD.lock");
         aged(&old, 600);
         aged(&young, 10);
-        let v = settle_worker(&[old.clone(), young.clone()], 300);
+        let v = settle_worker(
+            &[old.clone(), young.clone()],
+            std::time::Duration::from_secs(300),
+        );
         assert_eq!(
             v,
             Verdict::Wait {
@@ -207,7 +218,10 @@ mod tests {
             .collect();
         assert_eq!(aside.len(), 1, "moved, not deleted");
         std::fs::remove_file(&young).unwrap();
-        assert_eq!(settle_worker(&[young], 300), Verdict::Clear(vec![]));
+        assert_eq!(
+            settle_worker(&[young], std::time::Duration::from_secs(300)),
+            Verdict::Clear(vec![])
+        );
     }
 
     #[test]

@@ -1,15 +1,77 @@
-//! What the forge needs from outside, read once at the edge: `recode.forge`, tokens,
-//! `GH_HOST`, the API override and the limits (SPEC "Forge", 1.2 "Forges").
+//! What the forge needs from outside, read once at the edge: `recode.forge` (parsed into
+//! [`ForgeSetting`]), tokens, `GH_HOST`, the API override and the limits (SPEC "Forge",
+//! 1.2 "Forges").
+
+use std::time::Duration;
+
+/// `recode.forge`, parsed when the configuration is read (SPEC "Config"): which forge to
+/// ask, or `auto` to tell it from the remote's host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ForgeSetting {
+    /// `auto` (the default): from the remote URL's host (github.com or `GH_HOST`,
+    /// gitlab.com, codeberg.org; any other host: no forge).
+    #[default]
+    Auto,
+    /// `github`.
+    GitHub,
+    /// `gitlab`.
+    GitLab,
+    /// `gitea`, or its alias `forgejo`.
+    Gitea,
+    /// `none`: no forge is asked.
+    Off,
+}
+
+impl ForgeSetting {
+    /// The values `recode.forge` takes, as the user writes them (`forgejo` is
+    /// [`ForgeSetting::Gitea`]).
+    pub const VALUES: &'static [&'static str] =
+        &["auto", "github", "gitlab", "gitea", "forgejo", "none"];
+
+    /// Read a value of `recode.forge`, in any case, blanks around it ignored.
+    ///
+    /// Errors: the text naming the allowed values ([`ForgeSetting::VALUES`]).
+    pub fn parse(value: &str) -> Result<ForgeSetting, String> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(ForgeSetting::Auto),
+            "github" => Ok(ForgeSetting::GitHub),
+            "gitlab" => Ok(ForgeSetting::GitLab),
+            "gitea" | "forgejo" => Ok(ForgeSetting::Gitea),
+            "none" => Ok(ForgeSetting::Off),
+            _ => Err(format!("expected one of {}", Self::VALUES.join(", "))),
+        }
+    }
+
+    /// The value as written in git's config (`gitea` for `forgejo` too).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ForgeSetting::Auto => "auto",
+            ForgeSetting::GitHub => "github",
+            ForgeSetting::GitLab => "gitlab",
+            ForgeSetting::Gitea => "gitea",
+            ForgeSetting::Off => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for ForgeSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The default of `RECODE_FORGE_MAX_WAIT`: 20 s.
+pub const DEFAULT_FORGE_MAX_WAIT: Duration = Duration::from_secs(20);
 
 /// What the forge needs from outside, read once at the edge (SPEC "Forge", 1.2 "Forges"):
 /// `recode.forge`, the tokens (`GH_TOKEN`/`GITHUB_TOKEN`, `GITLAB_TOKEN`,
 /// `GITEA_TOKEN`/`FORGEJO_TOKEN`), `GH_HOST`, the base URL override (`RECODE_FORGE_API`,
 /// else `RECODE_GITHUB_API`), the longest retry wait (`RECODE_FORGE_MAX_WAIT`, seconds)
-/// and the request timeout (`recode.networkTimeout`, seconds). `Debug` never shows a token.
+/// and the request timeout (`recode.networkTimeout`). `Debug` never shows a token.
 #[derive(Clone, Default)]
 pub struct ForgeOptions {
-    /// `recode.forge`, lower case: one of [`FORGES`] (`forgejo` read as `gitea`).
-    pub kind: String,
+    /// `recode.forge`.
+    pub kind: ForgeSetting,
     /// `GH_TOKEN`, else `GITHUB_TOKEN`.
     pub github_token: Option<String>,
     /// `GITLAB_TOKEN`.
@@ -20,10 +82,11 @@ pub struct ForgeOptions {
     pub gh_host: Option<String>,
     /// `RECODE_FORGE_API`, else `RECODE_GITHUB_API`: the API base URL of whichever forge.
     pub api: Option<String>,
-    /// `RECODE_FORGE_MAX_WAIT`: the longest wait before one retry, in seconds (default 20).
-    pub max_wait_secs: u64,
-    /// The longest one request may take, in seconds (`recode.networkTimeout`).
-    pub timeout_secs: u64,
+    /// `RECODE_FORGE_MAX_WAIT` (whole seconds in the environment): the longest wait before
+    /// one retry (default [`DEFAULT_FORGE_MAX_WAIT`]).
+    pub max_wait: Duration,
+    /// The longest one request may take (`recode.networkTimeout`).
+    pub timeout: Duration,
 }
 
 impl std::fmt::Debug for ForgeOptions {
@@ -41,26 +104,44 @@ impl std::fmt::Debug for ForgeOptions {
 }
 
 impl ForgeOptions {
-    /// `recode.forge = kind` (checked by the caller) with the process environment.
-    pub fn from_env(kind: &str, timeout_secs: u64) -> ForgeOptions {
+    /// `recode.forge = kind` with the process environment; `timeout` is
+    /// `recode.networkTimeout`.
+    pub fn from_env(kind: ForgeSetting, timeout: Duration) -> ForgeOptions {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let first = |ks: &[&str]| ks.iter().find_map(|k| var(k));
-        let kind = kind.trim().to_ascii_lowercase();
         ForgeOptions {
-            kind: if kind == "forgejo" {
-                "gitea".into()
-            } else {
-                kind
-            },
+            kind,
             github_token: first(&["GH_TOKEN", "GITHUB_TOKEN"]),
             gitlab_token: var("GITLAB_TOKEN"),
             gitea_token: first(&["GITEA_TOKEN", "FORGEJO_TOKEN"]),
             gh_host: var("GH_HOST"),
             api: first(&["RECODE_FORGE_API", "RECODE_GITHUB_API"]),
-            max_wait_secs: var("RECODE_FORGE_MAX_WAIT")
+            max_wait: var("RECODE_FORGE_MAX_WAIT")
                 .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(20),
-            timeout_secs,
+                .map_or(DEFAULT_FORGE_MAX_WAIT, Duration::from_secs),
+            timeout,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recode_forge_parses_to_its_setting_or_names_the_allowed_values() {
+        assert_eq!(ForgeSetting::parse("auto"), Ok(ForgeSetting::Auto));
+        assert_eq!(ForgeSetting::parse(" GitLab "), Ok(ForgeSetting::GitLab));
+        assert_eq!(ForgeSetting::parse("github"), Ok(ForgeSetting::GitHub));
+        assert_eq!(ForgeSetting::parse("forgejo"), Ok(ForgeSetting::Gitea));
+        assert_eq!(ForgeSetting::parse("none"), Ok(ForgeSetting::Off));
+        assert_eq!(
+            ForgeSetting::parse("bitbucket"),
+            Err("expected one of auto, github, gitlab, gitea, forgejo, none".to_string())
+        );
+        for v in ForgeSetting::VALUES {
+            let s = ForgeSetting::parse(v).unwrap();
+            assert_eq!(ForgeSetting::parse(s.as_str()), Ok(s), "{v} round-trips");
         }
     }
 }

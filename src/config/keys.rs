@@ -1,6 +1,12 @@
 //! Every `recode.*` key beside its default, and the table of keys with the shape of
 //! their values (SPEC "Config"): what `--help`, the man page and `doctor` list.
 
+use std::time::Duration;
+
+use jiff::SignedDuration;
+
+use super::forge::ForgeSetting;
+
 /// `recode.base`: the branch work merges into. Default: the remote's HEAD, else `main`, else `master`.
 pub const BASE: &str = "recode.base";
 /// `recode.remote`: where branches and notes are pushed.
@@ -13,8 +19,8 @@ pub const BRANCH_PATTERN: &str = "recode.branchPattern";
 pub const DEFAULT_BRANCH_PATTERN: &str = r"(?:^|/)issue-(?P<task>[0-9]+)(?:-|$)";
 /// `recode.stallAfter`: idle time before a worker with no exit is stalled (`s`, `m`, `h`, `d`).
 pub const STALL_AFTER: &str = "recode.stallAfter";
-/// Default of [`STALL_AFTER`], in seconds (30 minutes).
-pub const DEFAULT_STALL_AFTER_SECS: i64 = 30 * 60;
+/// Default of [`STALL_AFTER`]: 30 minutes.
+pub const DEFAULT_STALL_AFTER: SignedDuration = SignedDuration::from_secs(30 * 60);
 /// `recode.maxAttempts`: counted attempts before `needs-human`.
 pub const MAX_ATTEMPTS: &str = "recode.maxAttempts";
 /// Default of [`MAX_ATTEMPTS`].
@@ -56,35 +62,37 @@ pub const NETWORK_TIMEOUT: &str = "recode.networkTimeout";
 pub const WIP_MAX_FILE_SIZE: &str = "recode.wipMaxFileSize";
 /// Default `recode.wipMaxFileSize`: 50M.
 pub const DEFAULT_WIP_MAX_FILE_SIZE: u64 = 50 * 1024 * 1024;
-/// Default of [`NETWORK_TIMEOUT`], in seconds.
-pub const DEFAULT_NETWORK_TIMEOUT_SECS: i64 = 60;
+/// Default of [`NETWORK_TIMEOUT`]: 60 s.
+pub const DEFAULT_NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
 /// `recode.gateTimeout`: the longest the gate may run (SPEC 1.2 "The loop settles").
 pub const GATE_TIMEOUT: &str = "recode.gateTimeout";
-/// Default of [`GATE_TIMEOUT`], in seconds (30 minutes).
-pub const DEFAULT_GATE_TIMEOUT_SECS: i64 = 30 * 60;
+/// Default of [`GATE_TIMEOUT`]: 30 minutes.
+pub const DEFAULT_GATE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// `recode.commandTimeout`: the longest any other child process may run.
 pub const COMMAND_TIMEOUT: &str = "recode.commandTimeout";
-/// Default of [`COMMAND_TIMEOUT`], in seconds (5 minutes).
-pub const DEFAULT_COMMAND_TIMEOUT_SECS: i64 = 5 * 60;
+/// Default of [`COMMAND_TIMEOUT`]: 5 minutes.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// `recode.staleLockAfter`: age after which a worktree or repository lock is stale.
 pub const STALE_LOCK_AFTER: &str = "recode.staleLockAfter";
-/// Default of [`STALE_LOCK_AFTER`], in seconds (5 minutes).
-pub const DEFAULT_STALE_LOCK_AFTER_SECS: i64 = 5 * 60;
+/// Default of [`STALE_LOCK_AFTER`]: 5 minutes.
+pub const DEFAULT_STALE_LOCK_AFTER: Duration = Duration::from_secs(5 * 60);
 /// Where `resume` adds a worktree for a worker that has none (default
 /// `<main worktree>/../<repo>.worktrees`).
 pub const WORKTREE_DIR: &str = "recode.worktreeDir";
 /// `recode.forge`: `auto` (from the remote's host), `github`, `gitlab`, `gitea` (Forgejo
 /// too; `forgejo` is accepted as its alias) or `none` (SPEC 1.2 "Forges").
 pub const FORGE: &str = "recode.forge";
-/// The values [`FORGE`] takes.
-pub const FORGES: &[&str] = &["auto", "github", "gitlab", "gitea", "forgejo", "none"];
+/// The values [`FORGE`] takes ([`ForgeSetting::VALUES`]).
+pub const FORGES: &[&str] = ForgeSetting::VALUES;
 /// `recode.hostTimeout`: how long another host may be silent before its workers are taken over.
 pub const HOST_TIMEOUT: &str = "recode.hostTimeout";
+/// The default of [`HOST_TIMEOUT`]: 2 h.
+pub const DEFAULT_HOST_TIMEOUT: SignedDuration = SignedDuration::from_secs(2 * 3600);
 /// `recode.hungAfter`: how long a worker whose pid is alive may show no activity before it
 /// is `stalled` and its process group ended (SPEC 1.3 "The loop as people run it").
 pub const HUNG_AFTER: &str = "recode.hungAfter";
-/// The default of [`HUNG_AFTER`], in seconds (2 h).
-pub const DEFAULT_HUNG_AFTER_SECS: i64 = 2 * 3600;
+/// The default of [`HUNG_AFTER`]: 2 h.
+pub const DEFAULT_HUNG_AFTER: SignedDuration = SignedDuration::from_secs(2 * 3600);
 /// `recode.agentConfigDirs` (multi-valued): the agent configuration directories of the loop's accounts.
 pub const AGENT_CONFIG_DIRS: &str = "recode.agentConfigDirs";
 /// git's own key for the ssh command: honoured by network steps, batch mode added
@@ -142,7 +150,7 @@ pub const KEYS: &[Key] = &[
     Key { name: NETWORK_TIMEOUT, default: "60s", meaning: "the longest a push, fetch or forge call may take", kind: Kind::Duration },
     Key { name: WORKTREE_DIR, default: "<main worktree>/../<repo>.worktrees", meaning: "where resume adds a worktree for a worker that has none", kind: Kind::Text },
     Key { name: PUSH_WIP, default: "true", meaning: "push a branch after its WIP commit when a remote exists", kind: Kind::Bool },
-    Key { name: FORGE, default: "auto", meaning: "github, gitlab, gitea, none, or auto (from the remote's host)", kind: Kind::OneOf(&["auto", "github", "gitlab", "gitea", "forgejo", "none"]) },
+    Key { name: FORGE, default: "auto", meaning: "github, gitlab, gitea, none, or auto (from the remote's host)", kind: Kind::OneOf(FORGES) },
     Key { name: GATE_TIMEOUT, default: "30m", meaning: "the longest the gate may run", kind: Kind::Duration },
     Key { name: COMMAND_TIMEOUT, default: "5m", meaning: "the longest any other child process may run", kind: Kind::Duration },
     Key { name: STALE_LOCK_AFTER, default: "5m", meaning: "age after which a lock file in a worktree or the repository is stale", kind: Kind::Duration },

@@ -6,11 +6,15 @@ mod secrets;
 mod source;
 mod values;
 
-pub use forge::ForgeOptions;
+pub use forge::{DEFAULT_FORGE_MAX_WAIT, ForgeOptions, ForgeSetting};
 pub use keys::*;
 pub use secrets::matches_secret;
 pub use source::{command_line_settings, interpolate_path, string};
 pub use values::{check, count, duration_secs, parse_size, size_bytes, task_pattern};
+
+use std::time::Duration;
+
+use jiff::SignedDuration;
 
 use secrets::secrets;
 use values::{parse_bool, task_key};
@@ -39,8 +43,8 @@ pub struct Config {
     pub remote: String,
     /// `recode.branchPattern`, compiled.
     pub branch_pattern: regex::Regex,
-    /// `recode.stallAfter`, in seconds.
-    pub stall_after_secs: i64,
+    /// `recode.stallAfter` (default [`DEFAULT_STALL_AFTER`]).
+    pub stall_after: SignedDuration,
     /// `recode.maxAttempts`.
     pub max_attempts: u32,
     /// `recode.maxTransient`.
@@ -62,24 +66,26 @@ pub struct Config {
     /// The first invalid `recode.secrets` value: every command that could delete or push
     /// refuses to run with it ([`Config::check_secrets`]).
     pub secrets_error: Option<ConfigError>,
-    /// `recode.networkTimeout`, in seconds.
-    pub network_timeout_secs: u64,
+    /// `recode.networkTimeout`: at least 1 s (default [`DEFAULT_NETWORK_TIMEOUT`]).
+    pub network_timeout: Duration,
     /// `recode.wipMaxFileSize`, in bytes.
     pub wip_max_file_size: u64,
-    /// `recode.gateTimeout`, in seconds.
-    pub gate_timeout_secs: u64,
-    /// `recode.commandTimeout`, in seconds (also handed to [`crate::git::set_command_timeout`]).
-    pub command_timeout_secs: u64,
-    /// `recode.staleLockAfter`, in seconds.
-    pub stale_lock_after_secs: u64,
+    /// `recode.gateTimeout`: at least 1 s (default [`DEFAULT_GATE_TIMEOUT`]).
+    pub gate_timeout: Duration,
+    /// `recode.commandTimeout`: at least 1 s (default [`DEFAULT_COMMAND_TIMEOUT`]); the
+    /// deadline every git run that is not a network step is built with ([`crate::git::Git::new`]).
+    pub command_timeout: Duration,
+    /// `recode.staleLockAfter`: at least 1 s (default [`DEFAULT_STALE_LOCK_AFTER`]).
+    pub stale_lock_after: Duration,
     /// `recode.worktreeDir`, if set (relative paths are taken from the main worktree).
     pub worktree_dir: Option<String>,
-    /// `recode.hostTimeout`, in seconds (default 2 h): how long another host may be silent
-    /// before its workers can be taken over here (SPEC 1.2 "Several machines").
-    pub host_timeout_secs: i64,
-    /// `recode.hungAfter`, in seconds (default 2 h): a live pid with no activity for this
-    /// long is hung (SPEC 1.3 "The loop as people run it").
-    pub hung_after_secs: i64,
+    /// `recode.hostTimeout`: at least 1 s (default [`DEFAULT_HOST_TIMEOUT`]): how long
+    /// another host may be silent before its workers can be taken over here (SPEC 1.2
+    /// "Several machines").
+    pub host_timeout: SignedDuration,
+    /// `recode.hungAfter`: at least 1 s (default [`DEFAULT_HUNG_AFTER`]): a live pid with
+    /// no activity for this long is hung (SPEC 1.3 "The loop as people run it").
+    pub hung_after: SignedDuration,
     /// `recode.forge` and the forge's environment, read once here (SPEC 1.2 "Forges").
     pub forge: ForgeOptions,
     /// The ssh command of network steps and the gate: `GIT_SSH_COMMAND`, else
@@ -89,9 +95,12 @@ pub struct Config {
 }
 
 impl Config {
-    /// Read the configuration of `repo` (all of git's config files, as git would).
+    /// Read the configuration of `repo` (all of git's config files, as git would, `git -c`
+    /// first): every key parsed into its type here, at the edge.
     ///
-    /// Errors: [`ConfigError::Invalid`] for a value of the wrong shape (a bad regex, a non-number).
+    /// Errors: [`ConfigError::Invalid`] for a value of the wrong shape (a bad regex, a
+    /// non-number, a duration without a unit, a `recode.forge` that is none of
+    /// [`FORGES`]: the error names them).
     pub fn load(repo: &gix::Repository) -> Result<Config, ConfigError> {
         let get = |key: &str| string(repo, key).filter(|v| !v.trim().is_empty());
         let pattern_text = get(BRANCH_PATTERN).unwrap_or_else(|| DEFAULT_BRANCH_PATTERN.into());
@@ -100,13 +109,7 @@ impl Config {
             value: pattern_text.clone(),
             why,
         })?;
-        let duration = duration_secs;
-        let stall_after_secs = parsed(
-            STALL_AFTER,
-            get(STALL_AFTER),
-            DEFAULT_STALL_AFTER_SECS,
-            duration,
-        )?;
+        let stall_after = duration_of(STALL_AFTER, get(STALL_AFTER), DEFAULT_STALL_AFTER, false)?;
         let max_attempts = parsed(MAX_ATTEMPTS, get(MAX_ATTEMPTS), DEFAULT_MAX_ATTEMPTS, count)?;
         let max_transient = parsed(
             MAX_TRANSIENT,
@@ -117,46 +120,44 @@ impl Config {
         let push_wip = parsed(PUSH_WIP, get(PUSH_WIP), true, |v| {
             parse_bool(v).ok_or_else(|| "expected true or false".into())
         })?;
-        let network_timeout_secs = parsed(
+        let network_timeout = timeout_of(
             NETWORK_TIMEOUT,
             get(NETWORK_TIMEOUT),
-            DEFAULT_NETWORK_TIMEOUT_SECS,
-            duration,
-        )?
-        .max(1) as u64;
+            DEFAULT_NETWORK_TIMEOUT,
+        )?;
         let wip_max_file_size = parsed(
             WIP_MAX_FILE_SIZE,
             get(WIP_MAX_FILE_SIZE),
             DEFAULT_WIP_MAX_FILE_SIZE,
             parse_size,
         )?;
-        let secs = |key: &'static str, default: i64| -> Result<u64, ConfigError> {
-            Ok(parsed(key, get(key), default, duration)?.max(1) as u64)
-        };
-        let gate_timeout_secs = secs(GATE_TIMEOUT, DEFAULT_GATE_TIMEOUT_SECS)?;
-        let command_timeout_secs = secs(COMMAND_TIMEOUT, DEFAULT_COMMAND_TIMEOUT_SECS)?;
-        let stale_lock_after_secs = secs(STALE_LOCK_AFTER, DEFAULT_STALE_LOCK_AFTER_SECS)?;
-        let host_timeout_secs = secs(HOST_TIMEOUT, 2 * 3600)? as i64;
-        let hung_after_secs = secs(HUNG_AFTER, DEFAULT_HUNG_AFTER_SECS)? as i64;
-        crate::git::set_command_timeout(command_timeout_secs);
-        crate::lock::set_stale_after(stale_lock_after_secs);
+        let gate_timeout = timeout_of(GATE_TIMEOUT, get(GATE_TIMEOUT), DEFAULT_GATE_TIMEOUT)?;
+        let command_timeout = timeout_of(
+            COMMAND_TIMEOUT,
+            get(COMMAND_TIMEOUT),
+            DEFAULT_COMMAND_TIMEOUT,
+        )?;
+        let stale_lock_after = timeout_of(
+            STALE_LOCK_AFTER,
+            get(STALE_LOCK_AFTER),
+            DEFAULT_STALE_LOCK_AFTER,
+        )?;
+        let host_timeout =
+            duration_of(HOST_TIMEOUT, get(HOST_TIMEOUT), DEFAULT_HOST_TIMEOUT, true)?;
+        let hung_after = duration_of(HUNG_AFTER, get(HUNG_AFTER), DEFAULT_HUNG_AFTER, true)?;
+        crate::git::set_command_timeout(command_timeout.as_secs());
+        crate::lock::set_stale_after(stale_lock_after.as_secs());
         let notes_ref = notes_ref(get(NOTES_REF))?;
-        let forge = parsed(FORGE, get(FORGE), "auto".to_string(), |v| {
-            let v = v.trim().to_ascii_lowercase();
-            FORGES
-                .contains(&v.as_str())
-                .then_some(v)
-                .ok_or_else(|| format!("expected one of {}", FORGES.join(", ")))
-        })?;
+        let forge = parsed(FORGE, get(FORGE), ForgeSetting::Auto, ForgeSetting::parse)?;
         let (secrets, secrets_error) = secrets(repo);
         Ok(Config {
-            gate_timeout_secs,
-            command_timeout_secs,
-            stale_lock_after_secs,
+            gate_timeout,
+            command_timeout,
+            stale_lock_after,
             base: get(BASE),
             remote: get(REMOTE).unwrap_or_else(|| DEFAULT_REMOTE.into()),
             branch_pattern,
-            stall_after_secs,
+            stall_after,
             max_attempts,
             max_transient,
             gate: get(GATE),
@@ -166,12 +167,12 @@ impl Config {
             push_wip,
             secrets,
             secrets_error,
-            network_timeout_secs,
+            network_timeout,
             wip_max_file_size,
             worktree_dir: get(WORKTREE_DIR),
-            host_timeout_secs,
-            hung_after_secs,
-            forge: ForgeOptions::from_env(&forge, network_timeout_secs),
+            host_timeout,
+            hung_after,
+            forge: ForgeOptions::from_env(forge, network_timeout),
             ssh: crate::ssh::SshCommand::from_env(string(repo, SSH_COMMAND).as_deref()),
         })
     }
@@ -184,6 +185,37 @@ impl Config {
     pub fn check_base(&self, repo: &gix::Repository) -> Result<(), ConfigError> {
         check_base_of(repo, self.base.as_deref(), &self.remote)
     }
+}
+
+/// The duration `key` holds, read with a unit ([`duration_secs`]) from `value`, at least
+/// 1 s when `at_least_1s` (a zero deadline or age would end or take everything at once);
+/// `default` when unset.
+///
+/// Errors: [`ConfigError::Invalid`] for a value that is no duration.
+fn duration_of(
+    key: &'static str,
+    value: Option<String>,
+    default: SignedDuration,
+    at_least_1s: bool,
+) -> Result<SignedDuration, ConfigError> {
+    let secs = parsed(key, value, default.as_secs(), duration_secs)?;
+    Ok(SignedDuration::from_secs(if at_least_1s {
+        secs.max(1)
+    } else {
+        secs
+    }))
+}
+
+/// [`duration_of`], at least 1 s, as a [`Duration`] (a deadline or a lock's age).
+///
+/// Errors: as [`duration_of`].
+fn timeout_of(
+    key: &'static str,
+    value: Option<String>,
+    default: Duration,
+) -> Result<Duration, ConfigError> {
+    let secs = parsed(key, value, default.as_secs() as i64, duration_secs)?;
+    Ok(Duration::from_secs(secs.max(1) as u64))
 }
 
 /// [`Config::check_base`] for the raw values (`doctor` asks it when another key keeps the

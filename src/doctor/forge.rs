@@ -21,7 +21,9 @@ pub(super) fn forge(repo: &gix::Repository, cfg: &crate::config::Config) -> Chec
     };
     let shown = crate::forge::redact_url(&url);
     let Some(kind) = select::kind_of(&cfg.forge, &url) else {
-        return match crate::forge::remote_parts(&url).filter(|_| cfg.forge.kind == "auto") {
+        return match crate::forge::remote_parts(&url)
+            .filter(|_| cfg.forge.kind == crate::config::ForgeSetting::Auto)
+        {
             Some((host, _)) => check(
                 "forge",
                 Level::Warn,

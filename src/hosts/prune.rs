@@ -60,7 +60,7 @@ pub fn prune_claims(
     args.extend(gone.iter().map(|(n, _)| format!(":{n}")));
     let out = crate::git::Git::new(".")
         .args(&args)
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .capture();
     if !out.as_ref().is_ok_and(|o| o.ok) {
         tracing::debug!("removing ended claims failed; the next sync retries");

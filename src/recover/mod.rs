@@ -294,7 +294,7 @@ pub fn run(
         // aside first; its `unlocked` event goes with the run's first append.
         let packed = crate::locks::settle_worker(
             &[repo.common_dir().join("packed-refs.lock")],
-            cfg.stale_lock_after_secs,
+            cfg.stale_lock_after,
         );
         if let crate::locks::Verdict::Clear(moved) = packed {
             moved.into_iter().for_each(crate::lock::owe_event);
@@ -376,7 +376,7 @@ pub fn run(
     if !req.dry_run {
         // SPEC 1.2 "Several machines": every run rewrites this host's heartbeat (only when
         // it changed or is older than recode.stallAfter / 2).
-        let refresh = (cfg.stall_after_secs / 2).max(1);
+        let refresh = (cfg.stall_after.as_secs() / 2).max(1);
         if let Err(e) = crate::hosts::write_heartbeat(repo, &me, now, beat, refresh) {
             warnings.push(e.to_string());
         }
@@ -511,7 +511,7 @@ fn settle_locks(r: &Run, w: &Worker) -> Result<Option<Step>, RecoverError> {
         wt.is_some_and(|t| t.is_main),
         &w.branch,
     );
-    let verdict = crate::locks::settle_worker(&locks, r.cfg.stale_lock_after_secs);
+    let verdict = crate::locks::settle_worker(&locks, r.cfg.stale_lock_after);
     if let Some(why) = verdict.wait_reason() {
         return Ok(Some(step(w, Outcome::Skipped, why)));
     }

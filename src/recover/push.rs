@@ -57,7 +57,7 @@ fn remote_head(r: &Run, branch: &str) -> Result<Option<ObjectId>, GitError> {
     let out = git::Git::new(r.repo.common_dir())
         .args(["ls-remote", "--", &r.cfg.remote])
         .arg(format!("refs/heads/{branch}"))
-        .network(r.cfg.network_timeout_secs, &r.cfg.ssh)
+        .network(r.cfg.network_timeout, &r.cfg.ssh)
         .output()?;
     let text = String::from_utf8_lossy(&out);
     Ok(text
@@ -184,7 +184,7 @@ pub(super) fn push(r: &Run, _dir: &Path, branch: &str) -> Result<(), GitError> {
     let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
     git::Git::new(r.repo.common_dir())
         .args(["push", "--porcelain", "--quiet", &r.cfg.remote, &spec])
-        .network(r.cfg.network_timeout_secs, &r.cfg.ssh)
+        .network(r.cfg.network_timeout, &r.cfg.ssh)
         .output()?;
     Ok(())
 }

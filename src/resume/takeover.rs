@@ -51,7 +51,7 @@ pub fn before(
     let spec = format!("+refs/heads/{branch}:refs/remotes/{remote}/{branch}");
     let fetched = git::Git::new(".")
         .args(["fetch", "--quiet", "--no-write-fetch-head", remote, &spec])
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .capture()?;
     if !fetched.ok {
         tracing::debug!(stderr = %fetched.stderr, "takeover: the remote has no {branch}");
@@ -196,7 +196,7 @@ fn replaceable(
                 .sight(&format!("claim {name}"), &theirs.to_string(), now, 0)
                 .first;
             seen.save();
-            c::lease_ran_out(beat, claim_seen, now, cfg.host_timeout_secs)
+            c::lease_ran_out(beat, claim_seen, now, cfg.host_timeout.as_secs())
         }
     }
 }
@@ -227,7 +227,7 @@ fn push_claim(
             cfg.remote.clone(),
             format!("{blob}:{name}"),
         ])
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .capture()?;
     if out.ok {
         return Ok(Pushed::Done);
@@ -250,7 +250,7 @@ fn push_claim(
 fn fetch_claim(cfg: &Config, name: &str) -> Result<Option<ObjectId>, ResumeError> {
     let listed = git::Git::new(".")
         .args(["ls-remote", cfg.remote.as_str(), name])
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .output()?;
     let Some(id) = String::from_utf8_lossy(&listed)
         .lines()
@@ -275,7 +275,7 @@ fn fetch_same(cfg: &Config, name: &str) -> Result<bool, ResumeError> {
     let out = git::Git::new(".")
         .args(["fetch", "--quiet", "--no-write-fetch-head"])
         .args([cfg.remote.as_str(), &spec])
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .capture()?;
     Ok(out.ok)
 }
@@ -287,7 +287,7 @@ fn blocking_ref(cfg: &Config, name: &str) -> Option<String> {
     let below = format!("{name}/*");
     let listed = git::Git::new(".")
         .args(["ls-remote", cfg.remote.as_str(), &parent, &below])
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .output()
         .ok()?;
     String::from_utf8_lossy(&listed)

@@ -132,7 +132,7 @@ impl<'a> Ctx<'a> {
                 Some(true) => Some(true),
                 _ => o.alive.filter(|_| {
                     o.beat_at
-                        .is_some_and(|b| o.beat_age(self.now, b) < o.timeout_secs)
+                        .is_some_and(|b| o.beat_age(self.now, b) < o.timeout.as_secs())
                 }),
             },
             None => probe_pid(&events, &replayed, |h| self.me.is(h)),
@@ -145,7 +145,7 @@ impl<'a> Ctx<'a> {
             .into_iter()
             .flatten()
             .max()
-            .is_none_or(|t| self.now.as_second() - t.as_second() >= cfg.hung_after_secs);
+            .is_none_or(|t| self.now.as_second() - t.as_second() >= cfg.hung_after.as_secs());
         let skip_read = !opts.deep
             && !quiet
             && pid_alive == Some(true)
@@ -188,8 +188,8 @@ impl<'a> Ctx<'a> {
             noun: self.noun,
             blocker_closed: false,
             now: self.now,
-            stall_after_secs: cfg.stall_after_secs,
-            hung_after_secs: cfg.hung_after_secs,
+            stall_after: cfg.stall_after,
+            hung_after: cfg.hung_after,
             gate_configured: cfg.gate.is_some(),
             max_attempts: cfg.max_attempts,
             max_transient: cfg.max_transient,
@@ -260,7 +260,7 @@ impl<'a> Ctx<'a> {
                 attempt_at,
                 beat_at: beat.and_then(|b| b.seen.map(|s| s.first)),
                 alive: beat.map(|b| b.workers.get(branch).copied().unwrap_or(false)),
-                timeout_secs: self.cfg.host_timeout_secs,
+                timeout: self.cfg.host_timeout,
                 label: beat.and_then(|b| b.label.clone()),
                 host,
             }

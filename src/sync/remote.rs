@@ -20,7 +20,7 @@ pub(super) fn ls_remote(
     let out = git::Git::new(dir)
         .args(["ls-remote", remote])
         .args(refs)
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .output()?;
     Ok(String::from_utf8_lossy(&out)
         .lines()
@@ -56,7 +56,7 @@ pub(super) fn fetch_tracking(
     args.extend(specs.iter().map(String::as_str));
     let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
         .args(&args)
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .capture()?;
     if ok {
         return Ok(true);
@@ -87,7 +87,7 @@ pub(super) fn push(
     args.extend(pushes.iter().map(|p| p.spec.as_str()));
     let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
         .args(&args)
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .capture()?;
     if ok {
         for p in pushes {
