@@ -145,7 +145,6 @@ impl Config {
         let host_timeout =
             duration_of(HOST_TIMEOUT, get(HOST_TIMEOUT), DEFAULT_HOST_TIMEOUT, true)?;
         let hung_after = duration_of(HUNG_AFTER, get(HUNG_AFTER), DEFAULT_HUNG_AFTER, true)?;
-        crate::git::set_command_timeout(command_timeout.as_secs());
         crate::lock::set_stale_after(stale_lock_after.as_secs());
         let notes_ref = notes_ref(get(NOTES_REF))?;
         let forge = parsed(FORGE, get(FORGE), ForgeSetting::Auto, ForgeSetting::parse)?;

@@ -58,7 +58,7 @@ pub fn prune_claims(
     );
     args.push(remote.to_string());
     args.extend(gone.iter().map(|(n, _)| format!(":{n}")));
-    let out = crate::git::Git::new(".")
+    let out = crate::git::Git::new(".", cfg.command_timeout)
         .args(&args)
         .network(cfg.network_timeout, &cfg.ssh)
         .capture();

@@ -158,7 +158,7 @@ pub fn spawn(
         ));
     }
     let task = cfg.key_of(&s.branch);
-    let host = crate::hosts::me(repo).id;
+    let host = crate::hosts::me(repo, cfg.command_timeout).id;
     let mut stored = ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
         let body = Body::Spawn {
             attempt: ledger::next_attempt(events),

@@ -38,8 +38,13 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         return Ok(failed(w, why, false));
     }
     // Listed again at the moment of deletion: what `git worktree remove` takes with it.
-    let ignored = match wt.map(|f| snapshot::ignored_paths(Path::new(&f.path), Path::new(&f.admin)))
-    {
+    let ignored = match wt.map(|f| {
+        snapshot::ignored_paths(
+            Path::new(&f.path),
+            Path::new(&f.admin),
+            r.cfg.command_timeout,
+        )
+    }) {
         Some(Ok(paths)) => snapshot::summarize(&paths),
         Some(Err(e)) => {
             // What cannot be read is not clean (SPEC special cases).
@@ -55,7 +60,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     let mut done = Vec::new();
     if let Some(f) = wt {
         failpoint("delete-worktree");
-        match removal::remove(r.repo, Path::new(&f.path), &ignored) {
+        match removal::remove(r.repo, Path::new(&f.path), &ignored, r.cfg.command_timeout) {
             Ok(Removal::Removed) => {}
             Ok(Removal::MovedBack(why)) => {
                 return Ok(failed(

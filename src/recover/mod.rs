@@ -305,7 +305,7 @@ pub fn run(
     let restored = if req.dry_run {
         Vec::new()
     } else {
-        let mut lines = removal::finish_interrupted(repo);
+        let mut lines = removal::finish_interrupted(repo, cfg.command_timeout);
         lines.extend(restore::unborn_branches(repo, cfg, now)?);
         lines
     };
@@ -342,7 +342,7 @@ pub fn run(
     )?;
     warnings.extend(census.warnings.iter().cloned());
     let mut workers: Vec<Worker> = census.snapshots.iter().map(classify::classify).collect();
-    let me = crate::hosts::me(repo);
+    let me = crate::hosts::me(repo, cfg.command_timeout);
     let beat = heartbeat_workers(&census.snapshots, &workers, &me);
     if !req.all {
         if let Some(b) = req

@@ -227,7 +227,7 @@ pub fn start(
         if let Some(f) = &written {
             write_prompt(f, &p.prompt)?;
         }
-        let here = crate::hosts::me(repo).id;
+        let here = crate::hosts::me(repo, cfg.command_timeout).id;
         let from = snap.hosts.other.as_ref().map(|o| o.host.clone());
         // SPEC 1.2 "Several machines": one host takes a silent host's worker over, even
         // when several see it silent at once: the claim on the remote decides first. Where

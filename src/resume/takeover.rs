@@ -21,6 +21,7 @@ use super::ResumeError;
 fn has_remote(cfg: &Config, remote: &str) -> bool {
     git::read(
         Path::new("."),
+        cfg.command_timeout,
         &["config", "--get", &format!("remote.{remote}.url")],
     )
     .is_ok_and(|o| !o.is_empty())
@@ -49,7 +50,7 @@ pub fn before(
         why: e.to_string(),
     })?;
     let spec = format!("+refs/heads/{branch}:refs/remotes/{remote}/{branch}");
-    let fetched = git::Git::new(".")
+    let fetched = git::Git::new(".", cfg.command_timeout)
         .args(["fetch", "--quiet", "--no-write-fetch-head", remote, &spec])
         .network(cfg.network_timeout, &cfg.ssh)
         .capture()?;
@@ -218,7 +219,7 @@ fn push_claim(
     expected: Option<ObjectId>,
 ) -> Result<Pushed, ResumeError> {
     let lease = expected.map(|e| e.to_string()).unwrap_or_default();
-    let out = git::Git::new(".")
+    let out = git::Git::new(".", cfg.command_timeout)
         .args([
             "push".to_string(),
             "--quiet".to_string(),
@@ -248,7 +249,7 @@ fn push_claim(
 
 /// The remote's claim on `name`, fetched into the same local ref (`None`: there is none).
 fn fetch_claim(cfg: &Config, name: &str) -> Result<Option<ObjectId>, ResumeError> {
-    let listed = git::Git::new(".")
+    let listed = git::Git::new(".", cfg.command_timeout)
         .args(["ls-remote", cfg.remote.as_str(), name])
         .network(cfg.network_timeout, &cfg.ssh)
         .output()?;
@@ -272,7 +273,7 @@ fn fetch_claim(cfg: &Config, name: &str) -> Result<Option<ObjectId>, ResumeError
 /// Errors: [`ResumeError::Git`] when git cannot be run; a failed fetch is `Ok(false)`.
 fn fetch_same(cfg: &Config, name: &str) -> Result<bool, ResumeError> {
     let spec = format!("+{name}:{name}");
-    let out = git::Git::new(".")
+    let out = git::Git::new(".", cfg.command_timeout)
         .args(["fetch", "--quiet", "--no-write-fetch-head"])
         .args([cfg.remote.as_str(), &spec])
         .network(cfg.network_timeout, &cfg.ssh)
@@ -285,7 +286,7 @@ fn fetch_same(cfg: &Config, name: &str) -> Result<bool, ResumeError> {
 fn blocking_ref(cfg: &Config, name: &str) -> Option<String> {
     let parent = name.trim_end_matches('/').rsplit_once('/')?.0.to_string();
     let below = format!("{name}/*");
-    let listed = git::Git::new(".")
+    let listed = git::Git::new(".", cfg.command_timeout)
         .args(["ls-remote", cfg.remote.as_str(), &parent, &below])
         .network(cfg.network_timeout, &cfg.ssh)
         .output()

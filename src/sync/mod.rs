@@ -120,7 +120,7 @@ pub fn sync(
             (cfg.notes_ref.clone(), tracking_notes(remote), true),
             (ANCHORS_REF.to_string(), tracking_anchors(remote), false),
         ],
-        own_beat: crate::hosts::heartbeat_ref(&crate::hosts::me(repo).id),
+        own_beat: crate::hosts::heartbeat_ref(&crate::hosts::me(repo, cfg.command_timeout).id),
     };
     let policy = crate::retry::Policy {
         pause: PAUSE,

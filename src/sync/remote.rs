@@ -17,7 +17,7 @@ pub(super) fn ls_remote(
     refs: &[&str],
     cfg: &Config,
 ) -> Result<BTreeMap<String, ObjectId>, SyncError> {
-    let out = git::Git::new(dir)
+    let out = git::Git::new(dir, cfg.command_timeout)
         .args(["ls-remote", remote])
         .args(refs)
         .network(cfg.network_timeout, &cfg.ssh)
@@ -54,7 +54,7 @@ pub(super) fn fetch_tracking(
     }
     let mut args = vec!["fetch", "--quiet", "--no-write-fetch-head", remote];
     args.extend(specs.iter().map(String::as_str));
-    let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
+    let git::Captured { ok, stdout, stderr } = git::Git::new(dir, cfg.command_timeout)
         .args(&args)
         .network(cfg.network_timeout, &cfg.ssh)
         .capture()?;
@@ -85,7 +85,7 @@ pub(super) fn push(
     args.extend(pushes.iter().map(|p| p.lease.as_str()));
     args.push(remote);
     args.extend(pushes.iter().map(|p| p.spec.as_str()));
-    let git::Captured { ok, stdout, stderr } = git::Git::new(dir)
+    let git::Captured { ok, stdout, stderr } = git::Git::new(dir, cfg.command_timeout)
         .args(&args)
         .network(cfg.network_timeout, &cfg.ssh)
         .capture()?;

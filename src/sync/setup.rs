@@ -11,7 +11,7 @@ use crate::git;
 pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, SyncError> {
     let dir = std::path::PathBuf::from(".");
     let existing = |key: &str| -> Vec<String> {
-        git::read(&dir, &["config", "--get-all", key])
+        git::read(&dir, cfg.command_timeout, &["config", "--get-all", key])
             .map(|o| {
                 String::from_utf8_lossy(&o)
                     .lines()
@@ -31,7 +31,11 @@ pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, SyncError> {
         format!("+{ANCHORS_REF}*:{}*", tracking_anchors(remote)),
     ] {
         if !fetches.contains(&spec) {
-            git::run(&dir, &["config", "--add", &fetch_key, &spec])?;
+            git::run(
+                &dir,
+                cfg.command_timeout,
+                &["config", "--add", &fetch_key, &spec],
+            )?;
             added.push(format!("{fetch_key} {spec}"));
         }
     }
@@ -45,7 +49,11 @@ pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, SyncError> {
     wanted.push(format!("{ANCHORS_REF}*:{ANCHORS_REF}*"));
     for spec in wanted {
         if !pushes.contains(&spec) {
-            git::run(&dir, &["config", "--add", &push_key, &spec])?;
+            git::run(
+                &dir,
+                cfg.command_timeout,
+                &["config", "--add", &push_key, &spec],
+            )?;
             added.push(format!("{push_key} {spec}"));
         }
     }

@@ -39,7 +39,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("clock", &[]),
-    ("config", &["clock", "git", "lock", "ssh"]),
+    ("config", &["clock", "lock", "ssh"]),
     (
         "doctor",
         &[
