@@ -25,7 +25,8 @@ impl Ctx {
     pub fn open(ui: &Ui) -> Result<Ctx, Error> {
         let now = crate::clock::now()?;
         let repo = crate::repo::open(None)?;
-        let cfg = Config::load(&repo)?;
+        let mut cfg = Config::load(&repo)?;
+        cfg.locks.moves = ui.moves().clone();
         cfg.check_base(&repo)?;
         let ui = ui.for_repo(&repo);
         Ok(Ctx { repo, cfg, now, ui })

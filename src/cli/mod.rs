@@ -200,10 +200,7 @@ pub fn main() -> i32 {
         Command::Completions(a) => complete::completions(a),
     };
     // SPEC 1.2 "The loop settles": a stale lock moved aside is named in a warning.
-    let moved: Vec<String> = crate::lock::take_warnings()
-        .iter()
-        .map(|m| m.warning())
-        .collect();
+    let moved: Vec<String> = ui.moves().take().iter().map(|m| m.warning()).collect();
     ui.warn(&moved);
     match result {
         Ok(code) => code,

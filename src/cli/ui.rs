@@ -14,6 +14,9 @@ pub struct Ui {
     choice: clap::ColorChoice,
     /// What human renderings look like.
     style: Style,
+    /// The stale locks the run moved aside, each named in a warning at its end (a handle
+    /// shared by every copy of this `Ui`, handed to the configuration by `Ctx::open`).
+    moves: crate::lock::Moves,
 }
 
 impl Ui {
@@ -25,6 +28,7 @@ impl Ui {
             style: Style {
                 color: crate::render::decide_color(choice, None),
             },
+            moves: crate::lock::Moves::default(),
         }
     }
 
@@ -37,7 +41,13 @@ impl Ui {
             style: Style {
                 color: crate::render::decide_color(self.choice, color_ui.as_deref()),
             },
+            moves: self.moves.clone(),
         }
+    }
+
+    /// Where the run's stale-lock moves are reported ([`crate::lock::Moves`]).
+    pub fn moves(&self) -> &crate::lock::Moves {
+        &self.moves
     }
 
     /// How human output looks.

@@ -40,7 +40,7 @@ pub fn run(args: VerifyArgs, ui: &Ui) -> Result<i32, Error> {
     ctx.ui.warn(&v.warning.iter().cloned().collect::<Vec<_>>());
     if v.ledger_phantom {
         // Once per claimed success, decided inside the compare-and-swap.
-        ledger::append_with(&ctx.repo, &ctx.cfg.notes_ref, &task, ctx.now, |events| {
+        ledger::append_with(&ctx.repo, &ctx.cfg, &task, ctx.now, |events| {
             let body = Body::Phantom {
                 reason: PHANTOM_REASON.into(),
             };

@@ -75,8 +75,10 @@ pub struct Config {
     /// `recode.commandTimeout`: at least 1 s (default [`DEFAULT_COMMAND_TIMEOUT`]); the
     /// deadline every git run that is not a network step is built with ([`crate::git::Git::new`]).
     pub command_timeout: Duration,
-    /// `recode.staleLockAfter`: at least 1 s (default [`DEFAULT_STALE_LOCK_AFTER`]).
-    pub stale_lock_after: Duration,
+    /// `recode.staleLockAfter` (at least 1 s, default [`DEFAULT_STALE_LOCK_AFTER`]) and the
+    /// command's sink of the stale locks it moves aside ([`crate::lock::Moves`]: a fresh
+    /// one per load; a command that prints the moves' warnings hands in its own).
+    pub locks: crate::lock::Settle,
     /// `recode.worktreeDir`, if set (relative paths are taken from the main worktree).
     pub worktree_dir: Option<String>,
     /// `recode.hostTimeout`: at least 1 s (default [`DEFAULT_HOST_TIMEOUT`]): how long
@@ -145,14 +147,13 @@ impl Config {
         let host_timeout =
             duration_of(HOST_TIMEOUT, get(HOST_TIMEOUT), DEFAULT_HOST_TIMEOUT, true)?;
         let hung_after = duration_of(HUNG_AFTER, get(HUNG_AFTER), DEFAULT_HUNG_AFTER, true)?;
-        crate::lock::set_stale_after(stale_lock_after.as_secs());
         let notes_ref = notes_ref(get(NOTES_REF))?;
         let forge = parsed(FORGE, get(FORGE), ForgeSetting::Auto, ForgeSetting::parse)?;
         let (secrets, secrets_error) = secrets(repo);
         Ok(Config {
             gate_timeout,
             command_timeout,
-            stale_lock_after,
+            locks: crate::lock::Settle::new(stale_lock_after),
             base: get(BASE),
             remote: get(REMOTE).unwrap_or_else(|| DEFAULT_REMOTE.into()),
             branch_pattern,

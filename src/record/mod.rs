@@ -68,7 +68,7 @@ pub fn append(
     body: Body,
 ) -> Result<Event, LedgerError> {
     let event = Event::new(now, &cfg.key_of(branch), Some(branch), body).with_head(head);
-    ledger::append(repo, &cfg.notes_ref, event)
+    ledger::append(repo, cfg, event)
 }
 
 /// What `record spawn` was told.
@@ -159,7 +159,7 @@ pub fn spawn(
     }
     let task = cfg.key_of(&s.branch);
     let host = crate::hosts::me(repo, cfg.command_timeout).id;
-    let mut stored = ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
+    let mut stored = ledger::append_with(repo, cfg, &task, now, |events| {
         let body = Body::Spawn {
             attempt: ledger::next_attempt(events),
             cwd: cwd.to_string_lossy().to_string(),
@@ -281,7 +281,7 @@ pub fn exit(
         m => m,
     };
     let session_id = x.result.and_then(|r| r.session_id);
-    ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
+    ledger::append_with(repo, cfg, &task, now, |events| {
         // The attempt git-recode itself ended (a hung agent) is closed already: the
         // loop's report of that same end (rc 137) is no second attempt and no second
         // failure (decided in the CAS: the kill may land while this runs).

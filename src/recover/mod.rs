@@ -162,7 +162,7 @@ impl Run<'_> {
         // Stamped when written, after the step it records: files the step touched (the
         // index after a WIP commit) are then no newer than it, so not taken for activity.
         let ts = crate::clock::now()?.max(self.now);
-        let stored = ledger::append_with(self.repo, &self.cfg.notes_ref, &w.task, ts, |events| {
+        let stored = ledger::append_with(self.repo, self.cfg, &w.task, ts, |events| {
             decide(events)
                 .map(|body| Event::new(ts, &w.task, Some(&w.branch), body).with_head(head))
                 .into_iter()
@@ -292,12 +292,10 @@ pub fn run(
     if !req.dry_run {
         // A stale `packed-refs.lock` blocks every ref write, whatever the worker: moved
         // aside first; its `unlocked` event goes with the run's first append.
-        let packed = crate::locks::settle_worker(
-            &[repo.common_dir().join("packed-refs.lock")],
-            cfg.stale_lock_after,
-        );
+        let packed =
+            crate::locks::settle_worker(&[repo.common_dir().join("packed-refs.lock")], &cfg.locks);
         if let crate::locks::Verdict::Clear(moved) = packed {
-            moved.into_iter().for_each(crate::lock::owe_event);
+            moved.into_iter().for_each(|m| cfg.locks.moves.owe(m));
         }
     }
     // SPEC 1.2: before anything else, branches deleted under their worktrees come back.
@@ -511,7 +509,7 @@ fn settle_locks(r: &Run, w: &Worker) -> Result<Option<Step>, RecoverError> {
         wt.is_some_and(|t| t.is_main),
         &w.branch,
     );
-    let verdict = crate::locks::settle_worker(&locks, r.cfg.stale_lock_after);
+    let verdict = crate::locks::settle_worker(&locks, &r.cfg.locks);
     if let Some(why) = verdict.wait_reason() {
         return Ok(Some(step(w, Outcome::Skipped, why)));
     }
@@ -540,7 +538,7 @@ impl Run<'_> {
     /// deadline (it holds nothing anyone waits for), and ledger it.
     fn move_own_lock(&self, w: &Worker, path: &std::path::Path) -> Result<(), RecoverError> {
         if path.exists()
-            && let Ok(m) = crate::lock::move_aside(path)
+            && let Ok(m) = crate::lock::move_aside(path, &self.cfg.locks.moves)
         {
             self.unlocked(w, m)?;
         }

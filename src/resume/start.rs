@@ -183,7 +183,7 @@ pub fn start(
         let repairable = matches!(w.reason.row, crate::model::reason::Row::Deregistered { .. });
         if !req.dry_run && w.state == State::NeedsHuman && !repairable {
             // SPEC: `escalated` once per escalation, decided inside the compare-and-swap.
-            ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
+            ledger::append_with(repo, cfg, &w.task, now, |events| {
                 let body = Body::Escalated {
                     reason: w.reason.to_string(),
                 };
@@ -267,7 +267,7 @@ pub fn start(
             }
         }
         let mut lost_to: Option<String> = None;
-        let stored = ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
+        let stored = ledger::append_with(repo, cfg, &w.task, now, |events| {
             // SPEC 1.2 "Several machines": a takeover is decided on the ledger as it
             // stands: when the newest attempt is no longer the silent host's, another
             // host got there first and nothing is ledgered.
