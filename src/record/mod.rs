@@ -303,7 +303,8 @@ pub fn exit(
             rc: x.rc,
             outcome,
             message: message.clone(),
-            retry_after: retry_after.map(clock::format_secs),
+            // Stored to the second (the ledger's `retry_after` form).
+            retry_after: retry_after.map(|t| clock::from_secs(t.as_second())),
             fresh: verdict.fresh.then_some(true),
             blocker: x.blocker.clone(),
             session_id: session_id.clone(),

@@ -188,7 +188,7 @@ impl T {
                 rc,
                 outcome,
                 message: message.map(str::to_string),
-                retry_after: retry_after.map(clock::format_secs),
+                retry_after,
                 fresh: None,
                 blocker: blocker.map(str::to_string),
                 session_id: None,
