@@ -457,6 +457,24 @@ pub(super) fn note_lines(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(|l| l.trim_end_matches('\r').to_string())
 }
 
+/// Add `events` to the note's bytes `text` as canonical lines, each numbered: `seq` one
+/// more than the non-blank lines before it (SPEC "Where state lives").
+fn extend_note(text: &mut Vec<u8>, events: &mut [Event]) {
+    if !text.is_empty() && !text.ends_with(b"\n") {
+        text.push(b'\n');
+    }
+    let mut lines = text
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .count() as u64;
+    for event in events {
+        lines += 1;
+        event.seq = lines;
+        text.extend_from_slice(event.canonical().as_bytes());
+        text.push(b'\n');
+    }
+}
+
 /// The one append loop of [`append_with`] and [`append_with_deadline`]: each try re-reads
 /// the task's note, asks `decide` what to append to it, makes the anchor reachable first
 /// for a task's first note, numbers `seq`, and swaps the notes ref.
@@ -501,19 +519,7 @@ fn append_paced(
                 return Ok(None);
             }
         }
-        if !text.is_empty() && !text.ends_with(b"\n") {
-            text.push(b'\n');
-        }
-        let mut lines = text
-            .split(|b| *b == b'\n')
-            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
-            .count() as u64;
-        for event in &mut events {
-            lines += 1;
-            event.seq = lines;
-            text.extend_from_slice(event.canonical().as_bytes());
-            text.push(b'\n');
-        }
+        extend_note(&mut text, &mut events);
         let blob = repo
             .write_blob(&text)
             .map_err(|e| git_err("write a note", notes_ref)(Box::new(e)))?
