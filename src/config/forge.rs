@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use super::ValueError;
+
 /// `recode.forge`, parsed when the configuration is read (SPEC "Config"): which forge to
 /// ask, or `auto` to tell it from the remote's host.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -30,15 +32,15 @@ impl ForgeSetting {
 
     /// Read a value of `recode.forge`, in any case, blanks around it ignored.
     ///
-    /// Errors: the text naming the allowed values ([`ForgeSetting::VALUES`]).
-    pub fn parse(value: &str) -> Result<ForgeSetting, String> {
+    /// Errors: [`ValueError::NotOneOf`] naming the allowed values ([`ForgeSetting::VALUES`]).
+    pub fn parse(value: &str) -> Result<ForgeSetting, ValueError> {
         match value.trim().to_ascii_lowercase().as_str() {
             "auto" => Ok(ForgeSetting::Auto),
             "github" => Ok(ForgeSetting::GitHub),
             "gitlab" => Ok(ForgeSetting::GitLab),
             "gitea" | "forgejo" => Ok(ForgeSetting::Gitea),
             "none" => Ok(ForgeSetting::Off),
-            _ => Err(format!("expected one of {}", Self::VALUES.join(", "))),
+            _ => Err(ValueError::NotOneOf(Self::VALUES)),
         }
     }
 
@@ -136,7 +138,7 @@ mod tests {
         assert_eq!(ForgeSetting::parse("forgejo"), Ok(ForgeSetting::Gitea));
         assert_eq!(ForgeSetting::parse("none"), Ok(ForgeSetting::Off));
         assert_eq!(
-            ForgeSetting::parse("bitbucket"),
+            ForgeSetting::parse("bitbucket").map_err(|e| e.to_string()),
             Err("expected one of auto, github, gitlab, gitea, forgejo, none".to_string())
         );
         for v in ForgeSetting::VALUES {

@@ -10,7 +10,7 @@ pub use forge::{DEFAULT_FORGE_MAX_WAIT, ForgeOptions, ForgeSetting};
 pub use keys::*;
 pub use secrets::matches_secret;
 pub use source::{command_line_settings, interpolate_path, string};
-pub use values::{check, count, duration_secs, parse_size, size_bytes, task_pattern};
+pub use values::{ValueError, check, count, duration_secs, parse_size, size_bytes, task_pattern};
 
 use std::time::Duration;
 
@@ -29,9 +29,18 @@ pub enum ConfigError {
         key: &'static str,
         /// The value found.
         value: String,
-        /// What was expected.
-        why: String,
+        /// What is wrong with it.
+        why: ValueError,
     },
+}
+
+impl ConfigError {
+    /// What the user can do about it (shown under the error).
+    pub fn hint(&self) -> String {
+        match self {
+            ConfigError::Invalid { .. } => "fix the value with `git config <key> <value>`".into(),
+        }
+    }
 }
 
 /// The resolved `recode.*` configuration.
@@ -120,7 +129,7 @@ impl Config {
             count,
         )?;
         let push_wip = parsed(PUSH_WIP, get(PUSH_WIP), true, |v| {
-            parse_bool(v).ok_or_else(|| "expected true or false".into())
+            parse_bool(v).ok_or(ValueError::NotABool)
         })?;
         let network_timeout = timeout_of(
             NETWORK_TIMEOUT,
@@ -246,9 +255,10 @@ pub fn check_base_of(
         Err(ConfigError::Invalid {
             key: BASE,
             value: base.to_string(),
-            why: format!(
-                "no branch '{base}' here nor on '{remote}' (set it to the branch work merges into, or unset it)"
-            ),
+            why: ValueError::NoSuchBase {
+                base: base.to_string(),
+                remote: remote.to_string(),
+            },
         })
     }
 }
@@ -286,7 +296,7 @@ fn parsed<T>(
     key: &'static str,
     value: Option<String>,
     default: T,
-    parse: impl FnOnce(&str) -> Result<T, String>,
+    parse: impl FnOnce(&str) -> Result<T, ValueError>,
 ) -> Result<T, ConfigError> {
     match value {
         Some(v) => parse(&v).map_err(|why| ConfigError::Invalid {
@@ -312,7 +322,7 @@ fn notes_ref(value: Option<String>) -> Result<String, ConfigError> {
         return Err(ConfigError::Invalid {
             key: NOTES_REF,
             value: notes_ref,
-            why: "notes refs live under refs/notes/".into(),
+            why: ValueError::NotesRefOutside,
         });
     }
     Ok(notes_ref)

@@ -33,7 +33,7 @@ pub(super) fn secrets(repo: &gix::Repository) -> (Vec<String>, Option<ConfigErro
                 error.get_or_insert(ConfigError::Invalid {
                     key: SECRETS,
                     value: v.to_string(),
-                    why: why.into(),
+                    why: super::ValueError::BadSecret(why),
                 });
             }
             None => out.push(v.to_string()),

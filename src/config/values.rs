@@ -4,44 +4,117 @@
 use super::keys::{DEFAULT_BRANCH_PATTERN, KEYS, Kind, MAX_ATTEMPTS_LIMIT};
 use crate::clock;
 
+/// Why a value is not of its key's shape: the `why` of [`super::ConfigError::Invalid`],
+/// each read as the words after "is invalid: ".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// A duration without a unit (`10`): SPEC 1.2 "durations need a unit".
+    #[error("'{0}' has no unit: a duration is a number followed by s, m, h or d, like {0}m")]
+    NoUnit(String),
+    /// Not a duration at all.
+    #[error("'{0}' is not a duration (a number followed by s, m, h or d, like 30m)")]
+    NotADuration(String),
+    /// Not a whole number (a count).
+    #[error("expected a whole number from 1 to {MAX_ATTEMPTS_LIMIT}")]
+    NotACount,
+    /// A count of 0.
+    #[error(
+        "expected a whole number from 1 to {MAX_ATTEMPTS_LIMIT} (0 would escalate every worker)"
+    )]
+    ZeroCount,
+    /// A count past [`MAX_ATTEMPTS_LIMIT`].
+    #[error(
+        "expected a whole number from 1 to {MAX_ATTEMPTS_LIMIT} (a cap nobody reaches is no cap)"
+    )]
+    CountTooLarge,
+    /// Not a size; `example` shows one (`50M (k, M or G)`).
+    #[error("expected a size such as {example}")]
+    NotASize {
+        /// What a size looks like, as the message shows it.
+        example: &'static str,
+    },
+    /// Not one of git's boolean spellings.
+    #[error("expected true or false")]
+    NotABool,
+    /// Not one of the listed words.
+    #[error("expected one of {}", .0.join(", "))]
+    NotOneOf(&'static [&'static str]),
+    /// Not a regular expression (the regex crate's words).
+    #[error("{0}")]
+    BadRegex(String),
+    /// A branch pattern without a `task` group.
+    #[error(
+        "it has no task group: write the task key's part as (?P<task>...), as the default does: {DEFAULT_BRANCH_PATTERN}"
+    )]
+    NoTaskGroup,
+    /// A notes ref outside `refs/notes/`.
+    #[error("notes refs live under refs/notes/")]
+    NotesRefOutside,
+    /// `recode.base` names no branch here nor on the remote.
+    #[error(
+        "no branch '{base}' here nor on '{remote}' (set it to the branch work merges into, or unset it)"
+    )]
+    NoSuchBase {
+        /// The value of `recode.base`.
+        base: String,
+        /// `recode.remote`.
+        remote: String,
+    },
+    /// A `recode.secrets` pattern that cannot work, and why.
+    #[error("{0}")]
+    BadSecret(&'static str),
+}
+
 /// A config duration in seconds: a whole number with a unit (`90s`, `30m`, `2h`, `1d`).
 /// A bare number is refused: `stallAfter=10` would silently mean ten seconds (SPEC 1.2
 /// "durations need a unit").
 ///
-/// Errors: the text saying what was expected.
-pub fn duration_secs(value: &str) -> Result<i64, String> {
+/// Errors: [`ValueError::NoUnit`], [`ValueError::NotADuration`].
+pub fn duration_secs(value: &str) -> Result<i64, ValueError> {
     let v = value.trim();
     if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "'{v}' has no unit: a duration is a number followed by s, m, h or d, like {v}m"
-        ));
+        return Err(ValueError::NoUnit(v.to_string()));
     }
-    clock::parse_duration(v).map_err(|e| e.to_string())
+    clock::parse_duration(v).map_err(|_| ValueError::NotADuration(v.to_string()))
 }
 
 /// `recode.maxAttempts`: a whole number from 1 to [`MAX_ATTEMPTS_LIMIT`].
 ///
-/// Errors: the text saying what was expected.
-pub fn count(value: &str) -> Result<u32, String> {
+/// Errors: [`ValueError::NotACount`], [`ValueError::ZeroCount`],
+/// [`ValueError::CountTooLarge`].
+pub fn count(value: &str) -> Result<u32, ValueError> {
     let v = value.trim();
-    let range = format!("expected a whole number from 1 to {MAX_ATTEMPTS_LIMIT}");
     if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(range);
+        return Err(ValueError::NotACount);
     }
     match v.parse::<u64>() {
-        Ok(0) => Err(format!("{range} (0 would escalate every worker)")),
+        Ok(0) => Err(ValueError::ZeroCount),
         Ok(n) if n <= u64::from(MAX_ATTEMPTS_LIMIT) => Ok(n as u32),
-        _ => Err(format!("{range} (a cap nobody reaches is no cap)")),
+        _ => Err(ValueError::CountTooLarge),
     }
 }
 
 /// A size in bytes: a whole number with an optional unit `k`, `M`, `G` (powers of 1024,
-/// as git's `core.bigFileThreshold`).
+/// as git's `core.bigFileThreshold`), as `doctor` checks it.
 ///
-/// Errors: the text saying what was expected.
-pub fn size_bytes(value: &str) -> Result<u64, String> {
+/// Errors: [`ValueError::NotASize`].
+pub fn size_bytes(value: &str) -> Result<u64, ValueError> {
+    size_with(value, "50M (k, M or G)")
+}
+
+/// [`size_bytes`] as the configuration reads `recode.wipMaxFileSize` (its error shows
+/// other examples: `500k, 50M or 1G`).
+///
+/// Errors: [`ValueError::NotASize`].
+pub fn parse_size(value: &str) -> Result<u64, ValueError> {
+    size_with(value, "500k, 50M or 1G")
+}
+
+/// A size in bytes: a whole number with an optional `k`, `M` or `G` suffix (either case),
+/// e.g. `10k`, `50M`; the error shows `example`.
+fn size_with(value: &str, example: &'static str) -> Result<u64, ValueError> {
     let v = value.trim();
-    let bad = || "expected a size such as 50M (k, M or G)".to_string();
+    let bad = || ValueError::NotASize { example };
     let i = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
     let n: u64 = v[..i].parse().map_err(|_| bad())?;
     let mult: u64 = match v[i..].trim() {
@@ -56,8 +129,8 @@ pub fn size_bytes(value: &str) -> Result<u64, String> {
 
 /// Check one value against its key's shape ([`KEYS`]); unknown keys pass.
 ///
-/// Errors: the text saying what was expected.
-pub fn check(key: &str, value: &str) -> Result<(), String> {
+/// Errors: the [`ValueError`] of its shape.
+pub fn check(key: &str, value: &str) -> Result<(), ValueError> {
     let Some(k) = KEYS.iter().find(|k| k.name.eq_ignore_ascii_case(key)) else {
         return Ok(());
     };
@@ -66,15 +139,13 @@ pub fn check(key: &str, value: &str) -> Result<(), String> {
         Kind::TaskRegex => task_pattern(value).map(|_| ()),
         Kind::Duration => duration_secs(value).map(|_| ()),
         Kind::Count => count(value).map(|_| ()),
-        Kind::Bool => parse_bool(value)
-            .map(|_| ())
-            .ok_or_else(|| "expected true or false".into()),
+        Kind::Bool => parse_bool(value).map(|_| ()).ok_or(ValueError::NotABool),
         Kind::Size => size_bytes(value).map(|_| ()),
         Kind::OneOf(words) => {
             if words.contains(&value.trim().to_ascii_lowercase().as_str()) {
                 Ok(())
             } else {
-                Err(format!("expected one of {}", words.join(", ")))
+                Err(ValueError::NotOneOf(words))
             }
         }
     }
@@ -85,38 +156,14 @@ pub fn check(key: &str, value: &str) -> Result<(), String> {
 /// one is refused, since every branch would become a task of its own and the branches of
 /// one task would never share a ledger).
 ///
-/// Errors: the text saying what is wrong (a bad regex, no `task` group).
-pub fn task_pattern(value: &str) -> Result<regex::Regex, String> {
-    let re = regex::Regex::new(value).map_err(|e| e.to_string())?;
+/// Errors: [`ValueError::BadRegex`], [`ValueError::NoTaskGroup`].
+pub fn task_pattern(value: &str) -> Result<regex::Regex, ValueError> {
+    let re = regex::Regex::new(value).map_err(|e| ValueError::BadRegex(e.to_string()))?;
     if re.capture_names().flatten().any(|n| n == "task") {
         Ok(re)
     } else {
-        Err(format!(
-            "it has no task group: write the task key's part as (?P<task>...), as the default does: {DEFAULT_BRANCH_PATTERN}"
-        ))
+        Err(ValueError::NoTaskGroup)
     }
-}
-
-/// A size in bytes: a whole number with an optional `k`, `M` or `G` suffix (powers of
-/// 1024, as git's own `core.bigFileThreshold`; either case), e.g. `10k`, `50M`.
-///
-/// Errors: a message saying what is expected.
-pub fn parse_size(value: &str) -> Result<u64, String> {
-    let v = value.trim();
-    let bad = || "expected a size such as 500k, 50M or 1G".to_string();
-    let (num, unit) = match v.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => (&v[..i], v[i..].trim()),
-        None => (v, ""),
-    };
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let mult: u64 = match unit {
-        "" => 1,
-        "k" | "K" => 1 << 10,
-        "m" | "M" => 1 << 20,
-        "g" | "G" => 1 << 30,
-        _ => return Err(bad()),
-    };
-    n.checked_mul(mult).ok_or_else(bad)
 }
 
 /// git's boolean spellings: `true/yes/on/1` and `false/no/off/0`.
@@ -145,7 +192,30 @@ mod tests {
     fn values_are_checked_by_their_shape() {
         assert_eq!(duration_secs("90s"), Ok(90));
         assert_eq!(duration_secs("2h"), Ok(7200));
-        assert!(duration_secs("10").unwrap_err().contains("has no unit"));
+        assert_eq!(
+            duration_secs("10").unwrap_err().to_string(),
+            "'10' has no unit: a duration is a number followed by s, m, h or d, like 10m"
+        );
+        assert_eq!(
+            duration_secs("soon").unwrap_err().to_string(),
+            "'soon' is not a duration (a number followed by s, m, h or d, like 30m)"
+        );
+        assert_eq!(
+            count("0").unwrap_err().to_string(),
+            "expected a whole number from 1 to 1000 (0 would escalate every worker)"
+        );
+        assert_eq!(
+            parse_size("lots").unwrap_err().to_string(),
+            "expected a size such as 500k, 50M or 1G"
+        );
+        assert_eq!(
+            size_bytes("lots").unwrap_err().to_string(),
+            "expected a size such as 50M (k, M or G)"
+        );
+        assert_eq!(
+            check("recode.forge", "bitbucket").unwrap_err().to_string(),
+            "expected one of auto, github, gitlab, gitea, forgejo, none"
+        );
         assert_eq!(count("1"), Ok(1));
         assert_eq!(count("1000"), Ok(1000));
         assert!(count("0").is_err() && count("1001").is_err() && count("-1").is_err());
@@ -193,12 +263,16 @@ mod tests {
             "(issue)-([0-9]+)",
         ] {
             let why = task_pattern(bad).unwrap_err();
-            assert!(why.starts_with("it has no task group: "), "{bad}: {why}");
+            assert!(
+                why.to_string().starts_with("it has no task group: "),
+                "{bad}: {why}"
+            );
             assert_eq!(check(BRANCH_PATTERN, bad), Err(why));
         }
         assert!(
             task_pattern("issue-(")
                 .unwrap_err()
+                .to_string()
                 .contains("unclosed group")
         );
         let grouped = task_pattern(r"^agent/(?P<task>[a-z]+)-").unwrap();
