@@ -108,13 +108,13 @@ pub enum Kind {
     Text,
     /// A regular expression with a `task` group (`(?P<task>…)`): the task key.
     TaskRegex,
-    /// A duration with a unit: `s`, `m`, `h`, `d` ([`duration_secs`]).
+    /// A duration with a unit: `s`, `m`, `h`, `d` ([`duration_secs`](super::duration_secs)).
     Duration,
     /// A whole number from 1 to [`MAX_ATTEMPTS_LIMIT`].
     Count,
     /// git's boolean spellings.
     Bool,
-    /// A size with a unit: `k`, `M`, `G` ([`size_bytes`]).
+    /// A size with a unit: `k`, `M`, `G` ([`size_bytes`](super::size_bytes)).
     Size,
     /// One of the listed words.
     OneOf(&'static [&'static str]),
