@@ -175,7 +175,7 @@ impl Error {
             Error::NoRemote { .. } => {
                 "add it with `git remote add <name> <url>`, or name another remote (recode.remote sets the default)".into()
             }
-            Error::Config(_) => "fix the value with `git config <key> <value>`".into(),
+            Error::Config(e) => e.hint(),
             Error::BaseBranch { .. } => {
                 "name the issue branch the agent works on (the base is recode.base, else the remote's HEAD, main or master)".into()
             }

@@ -6,8 +6,9 @@
 //! - no automatic maintenance (`-c gc.auto=0 -c maintenance.auto=false`): `gc --auto`
 //!   would prune worktrees whose directory is only temporarily missing;
 //! - no prompts (`GIT_TERMINAL_PROMPT=0`, ssh in batch mode, `GCM_INTERACTIVE=never`,
-//!   stdin is null) and a deadline: network steps `recode.networkTimeout`, every other run
-//!   `recode.commandTimeout` ([`set_command_timeout`]); each run leads its own process
+//!   stdin is null) and a deadline: network steps `recode.networkTimeout` ([`Git::network`]),
+//!   every other run `recode.commandTimeout`, which each caller passes in ([`Git::new`]:
+//!   no run is without one); each run leads its own process
 //!   group, killed whole past the deadline (SPEC "The loop settles");
 //! - arguments are a list, never a shell; `LC_ALL=C` so messages can be read;
 //! - no forge token in the environment (SPEC 1.2 "Untrusted input stays out": the
@@ -25,7 +26,6 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The oldest git this tool runs: 2.31 added `rev-parse --path-format=absolute`, which
@@ -117,7 +117,8 @@ pub struct Git {
     dir: PathBuf,
     args: Vec<OsString>,
     envs: Vec<(OsString, OsString)>,
-    timeout: Option<Duration>,
+    /// The run is killed past it.
+    timeout: Duration,
     /// The config key a timeout is named by in the error.
     timeout_key: &'static str,
     /// The ssh command of a network step ([`Git::network`]); other runs get [`scrub`]'s.
@@ -132,23 +133,25 @@ pub struct Git {
 pub const COMMIT_DEADLINE_SECS: u64 = 20;
 
 impl Git {
-    /// A run in `dir` (the worktree or git dir it acts on).
-    pub fn new(dir: impl AsRef<Path>) -> Git {
+    /// A run in `dir` (the worktree or git dir it acts on), killed with its process group
+    /// past `timeout` (at least 1 s): `recode.commandTimeout`, the configuration's
+    /// `command_timeout` (a network step sets its own, [`Git::network`]).
+    pub fn new(dir: impl AsRef<Path>, timeout: Duration) -> Git {
         Git {
             dir: dir.as_ref().to_path_buf(),
             args: Vec::new(),
             envs: Vec::new(),
-            timeout: None,
+            timeout: timeout.max(Duration::from_secs(1)),
             timeout_key: "recode.commandTimeout",
             ssh: None,
         }
     }
 
     /// Mark this run as a commit of an index already built: killed after
-    /// [`COMMIT_DEADLINE_SECS`] or `recode.commandTimeout`, whichever is shorter.
+    /// [`COMMIT_DEADLINE_SECS`] or its timeout (`recode.commandTimeout`), whichever is
+    /// shorter.
     pub fn commit_step(mut self) -> Git {
-        let limit = command_timeout().min(Duration::from_secs(COMMIT_DEADLINE_SECS));
-        self.timeout = Some(limit);
+        self.timeout = self.timeout.min(Duration::from_secs(COMMIT_DEADLINE_SECS));
         self.timeout_key = "recode.commandTimeout; a commit waiting on its signer";
         self
     }
@@ -157,27 +160,32 @@ impl Git {
     /// repository lists for it (SPEC 1.3 "Committing"): `GIT_DIR` and `GIT_WORK_TREE` are
     /// set explicitly, so a `.git` that now leads elsewhere (a fresh `git init`, another
     /// repository) is never followed; and what it sees does not depend on a monitor or a
-    /// cache (`core.fsmonitor=false`, `core.untrackedCache=false`).
-    pub fn bound(work_tree: impl AsRef<Path>, git_dir: impl AsRef<Path>) -> Git {
+    /// cache (`core.fsmonitor=false`, `core.untrackedCache=false`). `timeout`: as
+    /// [`Git::new`].
+    pub fn bound(work_tree: impl AsRef<Path>, git_dir: impl AsRef<Path>, timeout: Duration) -> Git {
         // Absolute (against this process's directory, where the paths were read), as the
         // run's own directory is the worktree.
         let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
         let work_tree = abs(work_tree.as_ref());
-        Git::new(&work_tree)
+        Git::new(&work_tree, timeout)
             .args(UNCACHED)
             .env("GIT_DIR", abs(git_dir.as_ref()))
             .env("GIT_WORK_TREE", &work_tree)
     }
 
     /// [`Git::bound`], read-only (`--no-optional-locks`: SPEC safety rule 2).
-    pub fn bound_read(work_tree: impl AsRef<Path>, git_dir: impl AsRef<Path>) -> Git {
-        Git::bound(work_tree, git_dir).arg("--no-optional-locks")
+    pub fn bound_read(
+        work_tree: impl AsRef<Path>,
+        git_dir: impl AsRef<Path>,
+        timeout: Duration,
+    ) -> Git {
+        Git::bound(work_tree, git_dir, timeout).arg("--no-optional-locks")
     }
 
     /// A read-only run in `dir`: `--no-optional-locks`, so it never takes `index.lock`
-    /// (SPEC safety rule 2).
-    pub fn read(dir: impl AsRef<Path>) -> Git {
-        Git::new(dir).arg("--no-optional-locks")
+    /// (SPEC safety rule 2). `timeout`: as [`Git::new`].
+    pub fn read(dir: impl AsRef<Path>, timeout: Duration) -> Git {
+        Git::new(dir, timeout).arg("--no-optional-locks")
     }
 
     /// Add one argument.
@@ -204,12 +212,12 @@ impl Git {
         self
     }
 
-    /// Mark this run as a network step: it is killed after `timeout_secs` seconds
-    /// (`recode.networkTimeout`), and ssh runs as `ssh` says (the user's
+    /// Mark this run as a network step: it is killed after `timeout` (at least 1 s;
+    /// `recode.networkTimeout`), and ssh runs as `ssh` says (the user's
     /// `core.sshCommand` or `GIT_SSH_COMMAND` with batch mode added,
     /// [`crate::ssh::SshCommand`]).
-    pub fn network(mut self, timeout_secs: u64, ssh: &crate::ssh::SshCommand) -> Git {
-        self.timeout = Some(Duration::from_secs(timeout_secs.max(1)));
+    pub fn network(mut self, timeout: Duration, ssh: &crate::ssh::SshCommand) -> Git {
+        self.timeout = timeout.max(Duration::from_secs(1));
         self.timeout_key = "recode.networkTimeout";
         self.ssh = Some(ssh.clone());
         self
@@ -280,10 +288,7 @@ impl Git {
             .current_dir(&self.dir)
             .envs(self.envs.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null());
-        let (limit, key) = match self.timeout {
-            Some(t) => (t, self.timeout_key),
-            None => (command_timeout(), "recode.commandTimeout"),
-        };
+        let (limit, key) = (self.timeout, self.timeout_key);
         tracing::debug!(dir = %self.dir.display(), %args, "git");
         let done = crate::process::run_bounded(&mut cmd, limit).map_err(GitError::Spawn)?;
         match done.status {
@@ -301,45 +306,28 @@ impl Git {
     }
 }
 
-/// The deadline of every git run that is not a network step, in seconds
-/// (`recode.commandTimeout`, default 5 minutes): set once per process by
-/// [`set_command_timeout`] when the configuration is read.
-static COMMAND_TIMEOUT_SECS: AtomicU64 = AtomicU64::new(DEFAULT_COMMAND_TIMEOUT_SECS);
-
-/// The default of `recode.commandTimeout`: 5 minutes, in seconds.
-pub const DEFAULT_COMMAND_TIMEOUT_SECS: u64 = 300;
-
-/// Set the deadline of every later non-network git run, in seconds (at least 1);
-/// `Config::load` calls it with `recode.commandTimeout` (SPEC "The loop settles").
-pub fn set_command_timeout(secs: u64) {
-    COMMAND_TIMEOUT_SECS.store(secs.max(1), Ordering::Relaxed);
-}
-
-/// The current deadline of a non-network git run.
-pub fn command_timeout() -> Duration {
-    Duration::from_secs(COMMAND_TIMEOUT_SECS.load(Ordering::Relaxed).max(1))
-}
-
-/// `git --no-optional-locks <args>` in `dir`: stdout (a read; see [`Git::read`]).
+/// `git --no-optional-locks <args>` in `dir`, killed past `timeout`: stdout (a read; see
+/// [`Git::read`]).
 ///
 /// Errors: as [`Git::output`].
-pub fn read(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
-    Git::read(dir).args(args).output()
+pub fn read(dir: &Path, timeout: Duration, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    Git::read(dir, timeout).args(args).output()
 }
 
-/// `git <args>` in `dir`: stdout.
+/// `git <args>` in `dir`, killed past `timeout`: stdout.
 ///
 /// Errors: as [`Git::output`].
-pub fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
-    Git::new(dir).args(args).output()
+pub fn run(dir: &Path, timeout: Duration, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    Git::new(dir, timeout).args(args).output()
 }
 
 /// Whether `dir` is a worktree with `branch` checked out (`HEAD` is `refs/heads/<branch>`
 /// there): how a `worktree add` is judged when git exits non-zero because a hook of the
-/// user's failed after the work was done (SPEC 1.2 "The loop settles").
-pub fn branch_checked_out(dir: &Path, branch: &str) -> bool {
+/// user's failed after the work was done (SPEC 1.2 "The loop settles"). `timeout`: as
+/// [`Git::new`].
+pub fn branch_checked_out(dir: &Path, branch: &str, timeout: Duration) -> bool {
     dir.is_dir()
-        && read(dir, &["symbolic-ref", "-q", "HEAD"])
+        && read(dir, timeout, &["symbolic-ref", "-q", "HEAD"])
             .is_ok_and(|o| String::from_utf8_lossy(&o).trim() == format!("refs/heads/{branch}"))
 }
 
@@ -428,12 +416,12 @@ impl Identity {
 /// `author.*`/`committer.*`, `EMAIL`, then a host name it can trust), each with git's
 /// last line (`unable to auto-detect email address (got 'root@vm.(none)')`). Empty when
 /// a commit there works. git that cannot run counts as none missing (the commit's own
-/// error will say).
-pub fn missing_identities(dir: &Path) -> Vec<(Identity, String)> {
+/// error will say). `timeout`: as [`Git::new`].
+pub fn missing_identities(dir: &Path, timeout: Duration) -> Vec<(Identity, String)> {
     [Identity::Author, Identity::Committer]
         .into_iter()
         .filter_map(
-            |who| match Git::read(dir).args(["var", who.var()]).output() {
+            |who| match Git::read(dir, timeout).args(["var", who.var()]).output() {
                 Err(GitError::Failed { stderr, .. }) => {
                     let last = stderr.lines().last().unwrap_or_default();
                     Some((who, last.trim_start_matches("fatal: ").to_string()))
@@ -446,9 +434,10 @@ pub fn missing_identities(dir: &Path) -> Vec<(Identity, String)> {
 
 /// The environment a commit of git-recode's own in `dir` takes ([`OWN_NAME`] for each
 /// identity git cannot find there, [`missing_identities`]); empty when the user has one.
-pub fn own_identity_env(dir: &Path) -> Vec<(&'static str, &'static str)> {
+/// `timeout`: as [`Git::new`].
+pub fn own_identity_env(dir: &Path, timeout: Duration) -> Vec<(&'static str, &'static str)> {
     let mut out = Vec::new();
-    for (who, _) in missing_identities(dir) {
+    for (who, _) in missing_identities(dir, timeout) {
         match who {
             Identity::Author => out.extend([
                 ("GIT_AUTHOR_NAME", OWN_NAME),
@@ -533,12 +522,12 @@ mod tests {
     #[test]
     fn output_id_reads_one_id_and_refuses_anything_else() {
         let tmp = tempfile::tempdir().unwrap();
-        let empty_tree = Git::new(tmp.path())
+        let empty_tree = Git::new(tmp.path(), Duration::from_secs(60))
             .args(["hash-object", "-t", "tree", "/dev/null"])
             .output_id()
             .unwrap();
         assert_eq!(empty_tree, gix::ObjectId::empty_tree(gix::hash::Kind::Sha1));
-        let err = Git::new(tmp.path())
+        let err = Git::new(tmp.path(), Duration::from_secs(60))
             .args(["config", "--get", "gc.auto"])
             .output_id()
             .unwrap_err();
@@ -551,7 +540,7 @@ mod tests {
     #[test]
     fn the_callers_git_dir_never_reaches_a_run() {
         let tmp = tempfile::tempdir().unwrap();
-        let out = Git::new(tmp.path())
+        let out = Git::new(tmp.path(), Duration::from_secs(60))
             .args(["config", "--get", "gc.auto"])
             .output()
             .unwrap();

@@ -3,6 +3,11 @@
 //! The file also names its holder (pid, host, start time) for the message a second
 //! recover prints. The kernel releases the lock when its holder exits or is killed, so a
 //! lock is never stale: no takeover is needed, and nothing is removed.
+//!
+//! Also the stale locks of other writers (SPEC 1.2 "The loop settles"): their age
+//! ([`age_secs`]), the move aside ([`move_aside`]), and what a command carries about them
+//! ([`Settle`]: `recode.staleLockAfter` and the [`Moves`] sink its steps report to; no
+//! process-wide state).
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
@@ -141,28 +146,78 @@ pub fn age_secs(path: &Path) -> Option<u64> {
     )
 }
 
-static STALE_AFTER_SECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(300);
-
-/// Set `recode.staleLockAfter` (seconds) for the locks judged where no configuration is at
-/// hand (a ledger append meeting `packed-refs.lock`); `Config::load` calls it.
-pub fn set_stale_after(secs: u64) {
-    STALE_AFTER_SECS.store(secs.max(1), std::sync::atomic::Ordering::Relaxed);
+/// How a command treats the stale locks in its way, and where it reports those it moves
+/// aside (SPEC 1.2 "The loop settles"): `recode.staleLockAfter` and the command's
+/// [`Moves`]. The configuration builds it (`Config::locks`); every step that may move a
+/// lock takes it as a parameter.
+#[derive(Debug, Clone)]
+pub struct Settle {
+    /// `recode.staleLockAfter`: the age (whole seconds, at least 1 s) past which a lock in a
+    /// worker's worktree or the repository's `packed-refs.lock` is stale.
+    pub stale_after: std::time::Duration,
+    /// Where moves are reported.
+    pub moves: Moves,
 }
 
-/// `recode.staleLockAfter` as last set ([`set_stale_after`]; default 5 minutes), in seconds.
-pub fn stale_after() -> u64 {
-    STALE_AFTER_SECS.load(std::sync::atomic::Ordering::Relaxed)
+impl Settle {
+    /// `stale_after` (at least 1 s), with a fresh [`Moves`].
+    pub fn new(stale_after: std::time::Duration) -> Settle {
+        Settle {
+            stale_after: stale_after.max(std::time::Duration::from_secs(1)),
+            moves: Moves::default(),
+        }
+    }
 }
 
-static WARNINGS: std::sync::Mutex<Vec<MovedLock>> = std::sync::Mutex::new(Vec::new());
-static OWED: std::sync::Mutex<Vec<MovedLock>> = std::sync::Mutex::new(Vec::new());
+/// The stale locks one command moved aside: every move, for the warnings the command
+/// prints at its end ([`Moves::take`]), and the moves whose `unlocked` event is still owed
+/// ([`Moves::owe`]: the next ledger append writes them). A handle: its clones share the
+/// same lists, so one command hands it to each step and reads it once at its end.
+#[derive(Debug, Clone, Default)]
+pub struct Moves(std::sync::Arc<std::sync::Mutex<MoveLists>>);
+
+#[derive(Debug, Default)]
+struct MoveLists {
+    moved: Vec<MovedLock>,
+    owed: Vec<MovedLock>,
+}
+
+impl Moves {
+    fn with<T>(&self, f: impl FnOnce(&mut MoveLists) -> T) -> T {
+        // A step that panicked while holding the lists left them whole: use them.
+        let mut lists = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut lists)
+    }
+
+    /// Report a move, for the command's warnings.
+    pub fn record(&self, moved: &MovedLock) {
+        self.with(|l| l.moved.push(moved.clone()));
+    }
+
+    /// The moves reported since the last call, in order (each named in one warning).
+    pub fn take(&self) -> Vec<MovedLock> {
+        self.with(|l| std::mem::take(&mut l.moved))
+    }
+
+    /// Remember that `moved` still needs its `unlocked` event (a lock moved aside before
+    /// any event of the command was appended: the next ledger append writes it).
+    pub fn owe(&self, moved: MovedLock) {
+        self.with(|l| l.owed.push(moved));
+    }
+
+    /// The moves whose `unlocked` events are still owed ([`Moves::owe`]), now the
+    /// caller's to ledger.
+    pub fn take_owed(&self) -> Vec<MovedLock> {
+        self.with(|l| std::mem::take(&mut l.owed))
+    }
+}
 
 /// Move the stale lock at `path` aside to `<path>.stale-<unix seconds>` (a rename: nothing
-/// is deleted; `-2`, `-3`… appended when that name is taken). The move is remembered for
-/// the warning the command prints ([`take_warnings`]).
+/// is deleted; `-2`, `-3`… appended when that name is taken), and report the move to
+/// `moves` (for the command's warning).
 ///
 /// Errors: the rename failed (`std::io::Error`), e.g. the lock vanished meanwhile.
-pub fn move_aside(path: &Path) -> std::io::Result<MovedLock> {
+pub fn move_aside(path: &Path, moves: &Moves) -> std::io::Result<MovedLock> {
     let age = age_secs(path).unwrap_or(0);
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -185,31 +240,6 @@ pub fn move_aside(path: &Path) -> std::io::Result<MovedLock> {
         to: to.display().to_string(),
         age,
     };
-    if let Ok(mut w) = WARNINGS.lock() {
-        w.push(moved.clone());
-    }
+    moves.record(&moved);
     Ok(moved)
-}
-
-/// The locks this process moved aside since the last call, for the command's warnings.
-pub fn take_warnings() -> Vec<MovedLock> {
-    WARNINGS
-        .lock()
-        .map(|mut w| std::mem::take(&mut *w))
-        .unwrap_or_default()
-}
-
-/// Remember that `moved` still needs its `unlocked` event (a ledger append moved a lock of
-/// the notes ref: the append ledgers it once it has written its own event).
-pub fn owe_event(moved: MovedLock) {
-    if let Ok(mut o) = OWED.lock() {
-        o.push(moved);
-    }
-}
-
-/// The moved locks whose `unlocked` events are still owed (see [`owe_event`]).
-pub fn take_owed() -> Vec<MovedLock> {
-    OWED.lock()
-        .map(|mut o| std::mem::take(&mut *o))
-        .unwrap_or_default()
 }

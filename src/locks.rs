@@ -20,7 +20,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::{ANCHORS_REF, Config};
-pub use crate::lock::{MovedLock, OWN_REF_STALE_SECS};
+pub use crate::lock::{MovedLock, OWN_REF_STALE_SECS, Settle};
 
 /// A lock file found stale ([`stale_locks`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,9 +89,11 @@ pub fn worker_locks(
 }
 
 /// Before a mechanical step on a worker that is not running: move aside each lock of
-/// [`worker_locks`] older than `stale_after_secs`; a younger one makes the step wait.
-/// A lock that vanishes meanwhile is no longer in the way.
-pub fn settle_worker(locks: &[PathBuf], stale_after_secs: u64) -> Verdict {
+/// [`worker_locks`] older than `settle.stale_after` (`recode.staleLockAfter`, whole
+/// seconds), each move reported to `settle.moves`; a younger one makes the step wait. A
+/// lock that vanishes meanwhile is no longer in the way.
+pub fn settle_worker(locks: &[PathBuf], settle: &Settle) -> Verdict {
+    let stale_after_secs = settle.stale_after.as_secs();
     let mut moved = Vec::new();
     for path in locks {
         let Some(age) = crate::lock::age_secs(path) else {
@@ -104,7 +106,7 @@ pub fn settle_worker(locks: &[PathBuf], stale_after_secs: u64) -> Verdict {
                 stale_after: stale_after_secs,
             };
         }
-        match crate::lock::move_aside(path) {
+        match crate::lock::move_aside(path, &settle.moves) {
             Ok(m) => moved.push(m),
             Err(_) if !path.exists() => {}
             Err(_) => {
@@ -137,7 +139,10 @@ pub fn stale_locks(repo: &gix::Repository, cfg: &Config, running: &[PathBuf]) ->
             common.join(format!("{ANCHORS_REF}.lock")),
             OWN_REF_STALE_SECS,
         ),
-        (common.join("packed-refs.lock"), cfg.stale_lock_after_secs),
+        (
+            common.join("packed-refs.lock"),
+            cfg.locks.stale_after.as_secs(),
+        ),
     ];
     for w in crate::worktree::list(repo).unwrap_or_default() {
         if running.iter().any(|p| p == &w.path) {
@@ -150,7 +155,11 @@ pub fn stale_locks(repo: &gix::Repository, cfg: &Config, running: &[PathBuf]) ->
         if let Some(b) = &w.branch {
             locks.push(common.join(format!("refs/heads/{b}.lock")));
         }
-        candidates.extend(locks.into_iter().map(|p| (p, cfg.stale_lock_after_secs)));
+        candidates.extend(
+            locks
+                .into_iter()
+                .map(|p| (p, cfg.locks.stale_after.as_secs())),
+        );
     }
     let mut out: Vec<StaleLock> = candidates
         .into_iter()
@@ -190,7 +199,8 @@ mod tests {
         let old = tmp.path().join("HEAD.lock");
         aged(&old, 600);
         aged(&young, 10);
-        let v = settle_worker(&[old.clone(), young.clone()], 300);
+        let settle = Settle::new(std::time::Duration::from_secs(300));
+        let v = settle_worker(&[old.clone(), young.clone()], &settle);
         assert_eq!(
             v,
             Verdict::Wait {
@@ -206,8 +216,11 @@ mod tests {
             .filter(|n| n.starts_with("HEAD.lock.stale-"))
             .collect();
         assert_eq!(aside.len(), 1, "moved, not deleted");
+        let reported = settle.moves.take();
+        assert_eq!(reported.len(), 1, "the move is reported for the warning");
+        assert_eq!(reported[0].path, old.display().to_string());
         std::fs::remove_file(&young).unwrap();
-        assert_eq!(settle_worker(&[young], 300), Verdict::Clear(vec![]));
+        assert_eq!(settle_worker(&[young], &settle), Verdict::Clear(vec![]));
     }
 
     #[test]

@@ -71,12 +71,3 @@ pub fn worker_branches() -> Vec<String> {
     };
     crate::repo::worker_branch_names(&repo, &cfg)
 }
-
-/// The stale locks this run moved aside, each as a warning naming it (SPEC 1.2 "The loop
-/// settles").
-pub fn moved_locks() -> Vec<String> {
-    crate::lock::take_warnings()
-        .iter()
-        .map(|m| m.warning())
-        .collect()
-}

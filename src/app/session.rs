@@ -44,9 +44,12 @@ impl Session {
         crate::config::string(&self.repo, "color.ui")
     }
 
-    /// The warnings collected since the last call, oldest first.
+    /// The warnings collected since the last call, oldest first, then one for each stale
+    /// lock the run moved aside (SPEC 1.2 "The loop settles").
     pub fn take_warnings(&self) -> Vec<String> {
-        std::mem::take(&mut self.warnings.borrow_mut())
+        let mut w = std::mem::take(&mut *self.warnings.borrow_mut());
+        w.extend(self.cfg.locks.moves.take().iter().map(|m| m.warning()));
+        w
     }
 
     /// Collect warnings for the caller to show.

@@ -24,7 +24,7 @@ pub fn verify(s: &Session, branch: &str) -> Result<wire::VerifyDoc, Error> {
     let v = ask(forge.as_deref(), branch, &events);
     s.warn(v.warning.clone());
     if v.ledger_phantom {
-        ledger::append_with(&s.repo, &s.cfg.notes_ref, &task, s.now, |events| {
+        ledger::append_with(&s.repo, &s.cfg, &task, s.now, |events| {
             let body = Body::Phantom {
                 reason: PHANTOM_REASON.into(),
             };

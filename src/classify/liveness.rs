@@ -47,13 +47,13 @@ pub(super) fn activity(
         ));
     }
     let idle = last_activity.map(|t| (s.now.as_second() - t.as_second()).max(0));
-    let fresh_activity = idle.is_some_and(|i| i < s.stall_after_secs);
+    let fresh_activity = idle.is_some_and(|i| i < s.stall_after.as_secs());
     if let (Some(t), Some(i)) = (last_activity, idle) {
         ev.push(format!(
             "last activity {} ({} ago; stalled after {})",
             clock::format_secs(t),
             clock::human_secs(i),
-            clock::human_secs(s.stall_after_secs)
+            clock::human_secs(s.stall_after.as_secs())
         ));
     } else {
         ev.push("no activity recorded".into());
@@ -107,7 +107,9 @@ pub(super) fn liveness(
                 return parked(s, a, until, fresh_activity, ev);
             }
             // SPEC 1.3: a live pid idle for `recode.hungAfter` is hung.
-            if let Some(i) = idle.filter(|i| s.pid_alive == Some(true) && *i >= s.hung_after_secs) {
+            if let Some(i) =
+                idle.filter(|i| s.pid_alive == Some(true) && *i >= s.hung_after.as_secs())
+            {
                 ev.push(format!(
                     "stalled: the newest {a} has no exit; hung: pid alive, no activity for {}",
                     clock::human_secs(i)
@@ -131,7 +133,7 @@ pub(super) fn liveness(
                 };
                 ev.push(format!(
                     "stalled: the newest {a} has no exit, no activity for {}, {pid}",
-                    clock::human_secs(s.stall_after_secs)
+                    clock::human_secs(s.stall_after.as_secs())
                 ));
                 (Liveness::Stalled, None)
             }
@@ -149,7 +151,7 @@ fn parked(
     fresh_activity: bool,
     ev: &mut Vec<String>,
 ) -> (Liveness, Option<RunningBy>) {
-    let deadline = until.as_second().saturating_add(s.stall_after_secs);
+    let deadline = until.as_second().saturating_add(s.stall_after.as_secs());
     if s.now.as_second() <= deadline {
         ev.push(format!(
             "running: the newest {a} has no exit and its newest output waits on a limit until {}",
@@ -166,7 +168,7 @@ fn parked(
         ev.push(format!(
             "stalled: the newest {a} has no exit and waited on a limit that reset at {}, no activity for {} since",
             clock::format_secs(until),
-            clock::human_secs(s.stall_after_secs)
+            clock::human_secs(s.stall_after.as_secs())
         ));
         (Liveness::Stalled, None)
     }

@@ -205,8 +205,6 @@ pub fn main() -> i32 {
         Command::Man(a) => man::run(a),
         Command::Completions(a) => complete::completions(a),
     };
-    // SPEC 1.2 "The loop settles": a stale lock moved aside is named in a warning.
-    ui.warn(&app::moved_locks());
     match result {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => EXIT_OK,

@@ -62,7 +62,9 @@ pub(super) fn forge(repo: &gix::Repository, cfg: &crate::config::Config) -> Chec
 /// requests are not seen), else ok (plain git: requests are opened by hand).
 fn no_known_forge(cfg: &crate::config::Config, url: &str, shown: &str) -> Check {
     let remote = cfg.remote.as_str();
-    match crate::forge::remote_parts(url).filter(|_| cfg.forge.kind == "auto") {
+    match crate::forge::remote_parts(url)
+        .filter(|_| cfg.forge.kind == crate::config::ForgeSetting::Auto)
+    {
         Some((host, _)) => check(
             "forge",
             Level::Warn,

@@ -1,11 +1,13 @@
 //! The `git` check: the git binary's version and the repository's formats.
 
 use super::{Check, Level, check, ok};
+// Run before the configuration is read (it may not load): the default deadline.
+use crate::config::DEFAULT_COMMAND_TIMEOUT;
 
 /// The git binary's version (at least [`crate::git::MIN_VERSION`]) and the repository's
 /// formats (the ones opening it accepted: SHA-1, files refs).
 pub(super) fn git_version(repo: &gix::Repository) -> Check {
-    let version = crate::git::read(repo.git_dir(), &["version"])
+    let version = crate::git::read(repo.git_dir(), DEFAULT_COMMAND_TIMEOUT, &["version"])
         .map(|v| String::from_utf8_lossy(&v).trim().to_string());
     match (version, crate::git::check_version()) {
         (Ok(v), Ok(())) => ok("git", format!("{v}; repository: SHA-1 objects, files refs")),
@@ -24,7 +26,7 @@ pub(super) fn git_version(repo: &gix::Repository) -> Check {
 /// heartbeat commits carry its own identity, so only a warning (SPEC 1.3).
 pub(super) fn identity(repo: &gix::Repository) -> Check {
     let dir = repo.workdir().unwrap_or_else(|| repo.git_dir());
-    let missing = crate::git::missing_identities(dir);
+    let missing = crate::git::missing_identities(dir, DEFAULT_COMMAND_TIMEOUT);
     let Some((_, why)) = missing.first() else {
         return ok(
             "identity",

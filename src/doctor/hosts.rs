@@ -11,8 +11,12 @@ pub(super) const MAX_SKEW_SECS: i64 = 5 * 60;
 
 /// The `hosts` check: one `warn` per other host whose heartbeat's `ts` was more than
 /// [`MAX_SKEW_SECS`] from this host's clock when first seen, else one `ok`.
-pub(super) fn clocks(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
-    let me = hosts::me(repo);
+pub(super) fn clocks(
+    repo: &gix::Repository,
+    now: jiff::Timestamp,
+    timeout: std::time::Duration,
+) -> Vec<Check> {
+    let me = hosts::me(repo, timeout);
     let mut seen = hosts::Seen::load(repo);
     let (beats, _) = hosts::read_heartbeats(repo, &mut seen, now);
     seen.save();

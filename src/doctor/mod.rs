@@ -130,7 +130,10 @@ pub fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
     out.push(repo::locks(repo, &notes_ref, stale_after, now));
     out.push(repo::clone_kind(repo, &remote));
     out.push(repo::maintenance(repo));
-    out.extend(hosts::clocks(repo, now));
+    let command_timeout = cfg
+        .as_ref()
+        .map_or(config::DEFAULT_COMMAND_TIMEOUT, |c| c.command_timeout);
+    out.extend(hosts::clocks(repo, now, command_timeout));
     out.extend(hosts::untrusted_refs(repo, now));
     out
 }

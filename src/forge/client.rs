@@ -58,8 +58,8 @@ impl Limits {
     /// The limits `opts` says.
     pub fn of(opts: &crate::config::ForgeOptions) -> Limits {
         Limits {
-            timeout_secs: opts.timeout_secs,
-            max_wait_secs: opts.max_wait_secs,
+            timeout_secs: opts.timeout.as_secs(),
+            max_wait_secs: opts.max_wait.as_secs(),
         }
     }
 }

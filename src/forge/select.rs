@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use super::{Forge, ForgeError, GitHub, GitLab, Gitea, Limits, gitea, github, gitlab};
-use crate::config::ForgeOptions;
+use crate::config::{ForgeOptions, ForgeSetting};
 use crate::model::reason::RequestNoun;
 
 /// A forge kind.
@@ -62,12 +62,12 @@ impl Kind {
 /// The forge of `remote_url` under `opts.kind` (`recode.forge`): `None` for `none`, and
 /// for `auto` on a host that is no known forge or a URL with no host (a local path).
 pub fn kind_of(opts: &ForgeOptions, remote_url: &str) -> Option<Kind> {
-    match opts.kind.as_str() {
-        "github" => Some(Kind::GitHub),
-        "gitlab" => Some(Kind::GitLab),
-        "gitea" | "forgejo" => Some(Kind::Gitea),
-        "none" => None,
-        _ => {
+    match opts.kind {
+        ForgeSetting::GitHub => Some(Kind::GitHub),
+        ForgeSetting::GitLab => Some(Kind::GitLab),
+        ForgeSetting::Gitea => Some(Kind::Gitea),
+        ForgeSetting::Off => None,
+        ForgeSetting::Auto => {
             let (host, _) = super::remote_parts(remote_url)?;
             let gh_host = opts.gh_host.as_deref().map(str::to_ascii_lowercase);
             if host == "github.com" || gh_host.as_deref() == Some(host.as_str()) {
@@ -162,9 +162,11 @@ pub fn resolve(opts: &ForgeOptions, remote_url: &str) -> Result<Option<Resolved>
     if !named {
         return Err(no_project());
     }
-    let by = match opts.kind.as_str() {
-        "github" | "gitlab" | "gitea" => format!("recode.forge {}", opts.kind),
-        _ => format!("recode.forge auto: host {host}"),
+    let by = match opts.kind {
+        ForgeSetting::GitHub | ForgeSetting::GitLab | ForgeSetting::Gitea => {
+            format!("recode.forge {}", opts.kind)
+        }
+        ForgeSetting::Auto | ForgeSetting::Off => format!("recode.forge auto: host {host}"),
     };
     let (api, api_from) = match &opts.api {
         Some(given) => (api_of(kind, given), "RECODE_FORGE_API"),
@@ -238,7 +240,7 @@ pub fn client(
 pub fn no_forge_hint(opts: &ForgeOptions, remote_url: &str) -> Option<String> {
     let any_token =
         opts.github_token.is_some() || opts.gitlab_token.is_some() || opts.gitea_token.is_some();
-    (opts.kind == "auto" && any_token && kind_of(opts, remote_url).is_none()).then(|| {
+    (opts.kind == ForgeSetting::Auto && any_token && kind_of(opts, remote_url).is_none()).then(|| {
         format!(
             "no forge: the remote URL '{}' is on no known forge host (github.com, gitlab.com, \
              codeberg.org); for a self-hosted one set `git config recode.forge github|gitlab|gitea`, \
@@ -270,7 +272,7 @@ pub fn why_none(opts: &ForgeOptions, remote_url: &str, remote: &str) -> String {
     match kind_of(opts, remote_url) {
         Some(k) if k.token(opts).is_none() => format!("no {}", k.token_vars()),
         Some(k) => format!("the remote '{remote}' is not a {} repository", k.name()),
-        None if opts.kind == "none" => "recode.forge is none".into(),
+        None if opts.kind == ForgeSetting::Off => "recode.forge is none".into(),
         None if opts.github_token.is_none()
             && opts.gitlab_token.is_none()
             && opts.gitea_token.is_none() =>
@@ -290,7 +292,7 @@ mod tests {
 
     fn opts(kind: &str) -> ForgeOptions {
         ForgeOptions {
-            kind: kind.into(),
+            kind: ForgeSetting::parse(kind).unwrap(),
             gh_host: Some("ghe.corp".into()),
             ..ForgeOptions::default()
         }

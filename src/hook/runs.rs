@@ -97,9 +97,10 @@ pub fn invocation(text: &str) -> Option<Vec<String>> {
     text.lines().find_map(invocation_in_line)
 }
 
-/// `PATH` as git gives it to hooks: git's exec path first.
+/// `PATH` as git gives it to hooks: git's exec path first (asked within the dry call's own
+/// bound, [`DRY_CALL_TIMEOUT`]).
 fn hook_path_var(wt: &Path) -> std::ffi::OsString {
-    let mut dirs: Vec<PathBuf> = crate::git::read(wt, &["--exec-path"])
+    let mut dirs: Vec<PathBuf> = crate::git::read(wt, DRY_CALL_TIMEOUT, &["--exec-path"])
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o).trim()))
         .into_iter()
         .collect();

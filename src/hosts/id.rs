@@ -73,8 +73,9 @@ pub fn generate(common: &std::path::Path) -> String {
 
 /// This host: `recode.hostId` from the repository's config, else generated and written to
 /// the clone's config (best effort: a clone whose config cannot be written still gets the
-/// same generated id on every run).
-pub fn me(repo: &gix::Repository) -> Me {
+/// same generated id on every run). The write is a git run killed past `timeout`
+/// (`recode.commandTimeout`).
+pub fn me(repo: &gix::Repository, timeout: std::time::Duration) -> Me {
     let configured = repo
         .config_snapshot()
         .string(HOST_ID)
@@ -86,6 +87,7 @@ pub fn me(repo: &gix::Repository) -> Me {
         let file = file.to_string_lossy();
         let wrote = crate::git::run(
             repo.common_dir(),
+            timeout,
             &["config", "--file", &file, HOST_ID, &id],
         );
         if let Err(e) = wrote {

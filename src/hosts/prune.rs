@@ -58,9 +58,9 @@ pub fn prune_claims(
     );
     args.push(remote.to_string());
     args.extend(gone.iter().map(|(n, _)| format!(":{n}")));
-    let out = crate::git::Git::new(".")
+    let out = crate::git::Git::new(".", cfg.command_timeout)
         .args(&args)
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .capture();
     if !out.as_ref().is_ok_and(|o| o.ok) {
         tracing::debug!("removing ended claims failed; the next sync retries");

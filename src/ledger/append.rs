@@ -11,7 +11,8 @@ use super::{
     Event, LedgerError, anchor_content, anchor_id, git_err, note_bytes, note_text, parse_note,
     ref_tip, sort_entries, tree_of,
 };
-use crate::config::ANCHORS_REF;
+use crate::config::{ANCHORS_REF, Config};
+use crate::lock::Settle;
 
 /// How long an append keeps retrying a lost compare-and-swap race (or waits on a lock of
 /// its own ref until it is stale, [`crate::lock::OWN_REF_STALE_SECS`]), in milliseconds.
@@ -73,6 +74,7 @@ enum Pace<'a> {
 /// Errors: [`LedgerError::StaleLock`], [`LedgerError::Unwritable`] (see [`lost_race`]).
 fn cas_ref(
     repo: &gix::Repository,
+    locks: &Settle,
     name: &str,
     expected: Option<ObjectId>,
     new: ObjectId,
@@ -119,7 +121,7 @@ fn cas_ref(
             }
             Ok(!found_created)
         }
-        Err(e) => lost_race(repo, name, expected, e),
+        Err(e) => lost_race(repo, locks, name, expected, e),
     }
 }
 
@@ -128,9 +130,11 @@ fn cas_ref(
 /// because it existed). Anything else fails at once with its cause: a lock file that has
 /// stood for seconds ([`LedgerError::StaleLock`]: left by a killed writer), something that
 /// is not a lock file at the lock path, an unwritable refs directory
-/// ([`LedgerError::Unwritable`]).
+/// ([`LedgerError::Unwritable`]). A lock moved aside is reported to `locks.moves`, its
+/// `unlocked` event owed there ([`crate::lock::Moves::owe`]).
 fn lost_race(
     repo: &gix::Repository,
+    locks: &Settle,
     name: &str,
     expected: Option<ObjectId>,
     e: Box<dyn std::error::Error + Send + Sync>,
@@ -147,8 +151,8 @@ fn lost_race(
             // was left by a killed writer (an append holds it for milliseconds): move it
             // aside, owe its `unlocked` event, and try again. A younger one: wait.
             if crate::lock::age_secs(&lock).is_some_and(|a| a >= crate::lock::OWN_REF_STALE_SECS) {
-                match crate::lock::move_aside(&lock) {
-                    Ok(moved) => crate::lock::owe_event(moved),
+                match crate::lock::move_aside(&lock, &locks.moves) {
+                    Ok(moved) => locks.moves.owe(moved),
                     Err(_) if !lock.exists() => {}
                     Err(_) => {
                         return Err(LedgerError::StaleLock {
@@ -178,9 +182,9 @@ fn lost_race(
             // younger but stuck for seconds: fail at once rather than retry for 35 s.
             let packed = repo.common_dir().join("packed-refs.lock");
             let stale =
-                crate::lock::age_secs(&packed).is_some_and(|a| a >= crate::lock::stale_after());
-            match stale.then(|| crate::lock::move_aside(&packed)) {
-                Some(Ok(moved)) => crate::lock::owe_event(moved),
+                crate::lock::age_secs(&packed).is_some_and(|a| a >= locks.stale_after.as_secs());
+            match stale.then(|| crate::lock::move_aside(&packed, &locks.moves)) {
+                Some(Ok(moved)) => locks.moves.owe(moved),
                 _ => {
                     return Err(LedgerError::StaleLock {
                         path: packed.display().to_string(),
@@ -259,16 +263,18 @@ fn with_retry<T>(
 }
 
 /// Make sure task `key`'s anchor blob exists and is reachable from `refs/recode/anchors`.
+/// A stale lock of the anchors ref is moved aside and reported to `cfg.locks.moves`.
 ///
 /// Errors: [`LedgerError::Git`], [`LedgerError::Contended`], [`LedgerError::StaleLock`],
 /// [`LedgerError::Unwritable`].
 pub fn ensure_anchor(
     repo: &gix::Repository,
+    cfg: &Config,
     key: &str,
     now: Timestamp,
 ) -> Result<ObjectId, LedgerError> {
     with_retry(key, ANCHORS_REF, Pace::Patient, || {
-        try_anchor(repo, key, now, Pace::Patient)
+        try_anchor(repo, &cfg.locks, key, now, Pace::Patient)
     })
 }
 
@@ -276,6 +282,7 @@ pub fn ensure_anchor(
 /// when it is (already, or now), `None` on a lost race.
 fn try_anchor(
     repo: &gix::Repository,
+    locks: &Settle,
     key: &str,
     now: Timestamp,
     pace: Pace,
@@ -312,35 +319,50 @@ fn try_anchor(
         .detach();
     let msg = format!("recode: anchor task {key}");
     let commit = write_commit(repo, tree, tip, &msg, now, ANCHORS_REF)?;
-    Ok(cas_ref(repo, ANCHORS_REF, tip, commit, "recode: anchor", pace)?.then_some(anchor))
+    Ok(cas_ref(
+        repo,
+        locks,
+        ANCHORS_REF,
+        tip,
+        commit,
+        "recode: anchor",
+        pace,
+    )?
+    .then_some(anchor))
 }
 
-/// Append `event` to its task's ledger in `notes_ref` with compare-and-swap, retrying on
+/// Append `event` to its task's ledger in `cfg.notes_ref` with compare-and-swap, retrying on
 /// a lost race (re-reading the ledger and recomputing `seq` each time) for up to
 /// 20 s. Returns the event as stored. For an event whose content depends on the ledger
-/// (an attempt number, a once-only rule), use [`append_with`].
+/// (an attempt number, a once-only rule), use [`append_with`]. A stale lock of the notes
+/// ref (or `packed-refs.lock` past `recode.staleLockAfter`) is moved aside, reported to
+/// the command's sink `cfg.locks.moves` ([`crate::lock::Moves`]), and its `unlocked`
+/// event appended after this one, with any other `unlocked` event owed there.
 ///
 /// Errors: [`LedgerError::Contended`] when races kept being lost; at once, without
 /// retrying, [`LedgerError::StaleLock`], [`LedgerError::Unwritable`] (the ref cannot be
 /// written: not a race), [`LedgerError::Git`].
-pub fn append(repo: &gix::Repository, notes_ref: &str, event: Event) -> Result<Event, LedgerError> {
+pub fn append(repo: &gix::Repository, cfg: &Config, event: Event) -> Result<Event, LedgerError> {
     let now = event.ts;
     let task = event.task.clone();
-    let mut stored = append_with(repo, notes_ref, &task, now, |_| vec![event.clone()])?;
+    let mut stored = append_with(repo, cfg, &task, now, |_| vec![event.clone()])?;
     Ok(stored.pop().expect("one event decided, one stored"))
 }
 
-/// Ledger the `unlocked` events owed for locks of the notes ref an append moved aside
-/// ([`crate::lock::owe_event`]), in task `task`, stamped `now`. A failure leaves the
-/// warning, which the command prints anyway (SPEC 1.2 "The loop settles").
+/// Ledger the `unlocked` events owed in `locks.moves` ([`crate::lock::Moves::owe`]: locks
+/// an append or an earlier step moved aside), in task `task`, stamped `now`. A failure
+/// leaves the warning, which the command prints anyway (SPEC 1.2 "The loop settles").
 fn ledger_owed(
     repo: &gix::Repository,
     notes_ref: &str,
+    locks: &Settle,
     task: &str,
     now: Timestamp,
     pace: impl Fn(&gix::actor::Signature) -> Pace + Copy,
 ) {
-    let owed: Vec<Event> = crate::lock::take_owed()
+    let owed: Vec<Event> = locks
+        .moves
+        .take_owed()
         .into_iter()
         .map(|m| {
             Event::new(
@@ -355,29 +377,30 @@ fn ledger_owed(
         })
         .collect();
     if !owed.is_empty() {
-        let _ = append_paced(repo, notes_ref, task, now, |_| owed.clone(), pace);
+        let _ = append_paced(repo, notes_ref, locks, task, now, |_| owed.clone(), pace);
     }
 }
 
-/// Append to task `task`'s ledger in `notes_ref` the events `decide` returns, as a
+/// Append to task `task`'s ledger in `cfg.notes_ref` the events `decide` returns, as a
 /// function of that ledger: `decide` is called on every try of the compare-and-swap with
 /// the task's events as they stand at that try (the local note, merged by union of lines
 /// with the fetched copies `refs/recode/remotes/*/notes`, in ledger order), so a fact it
 /// reads (the next attempt, "already ledgered", a streak: [`super::replay`]) is decided
 /// against exactly the ledger the events join. An empty `Vec` appends nothing (a dedupe
 /// said so) and writes nothing. `now` stamps the ledger commit. Returns the events as
-/// stored (`seq` filled in), in order.
+/// stored (`seq` filled in), in order. Stale locks: as [`append`].
 ///
 /// Errors: as [`append`].
 pub fn append_with(
     repo: &gix::Repository,
-    notes_ref: &str,
+    cfg: &Config,
     task: &str,
     now: Timestamp,
     decide: impl FnMut(&[Event]) -> Vec<Event>,
 ) -> Result<Vec<Event>, LedgerError> {
-    let stored = append_paced(repo, notes_ref, task, now, decide, |_| Pace::Patient)?;
-    ledger_owed(repo, notes_ref, task, now, |_| Pace::Patient);
+    let (notes_ref, locks) = (cfg.notes_ref.as_str(), &cfg.locks);
+    let stored = append_paced(repo, notes_ref, locks, task, now, decide, |_| Pace::Patient)?;
+    ledger_owed(repo, notes_ref, locks, task, now, |_| Pace::Patient);
     Ok(stored)
 }
 
@@ -391,16 +414,17 @@ pub fn append_with(
 /// [`LedgerError::Unwritable`], [`LedgerError::Git`].
 pub fn append_with_deadline(
     repo: &gix::Repository,
-    notes_ref: &str,
+    cfg: &Config,
     task: &str,
     now: Timestamp,
     deadline: std::time::Instant,
     decide: impl FnMut(&[Event]) -> Vec<Event>,
 ) -> Result<Vec<Event>, LedgerError> {
-    let stored = append_paced(repo, notes_ref, task, now, decide, |sig| {
+    let (notes_ref, locks) = (cfg.notes_ref.as_str(), &cfg.locks);
+    let stored = append_paced(repo, notes_ref, locks, task, now, decide, |sig| {
         Pace::Hurried(sig, deadline)
     })?;
-    ledger_owed(repo, notes_ref, task, now, |sig| {
+    ledger_owed(repo, notes_ref, locks, task, now, |sig| {
         Pace::Hurried(sig, deadline)
     });
     Ok(stored)
@@ -433,12 +457,31 @@ pub(super) fn note_lines(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(|l| l.trim_end_matches('\r').to_string())
 }
 
+/// Add `events` to the note's bytes `text` as canonical lines, each numbered: `seq` one
+/// more than the non-blank lines before it (SPEC "Where state lives").
+fn extend_note(text: &mut Vec<u8>, events: &mut [Event]) {
+    if !text.is_empty() && !text.ends_with(b"\n") {
+        text.push(b'\n');
+    }
+    let mut lines = text
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        .count() as u64;
+    for event in events {
+        lines += 1;
+        event.seq = lines;
+        text.extend_from_slice(event.canonical().as_bytes());
+        text.push(b'\n');
+    }
+}
+
 /// The one append loop of [`append_with`] and [`append_with_deadline`]: each try re-reads
 /// the task's note, asks `decide` what to append to it, makes the anchor reachable first
 /// for a task's first note, numbers `seq`, and swaps the notes ref.
 fn append_paced(
     repo: &gix::Repository,
     notes_ref: &str,
+    locks: &Settle,
     task: &str,
     now: Timestamp,
     mut decide: impl FnMut(&[Event]) -> Vec<Event>,
@@ -471,24 +514,12 @@ fn append_paced(
         // A task's first note makes its anchor reachable first (an existing note means an
         // earlier append, or a sync that merged the anchors too, already did).
         if text.is_empty() && !anchored {
-            anchored = try_anchor(repo, task, now, pace)?.is_some();
+            anchored = try_anchor(repo, locks, task, now, pace)?.is_some();
             if !anchored {
                 return Ok(None);
             }
         }
-        if !text.is_empty() && !text.ends_with(b"\n") {
-            text.push(b'\n');
-        }
-        let mut lines = text
-            .split(|b| *b == b'\n')
-            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
-            .count() as u64;
-        for event in &mut events {
-            lines += 1;
-            event.seq = lines;
-            text.extend_from_slice(event.canonical().as_bytes());
-            text.push(b'\n');
-        }
+        extend_note(&mut text, &mut events);
         let blob = repo
             .write_blob(&text)
             .map_err(|e| git_err("write a note", notes_ref)(Box::new(e)))?
@@ -505,6 +536,15 @@ fn append_paced(
             task
         );
         let commit = write_commit(repo, edit.tree, tip, &msg, now, notes_ref)?;
-        Ok(cas_ref(repo, notes_ref, tip, commit, "notes: recode append", pace)?.then_some(events))
+        Ok(cas_ref(
+            repo,
+            locks,
+            notes_ref,
+            tip,
+            commit,
+            "notes: recode append",
+            pace,
+        )?
+        .then_some(events))
     })
 }

@@ -6,8 +6,8 @@
 //! - many events in one note come back in order, one entry each, whatever their strings
 //!   hold (breaks, quotes, NUL, U+2028, bidi marks, invalid UTF-8 decoded lossily);
 //! - random bytes and mutated lines never panic, and every non-blank line is either an
-//!   entry or a warning (a line whose `head` is not a commit id is an entry with a
-//!   warning: the event is kept without its head).
+//!   entry or a warning (a line whose `head` is not a commit id, or whose `retry_after`
+//!   is not a time, is an entry with a warning: the event is kept without that field).
 //!
 //! A fixed-seed handful runs in `cargo test`; `RECODE_FUZZ_CASES=N` runs more (`RECODE_FUZZ_SEED` shifts the seeds).
 
@@ -81,6 +81,27 @@ fn texts(rng: &mut fastrand::Rng) -> Vec<String> {
 /// An event of any kind with any field values.
 fn event(rng: &mut fastrand::Rng) -> Event {
     let body = match rng.u8(..13) {
+        kind @ 0..5 => reported_body(rng, kind),
+        kind => other_body(rng, kind),
+    };
+    Event {
+        v: rng.u32(..3),
+        // Any millisecond from 1970 to 2100: the wire format keeps milliseconds.
+        ts: jiff::Timestamp::from_millisecond(rng.i64(0..4_102_444_800_000)).unwrap(),
+        seq: rng.u64(..),
+        task: text(rng),
+        branch: opt(rng),
+        head: rng
+            .bool()
+            .then(|| gix::ObjectId::from(std::array::from_fn(|_| rng.u8(..)))),
+        body,
+    }
+}
+
+/// A body of kind `kind` (0 to 4): `spawn`, `exit`, `milestone`, `gate`, else
+/// `classified`.
+fn reported_body(rng: &mut fastrand::Rng, kind: u8) -> Body {
+    match kind {
         0 => Body::Spawn {
             attempt: rng.u32(..),
             cwd: text(rng),
@@ -104,7 +125,10 @@ fn event(rng: &mut fastrand::Rng) -> Event {
                 Outcome::NeedsHuman,
             ][rng.usize(..5)],
             message: opt(rng),
-            retry_after: opt(rng),
+            // Whole seconds: the wire form of `retry_after`.
+            retry_after: rng
+                .bool()
+                .then(|| crate::clock::from_secs(rng.i64(0..4_102_444_800))),
             fresh: rng.bool().then(|| rng.bool()),
             blocker: opt(rng),
             session_id: session(rng),
@@ -122,7 +146,7 @@ fn event(rng: &mut fastrand::Rng) -> Event {
                 GateBy::Record
             },
         },
-        4 => Body::Classified {
+        _ => Body::Classified {
             state: [
                 crate::model::State::NeedsHuman,
                 crate::model::State::Published,
@@ -138,6 +162,13 @@ fn event(rng: &mut fastrand::Rng) -> Event {
             reason: text(rng),
             error: opt(rng),
         },
+    }
+}
+
+/// A body of kind `kind` (5 to 12): `wip`, `published`, `unblocked`, `cleared`,
+/// `deleted`, `phantom`, `resume`, else `escalated`.
+fn other_body(rng: &mut fastrand::Rng, kind: u8) -> Body {
+    match kind {
         5 => Body::Wip {
             files: rng.u32(..),
             pushed: rng.bool(),
@@ -162,18 +193,6 @@ fn event(rng: &mut fastrand::Rng) -> Event {
             host: None,
         },
         _ => Body::Escalated { reason: text(rng) },
-    };
-    Event {
-        v: rng.u32(..3),
-        // Any millisecond from 1970 to 2100: the wire format keeps milliseconds.
-        ts: jiff::Timestamp::from_millisecond(rng.i64(0..4_102_444_800_000)).unwrap(),
-        seq: rng.u64(..),
-        task: text(rng),
-        branch: opt(rng),
-        head: rng
-            .bool()
-            .then(|| gix::ObjectId::from(std::array::from_fn(|_| rng.u8(..)))),
-        body,
     }
 }
 

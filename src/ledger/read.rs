@@ -94,6 +94,13 @@ pub(super) fn parse_note(text: &str, task_hint: &str, warnings: &mut Vec<String>
                         id.chars().take(80).collect::<String>().escape_debug()
                     ));
                 }
+                if crate::model::event::retry_after_unreadable(line, &event) {
+                    let excerpt: String = line.chars().take(60).collect();
+                    warnings.push(format!(
+                        "task {task_hint}: a ledger line's retry_after is not an RFC 3339 time; \
+                         the event is kept without it (the line stays in the note as written): {excerpt}"
+                    ));
+                }
                 if crate::model::event::head_unreadable(line, &event) {
                     let excerpt: String = line.chars().take(60).collect();
                     warnings.push(format!(
@@ -418,6 +425,64 @@ mod ts_tests {
             w[0].contains("'yesterday' is not an RFC 3339 timestamp"),
             "{}",
             w[0]
+        );
+    }
+}
+
+#[cfg(test)]
+mod retry_after_tests {
+    use super::*;
+    use crate::outcome::Outcome;
+
+    /// A typed `retry_after` keeps the string every release wrote; a value that is no
+    /// time (a number, a word) loses only that field: the exit still counts, the reader
+    /// warns, and the line's bytes stay as stored.
+    #[test]
+    fn an_unreadable_retry_after_keeps_the_exit_without_it_and_warns() {
+        let mut w = Vec::new();
+        let good = r#"{"branch":"issue-7","kind":"exit","outcome":"transient","rc":1,"retry_after":"2026-11-29T13:00:00Z","seq":1,"task":"7","ts":"2026-11-29T12:00:00.000Z","v":1}"#;
+        let word = r#"{"branch":"issue-7","kind":"exit","outcome":"transient","rc":1,"retry_after":"soon","seq":2,"task":"7","ts":"2026-11-29T12:00:01.000Z","v":1}"#;
+        let number = r#"{"branch":"issue-7","kind":"exit","outcome":"transient","rc":1,"retry_after":7,"seq":3,"task":"7","ts":"2026-11-29T12:00:02.000Z","v":1}"#;
+        let null = r#"{"kind":"exit","outcome":"failed","rc":1,"retry_after":null,"seq":4,"task":"7","ts":"2026-11-29T12:00:03.000Z","v":1}"#;
+        let entries = parse_note(&format!("{good}\n{word}\n{number}\n{null}\n"), "7", &mut w);
+        assert_eq!(entries.len(), 4, "{w:?}");
+        assert_eq!(entries[0].event.canonical(), good, "bytes round-trip");
+        let retry = |i: usize| match &entries[i].event.body {
+            crate::model::Body::Exit {
+                retry_after,
+                outcome,
+                ..
+            } => (*retry_after, *outcome),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            retry(0),
+            (
+                Some(crate::clock::parse("2026-11-29T13:00:00Z").unwrap()),
+                Outcome::Transient
+            )
+        );
+        assert_eq!(retry(1), (None, Outcome::Transient));
+        assert_eq!(retry(2), (None, Outcome::Transient));
+        assert_eq!(entries[1].line, word, "the line as stored");
+        let warn = |line: &str| {
+            format!(
+                "task 7: a ledger line's retry_after is not an RFC 3339 time; the event is \
+                 kept without it (the line stays in the note as written): {}",
+                line.chars().take(60).collect::<String>()
+            )
+        };
+        assert_eq!(
+            w,
+            vec![warn(word), warn(number)],
+            "null is no value: no warning"
+        );
+        let events: Vec<Event> = entries.iter().take(2).map(|e| e.event.clone()).collect();
+        let r = super::super::replay(&events);
+        assert_eq!(r.last_outcome, Some(Outcome::Transient));
+        assert_eq!(
+            r.retry_after, None,
+            "the newest exit's bad value is dropped"
         );
     }
 }

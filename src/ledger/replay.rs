@@ -44,10 +44,6 @@ pub struct Replay {
     pub exit_unnamed: bool,
 }
 
-fn ts_of(e: &Event) -> Option<Timestamp> {
-    Some(e.ts)
-}
-
 /// Replay `events` (in ledger order) as one task: every branch's events together.
 pub fn replay(events: &[Event]) -> Replay {
     replay_kept(events, |_| true)
@@ -77,96 +73,119 @@ pub fn replay_for(events: &[Event], branch: &str) -> Replay {
 
 /// Replay the events `keep` accepts; `cleared` is the task's (over every event).
 fn replay_kept(events: &[Event], keep: impl Fn(&Event) -> bool) -> Replay {
-    let mut r = Replay::default();
     let cleared = events
         .iter()
         .rposition(|e| matches!(e.body, Body::Cleared { .. }));
-    let mut open_attempt = false;
-    let mut open_named = false; // the open attempt's event named a branch
-    let mut counted_open: Option<bool> = None; // current attempt after cleared, outcome not yet known
+    let mut w = Walk::default();
     for (i, e) in events.iter().enumerate().filter(|(_, e)| keep(e)) {
         let after_clear = cleared.is_none_or(|c| i > c);
-        let ts = ts_of(e);
         if e.body.is_worker_activity() {
-            r.last_worker_event = r.last_worker_event.max(ts);
+            w.r.last_worker_event = w.r.last_worker_event.max(Some(e.ts));
         }
         if e.body.is_own_action() {
-            r.last_own_action = r.last_own_action.max(ts);
+            w.r.last_own_action = w.r.last_own_action.max(Some(e.ts));
         }
         match &e.body {
             Body::Spawn { session_id, .. } | Body::Resume { session_id, .. } => {
-                if let Some(true) = counted_open.take() {
-                    r.attempts += 1;
-                }
-                r.last_attempt = Some(i);
-                r.last_attempt_exited = false;
-                r.exit_unnamed = false;
-                open_attempt = true;
-                open_named = e.branch.is_some();
-                if after_clear {
-                    counted_open = Some(true);
-                }
-                if session_id.is_some() {
-                    r.session_id = session_id.clone();
-                }
+                w.attempt(i, e, session_id, after_clear);
             }
-            Body::Exit {
-                outcome,
-                retry_after,
-                blocker,
-                session_id,
-                rc,
-                message,
-                ..
-            } => {
-                // Old ledgers heal: a `failed` whose message reads transient today.
-                let healed =
-                    ts.and_then(|t| crate::outcome::reread(*outcome, *rc, message.as_deref(), t));
-                let healed_retry = healed.and_then(|(_, at)| at).map(clock::format_secs);
-                let (outcome, retry_after) = match &healed {
-                    Some((o, _)) => (o, &healed_retry),
-                    None => (outcome, retry_after),
-                };
-                if !open_attempt {
-                    // An exit with no attempt open: the loop never recorded the spawn.
-                    r.last_attempt = Some(i);
-                    if after_clear {
-                        counted_open = Some(true);
-                    }
-                }
-                r.exit_unnamed = open_attempt && open_named && e.branch.is_none();
-                open_attempt = false;
-                r.last_attempt_exited = true;
-                if session_id.is_some() {
-                    r.session_id = session_id.clone();
-                }
-                if after_clear {
-                    if counted_open.take().is_some()
-                        && !matches!(outcome, Outcome::Transient | Outcome::Blocked)
-                    {
-                        r.attempts += 1;
-                    }
-                    r.last_exit = Some(i);
-                    r.last_outcome = Some(*outcome);
-                    r.retry_after = if *outcome == Outcome::Transient {
-                        retry_after.as_deref().and_then(|t| clock::parse(t).ok())
-                    } else {
-                        None
-                    };
-                    r.blocked = (*outcome == Outcome::Blocked)
-                        .then(|| blocker.clone().unwrap_or_else(|| "a blocker".into()));
-                }
-            }
-            Body::Unblocked => r.blocked = None,
-            Body::Escalated { reason } if after_clear => r.escalated = Some(reason.clone()),
-            Body::Milestone { phase, .. } => r.phase = Some(phase.clone()),
+            Body::Exit { .. } => w.exit(i, e, after_clear),
+            Body::Unblocked => w.r.blocked = None,
+            Body::Escalated { reason } if after_clear => w.r.escalated = Some(reason.clone()),
+            Body::Milestone { phase, .. } => w.r.phase = Some(phase.clone()),
             _ => {}
         }
     }
-    if let Some(true) = counted_open {
-        r.attempts += 1; // an attempt with no exit (killed, stalled) counts
+    if let Some(true) = w.counted_open {
+        w.r.attempts += 1; // an attempt with no exit (killed, stalled) counts
     }
-    r
+    w.r
+}
+
+/// One replay as it walks the events, in ledger order.
+#[derive(Default)]
+struct Walk {
+    /// What it has found so far.
+    r: Replay,
+    /// An attempt is open (no exit after it yet).
+    open_attempt: bool,
+    /// The open attempt's event named a branch.
+    open_named: bool,
+    /// The current attempt, after the last `cleared`, whose outcome is not yet known.
+    counted_open: Option<bool>,
+}
+
+impl Walk {
+    /// A `spawn` or `resume` (event `i`, `e`): a new attempt; the one before it counts.
+    fn attempt(&mut self, i: usize, e: &Event, session_id: &Option<String>, after_clear: bool) {
+        if let Some(true) = self.counted_open.take() {
+            self.r.attempts += 1;
+        }
+        self.r.last_attempt = Some(i);
+        self.r.last_attempt_exited = false;
+        self.r.exit_unnamed = false;
+        self.open_attempt = true;
+        self.open_named = e.branch.is_some();
+        if after_clear {
+            self.counted_open = Some(true);
+        }
+        if session_id.is_some() {
+            self.r.session_id = session_id.clone();
+        }
+    }
+
+    /// An `exit` (event `i`, `e`): the attempt's end; after the last `cleared`, its
+    /// outcome (healed when an old ledger's `failed` reads transient today) decides the
+    /// count, the last outcome, `retry_after` and the blocker.
+    fn exit(&mut self, i: usize, e: &Event, after_clear: bool) {
+        let Body::Exit {
+            outcome,
+            retry_after,
+            blocker,
+            session_id,
+            rc,
+            message,
+            ..
+        } = &e.body
+        else {
+            return;
+        };
+        // Old ledgers heal: a `failed` whose message reads transient today. A healed
+        // reset time is kept to the second, as a stored one is.
+        let (outcome, retry_after) =
+            match crate::outcome::reread(*outcome, *rc, message.as_deref(), e.ts) {
+                Some((o, at)) => (o, at.map(|t| clock::from_secs(t.as_second()))),
+                None => (*outcome, *retry_after),
+            };
+        if !self.open_attempt {
+            // An exit with no attempt open: the loop never recorded the spawn.
+            self.r.last_attempt = Some(i);
+            if after_clear {
+                self.counted_open = Some(true);
+            }
+        }
+        self.r.exit_unnamed = self.open_attempt && self.open_named && e.branch.is_none();
+        self.open_attempt = false;
+        self.r.last_attempt_exited = true;
+        if session_id.is_some() {
+            self.r.session_id = session_id.clone();
+        }
+        if !after_clear {
+            return;
+        }
+        if self.counted_open.take().is_some()
+            && !matches!(outcome, Outcome::Transient | Outcome::Blocked)
+        {
+            self.r.attempts += 1;
+        }
+        self.r.last_exit = Some(i);
+        self.r.last_outcome = Some(outcome);
+        self.r.retry_after = (outcome == Outcome::Transient)
+            .then_some(retry_after)
+            .flatten();
+        self.r.blocked = (outcome == Outcome::Blocked)
+            .then(|| blocker.clone().unwrap_or_else(|| "a blocker".into()));
+    }
 }
 
 /// The newest gate verdict for exactly `head`: a `gate` event or a `tests-green`

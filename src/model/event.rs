@@ -104,8 +104,15 @@ pub enum Body {
         outcome: Outcome,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        retry_after: Option<String>,
+        /// When a transient limit resets; on the wire RFC 3339 UTC to the second, as
+        /// written by every release (see `wire_retry_after`: a value that is no time is
+        /// read as none, the event kept, [`retry_after_unreadable`]).
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            with = "wire_retry_after"
+        )]
+        retry_after: Option<Timestamp>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         fresh: Option<bool>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -308,6 +315,49 @@ pub(crate) mod wire_head {
     pub(crate) fn one<S: Serializer>(id: &gix::ObjectId, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(id)
     }
+}
+
+/// `retry_after` on the wire: written as [`crate::clock::format_secs`] (RFC 3339 UTC to
+/// the second: the string `record exit` has always written), read as any RFC 3339 time.
+/// A value that is not one (a hand-edited line, a number) reads as none and the event is
+/// kept, as with `head`: the line's bytes stay in the note as written; the ledger reader
+/// warns about it ([`retry_after_unreadable`]).
+pub(crate) mod wire_retry_after {
+    use jiff::Timestamp;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::clock;
+
+    pub(crate) fn serialize<S: Serializer>(t: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
+        match t {
+            Some(t) => s.serialize_str(&clock::format_secs(*t)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Timestamp>, D::Error> {
+        let value = Option::<serde_json::Value>::deserialize(d)?;
+        Ok(value
+            .as_ref()
+            .and_then(serde_json::Value::as_str)
+            .and_then(|t| clock::parse(t).ok()))
+    }
+}
+
+/// Whether a ledger `line` that parsed as `event` (an `exit`) had a `retry_after` that is
+/// not an RFC 3339 time (read as none by `wire_retry_after`), for the reader's warning.
+pub fn retry_after_unreadable(line: &str, event: &Event) -> bool {
+    matches!(
+        event.body,
+        Body::Exit {
+            retry_after: None,
+            ..
+        }
+    ) && line.contains("\"retry_after\"")
+        && serde_json::from_str::<serde_json::Value>(line)
+            .is_ok_and(|v| v.get("retry_after").is_some_and(|r| !r.is_null()))
 }
 
 /// Whether a ledger `line` that parsed as `event` had a `head` string that is not a

@@ -424,10 +424,10 @@ pub struct Snapshot {
     pub blocker_closed: bool,
     /// The clock.
     pub now: Timestamp,
-    /// `recode.stallAfter`, in seconds.
-    pub stall_after_secs: i64,
-    /// `recode.hungAfter`, in seconds: a live pid idle this long is hung (SPEC 1.3).
-    pub hung_after_secs: i64,
+    /// `recode.stallAfter`.
+    pub stall_after: jiff::SignedDuration,
+    /// `recode.hungAfter`: a live pid idle this long is hung (SPEC 1.3).
+    pub hung_after: jiff::SignedDuration,
     /// `recode.gate` is set (else a `tests-green` milestone is the agent's own claim).
     pub gate_configured: bool,
     /// `recode.maxAttempts`.
@@ -500,8 +500,8 @@ pub struct OtherHost {
     pub beat_at: Option<Timestamp>,
     /// What the heartbeat says of this branch: alive or not (`None`: not listed).
     pub alive: Option<bool>,
-    /// `recode.hostTimeout`, in seconds.
-    pub timeout_secs: i64,
+    /// `recode.hostTimeout`.
+    pub timeout: jiff::SignedDuration,
 }
 
 impl OtherHost {
@@ -519,7 +519,7 @@ impl OtherHost {
     /// Whether the host has been silent for `recode.hostTimeout` at `now` (its workers may
     /// then be taken over here).
     pub fn silent(&self, now: Timestamp) -> bool {
-        now.as_second() - self.last_seen().as_second() >= self.timeout_secs
+        now.as_second() - self.last_seen().as_second() >= self.timeout.as_secs()
     }
 }
 

@@ -68,7 +68,7 @@ pub fn append(
     body: Body,
 ) -> Result<Event, LedgerError> {
     let event = Event::new(now, &cfg.key_of(branch), Some(branch), body).with_head(head);
-    ledger::append(repo, &cfg.notes_ref, event)
+    ledger::append(repo, cfg, event)
 }
 
 /// What `record spawn` was told.
@@ -158,8 +158,8 @@ pub fn spawn(
         ));
     }
     let task = cfg.key_of(&s.branch);
-    let host = crate::hosts::me(repo).id;
-    let mut stored = ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
+    let host = crate::hosts::me(repo, cfg.command_timeout).id;
+    let mut stored = ledger::append_with(repo, cfg, &task, now, |events| {
         let body = Body::Spawn {
             attempt: ledger::next_attempt(events),
             cwd: cwd.to_string_lossy().to_string(),
@@ -241,24 +241,12 @@ pub fn exit(
     let refs = ledger::notes_refs(repo, &cfg.notes_ref);
     let (known, _) = ledger::read_task(repo, &refs, &task)?;
     let events: Vec<Event> = known.events().cloned().collect();
-    // The session: from the result, else the newest attempt's.
-    let session = x
-        .result
-        .as_ref()
-        .and_then(|r| r.session_id.clone())
-        .or_else(|| ledger::replay(&events).session_id);
-    let agent_name = spawn_agent(&events).unwrap_or_else(|| cfg.agent.clone());
-    let transcript_error = session
-        .as_deref()
-        .and_then(agent::transcript)
-        .and_then(agent::transcript_error);
-    let verdict = agent::decide(
-        x.rc,
-        message.as_deref().unwrap_or(""),
-        x.result.as_ref(),
-        transcript_error.as_deref(),
+    let verdict = verdict_of(
+        cfg,
+        (x.rc, x.result.as_ref()),
+        message.as_deref(),
+        &events,
         now,
-        agent::profile(&agent_name).is_none_or(|p| p.exit_trusted),
     );
     let (_, head) = locate(repo, &x.branch)?;
     let wts = worktree::list(repo)?;
@@ -281,7 +269,7 @@ pub fn exit(
         m => m,
     };
     let session_id = x.result.and_then(|r| r.session_id);
-    ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
+    ledger::append_with(repo, cfg, &task, now, |events| {
         // The attempt git-recode itself ended (a hung agent) is closed already: the
         // loop's report of that same end (rc 137) is no second attempt and no second
         // failure (decided in the CAS: the kill may land while this runs).
@@ -303,7 +291,8 @@ pub fn exit(
             rc: x.rc,
             outcome,
             message: message.clone(),
-            retry_after: retry_after.map(clock::format_secs),
+            // Stored to the second (the ledger's `retry_after` form).
+            retry_after: retry_after.map(|t| clock::from_secs(t.as_second())),
             fresh: verdict.fresh.then_some(true),
             blocker: x.blocker.clone(),
             session_id: session_id.clone(),
@@ -311,6 +300,35 @@ pub fn exit(
         vec![Event::new(now, &task, Some(&x.branch), body).with_head(head)]
     })?;
     Ok(outcome)
+}
+
+/// The verdict on the end of an attempt (its `rc` and the agent's JSON `result`, its
+/// final `message`, the transcript of its session: SPEC "Outcomes") of the task whose
+/// ledger is `events`: the session is the result's, else the newest attempt's; the agent
+/// recorded at spawn (else `recode.agent`) decides whether its exit code is trusted.
+fn verdict_of(
+    cfg: &Config,
+    (rc, result): (i32, Option<&agent::AgentResult>),
+    message: Option<&str>,
+    events: &[Event],
+    now: Timestamp,
+) -> crate::outcome::Verdict {
+    let session = result
+        .and_then(|r| r.session_id.clone())
+        .or_else(|| ledger::replay(events).session_id);
+    let agent_name = spawn_agent(events).unwrap_or_else(|| cfg.agent.clone());
+    let transcript_error = session
+        .as_deref()
+        .and_then(agent::transcript)
+        .and_then(agent::transcript_error);
+    agent::decide(
+        rc,
+        message.unwrap_or(""),
+        result,
+        transcript_error.as_deref(),
+        now,
+        agent::profile(&agent_name).is_none_or(|p| p.exit_trusted),
+    )
 }
 
 /// The sentence added to the message of a resumed run that did nothing (SPEC 1.3).

@@ -38,8 +38,13 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         return Ok(failed(w, why, false));
     }
     // Listed again at the moment of deletion: what `git worktree remove` takes with it.
-    let ignored = match wt.map(|f| snapshot::ignored_paths(Path::new(&f.path), Path::new(&f.admin)))
-    {
+    let ignored = match wt.map(|f| {
+        snapshot::ignored_paths(
+            Path::new(&f.path),
+            Path::new(&f.admin),
+            r.cfg.command_timeout,
+        )
+    }) {
         Some(Ok(paths)) => snapshot::summarize(&paths),
         Some(Err(e)) => {
             // What cannot be read is not clean (SPEC special cases).
@@ -95,7 +100,7 @@ fn remove_worktree(
     done: &mut Vec<String>,
 ) -> Result<Option<Step>, RecoverError> {
     failpoint("delete-worktree");
-    match removal::remove(r.repo, Path::new(path), ignored) {
+    match removal::remove(r.repo, Path::new(path), ignored, r.cfg.command_timeout) {
         Ok(Removal::Removed) => {}
         Ok(Removal::MovedBack(why)) => {
             return Ok(Some(failed(

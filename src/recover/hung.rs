@@ -19,7 +19,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         Ok(x) => x,
         Err(s) => return Ok(s),
     };
-    let Some((pid, token)) = recorded_pid(r.repo, &snap) else {
+    let Some((pid, token)) = recorded_pid(r.repo, &snap, r.cfg.command_timeout) else {
         return Ok(failed(
             w,
             "no pid of this host recorded for its newest attempt",
@@ -64,9 +64,13 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
 /// The pid and start token of the branch's newest attempt, when it is a `spawn` recorded
 /// on this machine with both (SPEC 1.3: a pid recorded here is probed here, whatever the
 /// host's label).
-fn recorded_pid(repo: &gix::Repository, s: &Snapshot) -> Option<(u32, String)> {
+fn recorded_pid(
+    repo: &gix::Repository,
+    s: &Snapshot,
+    timeout: std::time::Duration,
+) -> Option<(u32, String)> {
     let r = crate::ledger::replay_for(&s.events, &s.branch);
-    let me = crate::hosts::me(repo);
+    let me = crate::hosts::me(repo, timeout);
     match &s.events[r.last_attempt?].body {
         Body::Spawn {
             host,

@@ -17,6 +17,7 @@
 //! it holds them.
 
 use std::path::Path;
+use std::time::Duration;
 
 use crate::git::{self, GitError};
 
@@ -39,13 +40,19 @@ pub(super) struct LeftOut {
 impl LeftOut {
     /// Look for every kind in the worktree at `dir`; `max_size` is
     /// `recode.wipMaxFileSize` in bytes; `before` is what the branch's newest WIP step
-    /// left out (`ledger::left_out_last`).
+    /// left out (`ledger::left_out_last`); each git run is killed past `timeout`
+    /// (`recode.commandTimeout`).
     ///
     /// Errors: [`GitError`] when a listing fails (what cannot be read is not clean: the
     /// caller does not commit on that reading).
-    pub(super) fn find(dir: &Path, max_size: u64, before: &[String]) -> Result<LeftOut, GitError> {
+    pub(super) fn find(
+        dir: &Path,
+        max_size: u64,
+        before: &[String],
+        timeout: Duration,
+    ) -> Result<LeftOut, GitError> {
         // No untracked cache: a stale one would hide a file (SPEC 1.3).
-        let untracked = git::Git::read(dir)
+        let untracked = git::Git::read(dir, timeout)
             .args(git::UNCACHED)
             .args(["ls-files", "-z", "--others", "--exclude-standard"])
             .output()?;
@@ -70,7 +77,7 @@ impl LeftOut {
                 out.kept.push(p.to_string());
             }
         }
-        out.submodules = submodules_holding_work(dir)?;
+        out.submodules = submodules_holding_work(dir, timeout)?;
         Ok(out)
     }
 
@@ -150,15 +157,19 @@ fn human_size(n: u64) -> String {
 /// remote-tracking ref of theirs contains.
 ///
 /// Errors: [`GitError`] when the index cannot be listed.
-pub(crate) fn submodules_holding_work(dir: &Path) -> Result<Vec<(String, &'static str)>, GitError> {
+pub(crate) fn submodules_holding_work(
+    dir: &Path,
+    timeout: Duration,
+) -> Result<Vec<(String, &'static str)>, GitError> {
     let mut out = Vec::new();
-    for path in gitlinks(dir)? {
+    for path in gitlinks(dir, timeout)? {
         let sub = dir.join(&path);
         if !sub.join(".git").exists() {
             continue; // not checked out: nothing of its own here
         }
         let dirty = git::read(
             &sub,
+            timeout,
             &[
                 "status",
                 "--porcelain",
@@ -170,7 +181,7 @@ pub(crate) fn submodules_holding_work(dir: &Path) -> Result<Vec<(String, &'stati
         .unwrap_or(true);
         if dirty {
             out.push((path, "uncommitted changes"));
-        } else if local_only(&sub) {
+        } else if local_only(&sub, timeout) {
             out.push((path, "commits on no remote"));
         }
     }
@@ -178,8 +189,8 @@ pub(crate) fn submodules_holding_work(dir: &Path) -> Result<Vec<(String, &'stati
 }
 
 /// The gitlink paths of the index of the worktree at `dir` (`ls-files -s`, mode 160000).
-fn gitlinks(dir: &Path) -> Result<Vec<String>, GitError> {
-    let out = git::read(dir, &["ls-files", "-s", "-z"])?;
+fn gitlinks(dir: &Path, timeout: Duration) -> Result<Vec<String>, GitError> {
+    let out = git::read(dir, timeout, &["ls-files", "-s", "-z"])?;
     Ok(out
         .split(|b| *b == 0)
         .filter_map(|e| std::str::from_utf8(e).ok())
@@ -190,14 +201,23 @@ fn gitlinks(dir: &Path) -> Result<Vec<String>, GitError> {
 
 /// The submodule checked out at `sub` has a HEAD that none of its remote-tracking refs
 /// contains (or that cannot be read: not clean).
-fn local_only(sub: &Path) -> bool {
-    git::read(sub, &["rev-list", "-n", "1", "HEAD", "--not", "--remotes"])
-        .map(|o| !o.is_empty())
-        .unwrap_or(true)
+fn local_only(sub: &Path, timeout: Duration) -> bool {
+    git::read(
+        sub,
+        timeout,
+        &["rev-list", "-n", "1", "HEAD", "--not", "--remotes"],
+    )
+    .map(|o| !o.is_empty())
+    .unwrap_or(true)
 }
 
 /// Whether commit `id` is in the submodule checked out at `sub` and contained in one of
 /// its remote-tracking refs (what the submodule's remote can serve, as far as known here).
-pub(crate) fn on_submodule_remote(sub: &Path, id: &str) -> bool {
-    git::read(sub, &["rev-list", "-n", "1", id, "--not", "--remotes"]).is_ok_and(|o| o.is_empty())
+pub(crate) fn on_submodule_remote(sub: &Path, id: &str, timeout: Duration) -> bool {
+    git::read(
+        sub,
+        timeout,
+        &["rev-list", "-n", "1", id, "--not", "--remotes"],
+    )
+    .is_ok_and(|o| o.is_empty())
 }

@@ -177,7 +177,7 @@ impl Run<'_> {
         // Stamped when written, after the step it records: files the step touched (the
         // index after a WIP commit) are then no newer than it, so not taken for activity.
         let ts = crate::clock::now()?.max(self.now);
-        let stored = ledger::append_with(self.repo, &self.cfg.notes_ref, &w.task, ts, |events| {
+        let stored = ledger::append_with(self.repo, self.cfg, &w.task, ts, |events| {
             decide(events)
                 .map(|body| Event::new(ts, &w.task, Some(&w.branch), body).with_head(head))
                 .into_iter()
@@ -300,14 +300,12 @@ fn repair_first(
     cfg: &Config,
     now: jiff::Timestamp,
 ) -> Result<Vec<String>, RecoverError> {
-    let packed = crate::locks::settle_worker(
-        &[repo.common_dir().join("packed-refs.lock")],
-        cfg.stale_lock_after_secs,
-    );
+    let packed =
+        crate::locks::settle_worker(&[repo.common_dir().join("packed-refs.lock")], &cfg.locks);
     if let crate::locks::Verdict::Clear(moved) = packed {
-        moved.into_iter().for_each(crate::lock::owe_event);
+        moved.into_iter().for_each(|m| cfg.locks.moves.owe(m));
     }
-    let mut lines = removal::finish_interrupted(repo);
+    let mut lines = removal::finish_interrupted(repo, cfg.command_timeout);
     lines.extend(restore::unborn_branches(repo, cfg, now)?);
     Ok(lines)
 }
@@ -425,14 +423,14 @@ pub fn run(
     let (r, census, warning) = read((repo, cfg, now), req, forge, &mut warnings)?;
     let forge_failed = matches!(r.forge_view, ForgeView::Failed);
     let workers: Vec<Worker> = census.snapshots.iter().map(classify::classify).collect();
-    let me = crate::hosts::me(repo);
+    let me = crate::hosts::me(repo, cfg.command_timeout);
     let beat = heartbeat_workers(&census.snapshots, &workers, &me);
     let workers = chosen(workers, req)?;
     let steps = act_all(&r, &workers, req);
     if !req.dry_run {
         // SPEC 1.2 "Several machines": every run rewrites this host's heartbeat (only when
         // it changed or is older than recode.stallAfter / 2).
-        let refresh = (cfg.stall_after_secs / 2).max(1);
+        let refresh = (cfg.stall_after.as_secs() / 2).max(1);
         if let Err(e) = crate::hosts::write_heartbeat(repo, &me, now, beat, refresh) {
             warnings.push(e.to_string());
         }
@@ -567,7 +565,7 @@ fn settle_locks(r: &Run, w: &Worker) -> Result<Option<Step>, RecoverError> {
         wt.is_some_and(|t| t.is_main),
         &w.branch,
     );
-    let verdict = crate::locks::settle_worker(&locks, r.cfg.stale_lock_after_secs);
+    let verdict = crate::locks::settle_worker(&locks, &r.cfg.locks);
     if let Some(why) = verdict.wait_reason() {
         return Ok(Some(step(w, Outcome::Skipped, why)));
     }
@@ -596,7 +594,7 @@ impl Run<'_> {
     /// deadline (it holds nothing anyone waits for), and ledger it.
     fn move_own_lock(&self, w: &Worker, path: &std::path::Path) -> Result<(), RecoverError> {
         if path.exists()
-            && let Ok(m) = crate::lock::move_aside(path)
+            && let Ok(m) = crate::lock::move_aside(path, &self.cfg.locks.moves)
         {
             self.unlocked(w, m)?;
         }

@@ -60,10 +60,10 @@ fn check_gate(
     dir: &Path,
 ) -> Result<Option<Step>, RecoverError> {
     let head = now_w.head;
-    let limit = std::time::Duration::from_secs(r.cfg.gate_timeout_secs);
+    let limit = r.cfg.gate_timeout;
     let hex = head.map(|h| h.to_string()).unwrap_or_default();
     let (passed, why) = match run_gate(gate, dir, w, &hex, limit, &r.cfg.ssh) {
-        Ok(done) => gate_verdict(&done, r.cfg.gate_timeout_secs),
+        Ok(done) => gate_verdict(&done, r.cfg.gate_timeout.as_secs()),
         Err(e) => {
             return r
                 .step_failed(now_w, format!("cannot run recode.gate: {e}"), false)

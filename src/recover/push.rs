@@ -54,10 +54,10 @@ pub(super) fn wip_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>
 ///
 /// Errors: [`GitError`] when the remote cannot be asked.
 fn remote_head(r: &Run, branch: &str) -> Result<Option<ObjectId>, GitError> {
-    let out = git::Git::new(r.repo.common_dir())
+    let out = git::Git::new(r.repo.common_dir(), r.cfg.command_timeout)
         .args(["ls-remote", "--", &r.cfg.remote])
         .arg(format!("refs/heads/{branch}"))
-        .network(r.cfg.network_timeout_secs, &r.cfg.ssh)
+        .network(r.cfg.network_timeout, &r.cfg.ssh)
         .output()?;
     let text = String::from_utf8_lossy(&out);
     Ok(text
@@ -91,7 +91,7 @@ fn pushes_onto(r: &Run, branch: &str, there: ObjectId) -> bool {
 /// Errors: [`GitError`] when the log cannot be read.
 pub(super) fn secrets_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>, GitError> {
     let excludes = push_excludes(r, w);
-    let added = git::Git::read(r.repo.common_dir())
+    let added = git::Git::read(r.repo.common_dir(), r.cfg.command_timeout)
         .args([
             "log",
             "--format=",
@@ -117,7 +117,7 @@ pub(super) fn secrets_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<Str
             secrets.into_iter().collect::<Vec<_>>().join(", ")
         )));
     }
-    gitlink_hold(w, dir, &excludes)
+    gitlink_hold(w, dir, &excludes, r.cfg.command_timeout)
 }
 
 /// What the remote already has of the branch: `<remote>/<branch>` (never the upstream,
@@ -137,9 +137,16 @@ fn push_excludes(r: &Run, w: &Worker) -> Vec<ObjectId> {
 /// that none of its remote-tracking refs contains (no other clone could check it out).
 /// A submodule not checked out here cannot be asked, and holds nothing.
 ///
+/// Each git run is killed past `timeout` (`recode.commandTimeout`).
+///
 /// Errors: [`GitError`] when the log cannot be read.
-fn gitlink_hold(w: &Worker, dir: &Path, excludes: &[ObjectId]) -> Result<Option<String>, GitError> {
-    let raw = git::Git::read(dir)
+fn gitlink_hold(
+    w: &Worker,
+    dir: &Path,
+    excludes: &[ObjectId],
+    timeout: std::time::Duration,
+) -> Result<Option<String>, GitError> {
+    let raw = git::Git::read(dir, timeout)
         .args([
             "log",
             "--format=",
@@ -163,7 +170,7 @@ fn gitlink_hold(w: &Worker, dir: &Path, excludes: &[ObjectId]) -> Result<Option<
         }
         let path = String::from_utf8_lossy(path).to_string();
         let sub = dir.join(&path);
-        if sub.join(".git").exists() && !leftout::on_submodule_remote(&sub, parts[3]) {
+        if sub.join(".git").exists() && !leftout::on_submodule_remote(&sub, parts[3], timeout) {
             bad.insert(path);
         }
     }
@@ -182,9 +189,9 @@ fn gitlink_hold(w: &Worker, dir: &Path, excludes: &[ObjectId]) -> Result<Option<
 /// Errors: [`GitError`] (rejected, timed out).
 pub(super) fn push(r: &Run, _dir: &Path, branch: &str) -> Result<(), GitError> {
     let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
-    git::Git::new(r.repo.common_dir())
+    git::Git::new(r.repo.common_dir(), r.cfg.command_timeout)
         .args(["push", "--porcelain", "--quiet", &r.cfg.remote, &spec])
-        .network(r.cfg.network_timeout_secs, &r.cfg.ssh)
+        .network(r.cfg.network_timeout, &r.cfg.ssh)
         .output()?;
     Ok(())
 }

@@ -16,6 +16,7 @@
 //! committed itself is never rewritten away.
 
 use std::path::Path;
+use std::time::Duration;
 
 use crate::git::{self, GitError};
 
@@ -60,9 +61,15 @@ fn names_path(stderr: &str, path: &str) -> bool {
 /// out of it (taking out a changed one would record its deletion, and the parent's version
 /// would still be pushed); empty for a root commit.
 ///
+/// Each git run is killed past `timeout` (`recode.commandTimeout`).
+///
 /// Errors: [`GitError`] when the diff cannot be read.
-pub(super) fn added_by(dir: &Path, head: gix::ObjectId) -> Result<Vec<(String, String)>, GitError> {
-    let raw = git::Git::read(dir)
+pub(super) fn added_by(
+    dir: &Path,
+    head: gix::ObjectId,
+    timeout: Duration,
+) -> Result<Vec<(String, String)>, GitError> {
+    let raw = git::Git::read(dir, timeout)
         .args([
             "diff-tree",
             "-r",
@@ -98,7 +105,8 @@ pub(super) fn added_by(dir: &Path, head: gix::ObjectId) -> Result<Vec<(String, S
 ///
 /// A kill at any point leaves the branch at `head` or at the rewrite (one ref update); a
 /// kill before the index step leaves the paths staged, which the next WIP step commits and
-/// this rewrite takes out again.
+/// this rewrite takes out again. Each git run is killed past `timeout`
+/// (`recode.commandTimeout`; the commit sooner, [`git::Git::commit_step`]).
 ///
 /// Errors: [`GitError`] when a step fails (the branch then still points at `head`, unless
 /// only the index step failed).
@@ -109,26 +117,32 @@ pub(super) fn rewrite_without(
     paths: &[String],
     message: impl Fn(u32) -> String,
     identity: &[(&str, &str)],
+    timeout: Duration,
 ) -> Result<(gix::ObjectId, u32), GitError> {
     let head_hex = head.to_string();
-    let tmp = super::wip::git_path(dir, "recode-refused.index")?;
+    let tmp = super::wip::git_path(dir, "recode-refused.index", timeout)?;
     let _ = std::fs::remove_file(&tmp);
     let in_tmp = |g: git::Git| g.env("GIT_INDEX_FILE", &tmp);
     let result = (|| {
-        in_tmp(git::Git::new(dir))
+        in_tmp(git::Git::new(dir, timeout))
             .args(["read-tree", &head_hex])
             .output()?;
-        in_tmp(git::Git::new(dir))
+        in_tmp(git::Git::new(dir, timeout))
             .args(["update-index", "--force-remove", "--"])
             .args(paths)
             .output()?;
-        let tree = trimmed(in_tmp(git::Git::new(dir)).arg("write-tree").output()?);
-        let parent = git::Git::read(dir)
+        let tree = trimmed(
+            in_tmp(git::Git::new(dir, timeout))
+                .arg("write-tree")
+                .output()?,
+        );
+        let parent = git::Git::read(dir, timeout)
             .args(["rev-parse", &format!("{head}^")])
             .output_id()?;
         let parent_hex = parent.to_string();
         let changed = git::read(
             dir,
+            timeout,
             &[
                 "diff-tree",
                 "-r",
@@ -143,7 +157,7 @@ pub(super) fn rewrite_without(
         let new = if files == 0 {
             parent
         } else {
-            let mut c = git::Git::new(dir).commit_step().args([
+            let mut c = git::Git::new(dir, timeout).commit_step().args([
                 "commit-tree",
                 &tree,
                 "-p",
@@ -160,7 +174,7 @@ pub(super) fn rewrite_without(
     })();
     let _ = std::fs::remove_file(&tmp);
     let (new, files) = result?;
-    git::Git::new(dir)
+    git::Git::new(dir, timeout)
         .args([
             "update-ref",
             "-m",
@@ -169,7 +183,7 @@ pub(super) fn rewrite_without(
         .arg(format!("refs/heads/{branch}"))
         .args([new.to_string(), head_hex])
         .output()?;
-    git::Git::new(dir)
+    git::Git::new(dir, timeout)
         .args(["update-index", "--force-remove", "--"])
         .args(paths)
         .output()?;

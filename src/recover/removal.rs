@@ -17,6 +17,7 @@
 //! never a worktree that cannot be read.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::failpoint;
 use crate::git;
@@ -35,7 +36,8 @@ pub(super) enum Removal {
 }
 
 /// Remove the worktree at `path` (clean on the guard's re-check; `ignored`: the ignored
-/// paths then listed, which may go with it).
+/// paths then listed, which may go with it); each git run killed past `timeout`
+/// (`recode.commandTimeout`).
 ///
 /// Errors: a message when git refuses or the directory cannot be moved (nothing lost:
 /// the worktree is where it was, or moved back).
@@ -43,23 +45,24 @@ pub(super) fn remove(
     repo: &gix::Repository,
     path: &Path,
     ignored: &[String],
+    timeout: Duration,
 ) -> Result<Removal, String> {
-    let admin = admin_dir(path)?;
+    let admin = admin_dir(path, timeout)?;
     let aside = aside_path(path);
     std::fs::write(admin.join(MARKER), path.to_string_lossy().as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", admin.join(MARKER).display()))?;
-    if let Err(e) = move_worktree(repo, path, &aside) {
+    if let Err(e) = move_worktree(repo, path, &aside, timeout) {
         let _ = std::fs::remove_file(admin.join(MARKER));
         return Err(e);
     }
     failpoint("delete-moved");
-    if let Some(why) = turned_dirty(&aside, &admin, ignored) {
-        move_back(repo, &aside, path, &admin);
+    if let Some(why) = turned_dirty(&aside, &admin, ignored, timeout) {
+        move_back(repo, &aside, path, &admin, timeout);
         return Ok(Removal::MovedBack(why));
     }
     inside_removal_failpoints(&aside);
     // git's own cleanliness check runs `status` in it: no monitor, no cache (SPEC 1.3).
-    git::Git::new(repo.common_dir())
+    git::Git::new(repo.common_dir(), timeout)
         .args(git::UNCACHED)
         .args([
             "-c",
@@ -70,7 +73,7 @@ pub(super) fn remove(
         .arg(&aside)
         .output()
         .map_err(|e| {
-            move_back(repo, &aside, path, &admin);
+            move_back(repo, &aside, path, &admin, timeout);
             e.to_string()
         })?;
     Ok(Removal::Removed)
@@ -103,8 +106,9 @@ fn inside_removal_failpoints(aside: &Path) {
 }
 
 /// The worktree's own git dir (`.git/worktrees/<id>`).
-fn admin_dir(path: &Path) -> Result<PathBuf, String> {
-    let out = git::read(path, &["rev-parse", "--absolute-git-dir"]).map_err(|e| e.to_string())?;
+fn admin_dir(path: &Path, timeout: Duration) -> Result<PathBuf, String> {
+    let out = git::read(path, timeout, &["rev-parse", "--absolute-git-dir"])
+        .map_err(|e| e.to_string())?;
     Ok(PathBuf::from(String::from_utf8_lossy(&out).trim()))
 }
 
@@ -118,9 +122,15 @@ fn aside_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.recode-removing"))
 }
 
-fn move_worktree(repo: &gix::Repository, from: &Path, to: &Path) -> Result<(), String> {
+fn move_worktree(
+    repo: &gix::Repository,
+    from: &Path,
+    to: &Path,
+    timeout: Duration,
+) -> Result<(), String> {
     git::run(
         repo.common_dir(),
+        timeout,
         &[
             "worktree",
             "move",
@@ -134,22 +144,27 @@ fn move_worktree(repo: &gix::Repository, from: &Path, to: &Path) -> Result<(), S
 
 /// Move the worktree at `aside` back to `path` and drop the marker; when `path` is taken
 /// (something was created there meanwhile), it stays aside, registered and readable.
-fn move_back(repo: &gix::Repository, aside: &Path, path: &Path, admin: &Path) {
+fn move_back(repo: &gix::Repository, aside: &Path, path: &Path, admin: &Path, timeout: Duration) {
     if !path.exists() {
-        let _ = move_worktree(repo, aside, path);
+        let _ = move_worktree(repo, aside, path, timeout);
     }
     let _ = std::fs::remove_file(admin.join(MARKER));
 }
 
 /// Why the moved worktree is no longer clean (a change, an untracked file, a new ignored
 /// file), or `None`. What cannot be read is not clean.
-fn turned_dirty(aside: &Path, admin: &Path, ignored: &[String]) -> Option<String> {
+fn turned_dirty(
+    aside: &Path,
+    admin: &Path,
+    ignored: &[String],
+    timeout: Duration,
+) -> Option<String> {
     match worktree::status(aside, admin) {
         Ok(st) if st.dirty.is_clean() => {}
         Ok(_) => return Some("a file changed in it while it was being removed".into()),
         Err(e) => return Some(format!("its status cannot be read: {e}")),
     }
-    match crate::snapshot::ignored_paths(aside, admin) {
+    match crate::snapshot::ignored_paths(aside, admin, timeout) {
         Ok(now) if crate::snapshot::summarize(&now) == ignored => None,
         Ok(_) => Some("an ignored file appeared in it while it was being removed".into()),
         Err(e) => Some(format!("its ignored files cannot be listed: {e}")),
@@ -157,8 +172,9 @@ fn turned_dirty(aside: &Path, admin: &Path, ignored: &[String]) -> Option<String
 }
 
 /// Finish or restore every removal a killed run left (a marker in a worktree's git dir);
-/// one line for each (for stderr).
-pub(super) fn finish_interrupted(repo: &gix::Repository) -> Vec<String> {
+/// one line for each (for stderr). Each git run is killed past `timeout`
+/// (`recode.commandTimeout`).
+pub(super) fn finish_interrupted(repo: &gix::Repository, timeout: Duration) -> Vec<String> {
     let Ok(list) = worktree::list(repo) else {
         return Vec::new();
     };
@@ -169,7 +185,7 @@ pub(super) fn finish_interrupted(repo: &gix::Repository) -> Vec<String> {
             continue;
         };
         let original = PathBuf::from(String::from_utf8_lossy(&original).to_string());
-        lines.push(finish_one(repo, wt, &original, &marker));
+        lines.push(finish_one(repo, wt, &original, &marker, timeout));
     }
     lines
 }
@@ -181,6 +197,7 @@ fn finish_one(
     wt: &worktree::Worktree,
     original: &Path,
     marker: &Path,
+    timeout: Duration,
 ) -> String {
     let here = &wt.path;
     if here == original || worktree::absolute(here) == worktree::absolute(original) {
@@ -206,7 +223,7 @@ fn finish_one(
     if !gitfile.exists() {
         let _ = std::fs::write(&gitfile, format!("gitdir: {}\n", wt.git_dir.display()));
     }
-    let only_deletions = only_deleted_tracked_files(here);
+    let only_deletions = only_deleted_tracked_files(here, timeout);
     if only_deletions == Some(true) {
         let removed = std::fs::remove_dir_all(here).is_ok();
         if removed {
@@ -215,8 +232,8 @@ fn finish_one(
         }
     }
     // Anything else: restore the deleted tracked files from the index and move it back.
-    let _ = restore_deleted(here);
-    move_back(repo, here, original, &wt.git_dir);
+    let _ = restore_deleted(here, timeout);
+    move_back(repo, here, original, &wt.git_dir, timeout);
     format!(
         "restored the interrupted removal of {} (it held more than the clean worktree)",
         original.display()
@@ -225,9 +242,10 @@ fn finish_one(
 
 /// `Some(true)` when the only changes in the worktree at `dir` are tracked files deleted
 /// (what a removal leaves); `None` when it cannot be read.
-fn only_deleted_tracked_files(dir: &Path) -> Option<bool> {
+fn only_deleted_tracked_files(dir: &Path, timeout: Duration) -> Option<bool> {
     let out = git::read(
         dir,
+        timeout,
         &[
             "status",
             "--porcelain=v1",
@@ -247,8 +265,8 @@ fn only_deleted_tracked_files(dir: &Path) -> Option<bool> {
 
 /// Check out again, from the index, the tracked files deleted in the worktree at `dir`
 /// (never overwriting a file that is there).
-fn restore_deleted(dir: &Path) -> Result<(), git::GitError> {
-    let out = git::read(dir, &["ls-files", "-z", "--deleted"])?;
+fn restore_deleted(dir: &Path, timeout: Duration) -> Result<(), git::GitError> {
+    let out = git::read(dir, timeout, &["ls-files", "-z", "--deleted"])?;
     let paths: Vec<String> = out
         .split(|b| *b == 0)
         .filter(|p| !p.is_empty())
@@ -257,7 +275,7 @@ fn restore_deleted(dir: &Path) -> Result<(), git::GitError> {
     if paths.is_empty() {
         return Ok(());
     }
-    git::Git::new(dir)
+    git::Git::new(dir, timeout)
         .args(["checkout-index", "-q", "--"])
         .args(paths)
         .output()?;

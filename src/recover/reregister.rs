@@ -23,7 +23,13 @@ use crate::{git, repo, worktree};
 /// Errors: [`RecoverError`] when the ledger cannot be written.
 pub(super) fn run(r: &Run, w: &Worker, path: &str, names: &str) -> Result<Step, RecoverError> {
     r.classified(w)?;
-    match register(r.repo, Path::new(path), Path::new(names), &w.branch) {
+    match register(
+        r.repo,
+        Path::new(path),
+        Path::new(names),
+        &w.branch,
+        r.cfg.command_timeout,
+    ) {
         Ok(admin) => Ok(step(
             w,
             Outcome::Done,
@@ -50,6 +56,7 @@ fn register(
     dir: &Path,
     names: &Path,
     branch: &str,
+    timeout: std::time::Duration,
 ) -> Result<PathBuf, String> {
     let full = format!("refs/heads/{branch}");
     if repo::tip(repo, &full).is_none() {
@@ -84,7 +91,7 @@ fn register(
     write("commondir", format!("{}\n", common.display()))?;
     write("gitdir", format!("{}\n", dir.join(".git").display()))?;
     // The index of the branch's tree; the worktree's files are left as they are.
-    git::Git::bound(dir, &tmp)
+    git::Git::bound(dir, &tmp, timeout)
         .args(["read-tree", &full])
         .output()
         .map_err(|e| e.to_string())?;

@@ -49,7 +49,7 @@ pub(super) fn unborn_branches(
             },
         )
         .with_head(Some(head));
-        ledger::append(repo, &cfg.notes_ref, e)?;
+        ledger::append(repo, cfg, e)?;
         lines.push(format!(
             "restored {branch} at {} from the HEAD reflog of {path} (it had been deleted under its worktree)",
             head.to_hex_with_len(12)

@@ -88,7 +88,14 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
 /// branch's tip; `None` with neither.
 fn base_of(r: &Run, w: &Worker, worktree: Option<&Path>) -> Option<ObjectId> {
     worktree
-        .and_then(|dir| git::read(dir, &["rev-parse", "--verify", "HEAD"]).ok())
+        .and_then(|dir| {
+            git::read(
+                dir,
+                r.cfg.command_timeout,
+                &["rev-parse", "--verify", "HEAD"],
+            )
+            .ok()
+        })
         .and_then(|o| ObjectId::from_hex(String::from_utf8_lossy(&o).trim().as_bytes()).ok())
         .or_else(|| crate::repo::tip(r.repo, &format!("refs/heads/{}", w.branch)))
 }
@@ -150,7 +157,7 @@ fn commit_snapshot(
     let message = format!(
         "wip: recode takeover snapshot of {} on {} (taken over by {by})\n\n{}: true\n",
         w.branch,
-        crate::hosts::me(r.repo).shown(),
+        crate::hosts::me(r.repo, r.cfg.command_timeout).shown(),
         crate::trailer::WIP_TRAILER
     );
     let mut args = vec![
@@ -163,8 +170,10 @@ fn commit_snapshot(
         args.extend(["-p".into(), o.to_hex().to_string()]);
     }
     args.extend(["-m".into(), message]);
-    let mut run = git::Git::new(dir).commit_step().args(&args);
-    for (k, v) in git::own_identity_env(dir) {
+    let mut run = git::Git::new(dir, r.cfg.command_timeout)
+        .commit_step()
+        .args(&args);
+    for (k, v) in git::own_identity_env(dir, r.cfg.command_timeout) {
         run = run.env(k, v);
     }
     let made = run
@@ -239,6 +248,7 @@ fn contains(repo: &gix::Repository, tip: ObjectId, commit: ObjectId) -> bool {
 fn snapshot_tree(r: &Run, dir: &Path) -> Result<ObjectId, GitError> {
     let index = git::read(
         dir,
+        r.cfg.command_timeout,
         &["rev-parse", "--path-format=absolute", "--git-path", "index"],
     )?;
     let index = PathBuf::from(String::from_utf8_lossy(&index).trim());
@@ -247,16 +257,18 @@ fn snapshot_tree(r: &Run, dir: &Path) -> Result<ObjectId, GitError> {
     if index.exists() {
         std::fs::copy(&index, &tmp).map_err(GitError::Spawn)?;
     }
-    let left_out = LeftOut::find(dir, r.cfg.wip_max_file_size, &[])
+    let left_out = LeftOut::find(dir, r.cfg.wip_max_file_size, &[], r.cfg.command_timeout)
         .map(|l| l.paths())
         .unwrap_or_default();
     let with_tmp = |g: git::Git| g.env("GIT_INDEX_FILE", &tmp);
     let result = (|| {
-        with_tmp(git::Git::new(dir))
+        with_tmp(git::Git::new(dir, r.cfg.command_timeout))
             .args(["add", "-A", "--", "."])
             .args(left_out.iter().map(|p| format!(":(exclude,literal){p}")))
             .output()?;
-        let out = with_tmp(git::Git::new(dir)).args(["write-tree"]).output()?;
+        let out = with_tmp(git::Git::new(dir, r.cfg.command_timeout))
+            .args(["write-tree"])
+            .output()?;
         ObjectId::from_hex(String::from_utf8_lossy(&out).trim().as_bytes()).map_err(|e| {
             GitError::Failed {
                 args: "write-tree".into(),

@@ -9,6 +9,7 @@
 //! any step (`super::settle`).
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::leftout::LeftOut;
 use super::{
@@ -50,7 +51,7 @@ fn push_refusing(
     let Some(refused) = p
         .error
         .as_ref()
-        .and_then(|e| refused_paths(dir, head, &e.to_string()))
+        .and_then(|e| refused_paths(dir, head, &e.to_string(), r.cfg.command_timeout))
     else {
         return p;
     };
@@ -61,7 +62,8 @@ fn push_refusing(
         head,
         &refused,
         wip_message,
-        &git::own_identity_env(dir),
+        &git::own_identity_env(dir, r.cfg.command_timeout),
+        r.cfg.command_timeout,
     ) {
         Ok((new, n)) => {
             (p.head, p.files) = (new, n);
@@ -142,14 +144,16 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     let dir = Path::new(&f.path);
     // SPEC 1.3: every git run here is bound to the admin directory this repository lists
     // for the worktree (the guard re-read it: its `.git` leads there).
+    let timeout = r.cfg.command_timeout;
     let wt = Bound {
         dir,
         admin: Path::new(&f.admin),
+        timeout,
     };
     let index = wt.admin.join("index");
     let lock_before = index.with_file_name("index.lock").exists();
     let before = crate::ledger::left_out_last(&snap.events, &w.branch);
-    let mut found = match LeftOut::find(dir, r.cfg.wip_max_file_size, &before) {
+    let mut found = match LeftOut::find(dir, r.cfg.wip_max_file_size, &before, timeout) {
         Ok(v) => v,
         Err(e) => return r.step_failed(&now_w, e.to_string(), false),
     };
@@ -180,11 +184,16 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
 
 /// The paths of our WIP commit `head` that the push's refusal `error` names for their
 /// size (`refused.rs`); `None` when it is no size refusal or names none of them.
-fn refused_paths(dir: &Path, head: gix::ObjectId, error: &str) -> Option<Vec<String>> {
+fn refused_paths(
+    dir: &Path,
+    head: gix::ObjectId,
+    error: &str,
+    timeout: Duration,
+) -> Option<Vec<String>> {
     if !refused::size_refusal(error) {
         return None;
     }
-    let added = refused::added_by(dir, head).ok()?;
+    let added = refused::added_by(dir, head, timeout).ok()?;
     let named = refused::named(error, &added);
     (!named.is_empty()).then_some(named)
 }
@@ -310,19 +319,21 @@ pub(super) struct Bound<'a> {
     pub(super) dir: &'a Path,
     /// Its own git dir, as this repository lists it.
     pub(super) admin: &'a Path,
+    /// `recode.commandTimeout`: every run for it is killed past it.
+    pub(super) timeout: Duration,
 }
 
 impl Bound<'_> {
     /// A git run for it ([`git::Git::bound`]).
     pub(super) fn git(&self) -> git::Git {
-        git::Git::bound(self.dir, self.admin)
+        git::Git::bound(self.dir, self.admin, self.timeout)
     }
 
     /// A read-only git run for it: stdout.
     ///
     /// Errors: as [`git::Git::output`].
     pub(super) fn read(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
-        git::Git::bound_read(self.dir, self.admin)
+        git::Git::bound_read(self.dir, self.admin, self.timeout)
             .args(args)
             .output()
     }
@@ -401,7 +412,7 @@ fn commit(wt: &Bound, message: &str) -> Result<(), GitError> {
         "-m",
         message,
     ]);
-    for (k, v) in git::own_identity_env(wt.dir) {
+    for (k, v) in git::own_identity_env(wt.dir, wt.timeout) {
         commit = commit.env(k, v);
     }
     commit.output()?;
@@ -427,10 +438,12 @@ fn staged_then_changed(wt: &Bound) -> Result<usize, GitError> {
         .count())
 }
 
-/// The absolute path of `name` in the worktree's own git dir (`--git-path`).
-pub(super) fn git_path(dir: &Path, name: &str) -> Result<PathBuf, GitError> {
+/// The absolute path of `name` in the worktree's own git dir (`--git-path`; killed past
+/// `timeout`, `recode.commandTimeout`).
+pub(super) fn git_path(dir: &Path, name: &str, timeout: Duration) -> Result<PathBuf, GitError> {
     let out = git::read(
         dir,
+        timeout,
         &["rev-parse", "--path-format=absolute", "--git-path", name],
     )?;
     Ok(PathBuf::from(String::from_utf8_lossy(&out).trim()))

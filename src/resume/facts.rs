@@ -47,10 +47,10 @@ pub fn facts(
         None => Vec::new(),
     };
     let diffstat = match (head, base_tips.first()) {
-        (Some(h), Some(b)) if !commits.is_empty() => diffstat(repo, *b, h)?,
+        (Some(h), Some(b)) if !commits.is_empty() => diffstat(repo, cfg, *b, h)?,
         _ => String::new(),
     };
-    let uncommitted = uncommitted(snap)?;
+    let uncommitted = uncommitted(snap, cfg)?;
     let gate = w
         .head
         .and_then(|h| ledger::gate_on(&snap.events, h))
@@ -79,7 +79,7 @@ pub fn facts(
         phase: w.phase.clone(),
         attempt,
         max_attempts: w.max_attempts,
-        left_out: left_out(snap),
+        left_out: left_out(snap, cfg),
         stashes: snap.stashes.clone(),
         pull_request: feedback::facts(w.pr.as_ref()),
         takeover: takeover_facts(snap),
@@ -89,7 +89,7 @@ pub fn facts(
 
 /// The newest `wip` event's `left_out` paths (`ledger::left_out_last`) that are still in
 /// the worker's worktree, each with its kind read from disk; empty without a worktree.
-fn left_out(snap: &Snapshot) -> Vec<LeftOutFact> {
+fn left_out(snap: &Snapshot, cfg: &Config) -> Vec<LeftOutFact> {
     let Some(f) = snap.worktree.as_ref().filter(|f| !f.missing) else {
         return Vec::new();
     };
@@ -100,7 +100,8 @@ fn left_out(snap: &Snapshot) -> Vec<LeftOutFact> {
             let at = dir.join(&path);
             let meta = std::fs::symlink_metadata(&at).ok()?;
             let (kind, bytes) = if at.join(".git").exists() {
-                let staged = git::read(dir, &["ls-files", "-s", "--", &path]).unwrap_or_default();
+                let staged = git::read(dir, cfg.command_timeout, &["ls-files", "-s", "--", &path])
+                    .unwrap_or_default();
                 let gitlink = String::from_utf8_lossy(&staged).starts_with("160000 ");
                 (if gitlink { "submodule" } else { "repository" }, None)
             } else if meta.is_file() {
@@ -145,12 +146,14 @@ fn commit_facts(
 /// Errors: [`ResumeError::Git`].
 fn diffstat(
     repo: &gix::Repository,
+    cfg: &Config,
     base: gix::ObjectId,
     head: gix::ObjectId,
 ) -> Result<String, ResumeError> {
     let range = format!("{base}...{head}");
     Ok(String::from_utf8_lossy(&git::read(
         repo.git_dir(),
+        cfg.command_timeout,
         // No command of the repository's config: no external diff, no textconv.
         &["diff", "--no-ext-diff", "--no-textconv", "--stat", &range],
     )?)
@@ -162,12 +165,13 @@ fn diffstat(
 /// it has none or it is missing).
 ///
 /// Errors: [`ResumeError::Git`].
-fn uncommitted(snap: &Snapshot) -> Result<Vec<String>, ResumeError> {
+fn uncommitted(snap: &Snapshot, cfg: &Config) -> Result<Vec<String>, ResumeError> {
     let Some(f) = snap.worktree.as_ref().filter(|f| !f.missing) else {
         return Ok(Vec::new());
     };
     let out = git::read(
         Path::new(&f.path),
+        cfg.command_timeout,
         &["status", "--short", "--untracked-files=all"],
     )?;
     Ok(String::from_utf8_lossy(&out)

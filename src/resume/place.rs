@@ -62,11 +62,18 @@ pub fn place(
             .join(" ");
         return Ok(Place::WouldAdd { path, add });
     }
-    let added = crate::git::Git::new(repo.common_dir()).args(&args).output();
+    let added = crate::git::Git::new(repo.common_dir(), cfg.command_timeout)
+        .args(&args)
+        .output();
     // SPEC 1.2: a failing hook of the user's (post-checkout) never makes a completed step
     // look failed: judged by its result, the worktree on the branch.
     match added {
-        Err(_) if crate::git::branch_checked_out(Path::new(&path), &snap.branch) => {}
+        Err(_)
+            if crate::git::branch_checked_out(
+                Path::new(&path),
+                &snap.branch,
+                cfg.command_timeout,
+            ) => {}
         Err(source) => {
             return Err(ResumeError::Add {
                 branch: snap.branch.clone(),

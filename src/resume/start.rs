@@ -159,7 +159,7 @@ fn escalate_once(
     now: jiff::Timestamp,
     w: &Worker,
 ) -> Result<(), ResumeError> {
-    ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
+    ledger::append_with(repo, cfg, &w.task, now, |events| {
         let body = Body::Escalated {
             reason: w.reason.to_string(),
         };
@@ -283,7 +283,7 @@ fn ledger_resume(
 ) -> Result<Option<String>, ResumeError> {
     let w = inputs.w;
     let mut lost_to: Option<String> = None;
-    let stored = ledger::append_with(repo, &cfg.notes_ref, &w.task, now, |events| {
+    let stored = ledger::append_with(repo, cfg, &w.task, now, |events| {
         // SPEC 1.2 "Several machines": a takeover is decided on the ledger as it
         // stands: when the newest attempt is no longer the silent host's, another
         // host got there first and nothing is ledgered.
@@ -363,7 +363,7 @@ fn commit_attempt(
         write_prompt(f, &p.prompt)?;
     }
     let hosts = Hosts {
-        here: crate::hosts::me(repo).id,
+        here: crate::hosts::me(repo, cfg.command_timeout).id,
         from: snap.hosts.other.as_ref().map(|o| o.host.clone()),
     };
     if let Some(why) = claim_on_remote(repo, cfg, now, (snap, w), &hosts, warnings)? {

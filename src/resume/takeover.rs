@@ -21,6 +21,7 @@ use super::ResumeError;
 fn has_remote(cfg: &Config, remote: &str) -> bool {
     git::read(
         Path::new("."),
+        cfg.command_timeout,
         &["config", "--get", &format!("remote.{remote}.url")],
     )
     .is_ok_and(|o| !o.is_empty())
@@ -49,9 +50,9 @@ pub fn before(
         why: e.to_string(),
     })?;
     let spec = format!("+refs/heads/{branch}:refs/remotes/{remote}/{branch}");
-    let fetched = git::Git::new(".")
+    let fetched = git::Git::new(".", cfg.command_timeout)
         .args(["fetch", "--quiet", "--no-write-fetch-head", remote, &spec])
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .capture()?;
     if !fetched.ok {
         tracing::debug!(stderr = %fetched.stderr, "takeover: the remote has no {branch}");
@@ -196,7 +197,7 @@ fn replaceable(
                 .sight(&format!("claim {name}"), &theirs.to_string(), now, 0)
                 .first;
             seen.save();
-            c::lease_ran_out(beat, claim_seen, now, cfg.host_timeout_secs)
+            c::lease_ran_out(beat, claim_seen, now, cfg.host_timeout.as_secs())
         }
     }
 }
@@ -218,7 +219,7 @@ fn push_claim(
     expected: Option<ObjectId>,
 ) -> Result<Pushed, ResumeError> {
     let lease = expected.map(|e| e.to_string()).unwrap_or_default();
-    let out = git::Git::new(".")
+    let out = git::Git::new(".", cfg.command_timeout)
         .args([
             "push".to_string(),
             "--quiet".to_string(),
@@ -227,7 +228,7 @@ fn push_claim(
             cfg.remote.clone(),
             format!("{blob}:{name}"),
         ])
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .capture()?;
     if out.ok {
         return Ok(Pushed::Done);
@@ -248,9 +249,9 @@ fn push_claim(
 
 /// The remote's claim on `name`, fetched into the same local ref (`None`: there is none).
 fn fetch_claim(cfg: &Config, name: &str) -> Result<Option<ObjectId>, ResumeError> {
-    let listed = git::Git::new(".")
+    let listed = git::Git::new(".", cfg.command_timeout)
         .args(["ls-remote", cfg.remote.as_str(), name])
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .output()?;
     let Some(id) = String::from_utf8_lossy(&listed)
         .lines()
@@ -272,10 +273,10 @@ fn fetch_claim(cfg: &Config, name: &str) -> Result<Option<ObjectId>, ResumeError
 /// Errors: [`ResumeError::Git`] when git cannot be run; a failed fetch is `Ok(false)`.
 fn fetch_same(cfg: &Config, name: &str) -> Result<bool, ResumeError> {
     let spec = format!("+{name}:{name}");
-    let out = git::Git::new(".")
+    let out = git::Git::new(".", cfg.command_timeout)
         .args(["fetch", "--quiet", "--no-write-fetch-head"])
         .args([cfg.remote.as_str(), &spec])
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .capture()?;
     Ok(out.ok)
 }
@@ -285,9 +286,9 @@ fn fetch_same(cfg: &Config, name: &str) -> Result<bool, ResumeError> {
 fn blocking_ref(cfg: &Config, name: &str) -> Option<String> {
     let parent = name.trim_end_matches('/').rsplit_once('/')?.0.to_string();
     let below = format!("{name}/*");
-    let listed = git::Git::new(".")
+    let listed = git::Git::new(".", cfg.command_timeout)
         .args(["ls-remote", cfg.remote.as_str(), &parent, &below])
-        .network(cfg.network_timeout_secs, &cfg.ssh)
+        .network(cfg.network_timeout, &cfg.ssh)
         .output()
         .ok()?;
     String::from_utf8_lossy(&listed)

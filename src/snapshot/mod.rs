@@ -198,7 +198,7 @@ pub fn gather_from(
         local: &local,
         worktrees: &worktrees,
         detached: &detached,
-        me: crate::hosts::me(repo),
+        me: crate::hosts::me(repo, cfg.command_timeout),
         seen: std::cell::RefCell::new(seen),
         all_ref_tips: None,
         journal: crate::hook::journal::read(repo),

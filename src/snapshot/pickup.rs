@@ -153,7 +153,7 @@ fn append_milestones(
     let mut n = 0;
     for (task, found) in by_task {
         let now = found[0].ts;
-        let stored = ledger::append_with(repo, &cfg.notes_ref, &task, now, |events| {
+        let stored = ledger::append_with(repo, cfg, &task, now, |events| {
             let mut seen = std::collections::BTreeSet::new();
             found
                 .iter()

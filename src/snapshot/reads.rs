@@ -25,7 +25,7 @@ pub(super) fn read_worktrees(
 ) {
     let progress =
         crate::progress::Progress::new(jobs.len() as u64, "reading worktrees", show_progress);
-    let results = run_status_jobs(jobs, &progress);
+    let results = run_status_jobs(jobs, cfg.command_timeout, &progress);
     progress.finish();
     for ((idx, path, _, _), res) in jobs.iter().zip(results) {
         let f = snapshots[*idx]
@@ -73,13 +73,14 @@ type JobResult = Result<
     RepoError,
 >;
 
-/// One worktree's job: its status, and its ignored paths when asked and clean.
-fn read_job((_, path, admin, scan_ignored): &Job) -> JobResult {
+/// One worktree's job: its status, and its ignored paths when asked and clean (a git run
+/// killed past `timeout`, `recode.commandTimeout`).
+fn read_job((_, path, admin, scan_ignored): &Job, timeout: std::time::Duration) -> JobResult {
     worktree::status(path, admin).map(|st| {
         // No ignored entry in the walk: nothing for `ls-files` to list.
         let ignored = (*scan_ignored && st.dirty.is_clean()).then(|| {
             if st.any_ignored {
-                ignored_paths(path, admin)
+                ignored_paths(path, admin, timeout)
             } else {
                 Ok(Vec::new())
             }
@@ -92,7 +93,11 @@ fn read_job((_, path, admin, scan_ignored): &Job) -> JobResult {
 /// next job as it frees up (worktrees differ in cost) and handing back what it read when
 /// it joins; results come back in job order. The jobs of a thread that panicked read as
 /// unreadable (never as clean).
-fn run_status_jobs(jobs: &[Job], progress: &crate::progress::Progress) -> Vec<JobResult> {
+fn run_status_jobs(
+    jobs: &[Job],
+    timeout: std::time::Duration,
+    progress: &crate::progress::Progress,
+) -> Vec<JobResult> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -110,7 +115,7 @@ fn run_status_jobs(jobs: &[Job], progress: &crate::progress::Progress) -> Vec<Jo
                         let Some(job) = jobs.get(i) else {
                             return read;
                         };
-                        read.push((i, read_job(job)));
+                        read.push((i, read_job(job, timeout)));
                         progress.inc();
                     }
                 })
@@ -139,9 +144,14 @@ fn run_status_jobs(jobs: &[Job], progress: &crate::progress::Progress) -> Vec<Jo
 /// --exclude-standard` (which honours `info/exclude` and `core.excludesFile` as git does).
 ///
 /// Errors: [`crate::git::GitError`] when the listing fails: what cannot be read is not
-/// clean (SPEC special cases), so the caller never deletes on that reading.
-pub fn ignored_paths(path: &Path, admin: &Path) -> Result<Vec<String>, crate::git::GitError> {
-    let out = crate::git::Git::bound_read(path, admin)
+/// clean (SPEC special cases), so the caller never deletes on that reading. The listing is
+/// killed past `timeout` (`recode.commandTimeout`).
+pub fn ignored_paths(
+    path: &Path,
+    admin: &Path,
+    timeout: std::time::Duration,
+) -> Result<Vec<String>, crate::git::GitError> {
+    let out = crate::git::Git::bound_read(path, admin, timeout)
         .args([
             "ls-files",
             "-z",

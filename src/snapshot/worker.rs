@@ -124,8 +124,8 @@ impl<'a> Ctx<'a> {
             noun: self.noun,
             blocker_closed: false,
             now: self.now,
-            stall_after_secs: cfg.stall_after_secs,
-            hung_after_secs: cfg.hung_after_secs,
+            stall_after: cfg.stall_after,
+            hung_after: cfg.hung_after,
             gate_configured: cfg.gate.is_some(),
             max_attempts: cfg.max_attempts,
             max_transient: cfg.max_transient,
@@ -180,7 +180,7 @@ impl<'a> Ctx<'a> {
                 Some(true) => Some(true),
                 _ => o.alive.filter(|_| {
                     o.beat_at
-                        .is_some_and(|b| o.beat_age(self.now, b) < o.timeout_secs)
+                        .is_some_and(|b| o.beat_age(self.now, b) < o.timeout.as_secs())
                 }),
             },
             None => probe_pid(events, replayed, |h| self.me.is(h)),
@@ -197,11 +197,10 @@ impl<'a> Ctx<'a> {
         signals: [Option<Timestamp>; 3],
         pid_alive: Option<bool>,
     ) -> bool {
-        let quiet = signals
-            .into_iter()
-            .flatten()
-            .max()
-            .is_none_or(|t| self.now.as_second() - t.as_second() >= self.cfg.hung_after_secs);
+        let quiet =
+            signals.into_iter().flatten().max().is_none_or(|t| {
+                self.now.as_second() - t.as_second() >= self.cfg.hung_after.as_secs()
+            });
         !self.opts.deep
             && !quiet
             && pid_alive == Some(true)
@@ -270,7 +269,7 @@ impl<'a> Ctx<'a> {
                 attempt_at,
                 beat_at: beat.and_then(|b| b.seen.map(|s| s.first)),
                 alive: beat.map(|b| b.workers.get(branch).copied().unwrap_or(false)),
-                timeout_secs: self.cfg.host_timeout_secs,
+                timeout: self.cfg.host_timeout,
                 label: beat.and_then(|b| b.label.clone()),
                 host,
             }

@@ -67,7 +67,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("classify", &["clock", "ledger", "model", "outcome"]),
     ("cli", &["app", "render", "wire"]),
     ("clock", &[]),
-    ("config", &["clock", "git", "lock", "ssh"]),
+    ("config", &["clock", "lock", "ssh"]),
     (
         "doctor",
         &[

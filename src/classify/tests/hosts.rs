@@ -24,7 +24,7 @@ fn foreign(beat: Option<(i64, bool)>, attempt_age: i64) -> T {
                 attempt_at: at(attempt_age),
                 beat_at: beat.map(|(age, _)| at(age)),
                 alive: beat.map(|(_, a)| a),
-                timeout_secs: 2 * HOUR,
+                timeout: jiff::SignedDuration::from_secs(2 * HOUR),
             }),
             taken_over: None,
         };

@@ -13,7 +13,7 @@ fn a_live_pid_idle_past_hung_after_is_stalled_and_killed() {
             .spawn(idle)
             .with(|s| {
                 s.pid_alive = Some(true);
-                s.hung_after_secs = 7200;
+                s.hung_after = jiff::SignedDuration::from_secs(7200);
             })
             .run()
     };
@@ -37,7 +37,7 @@ fn any_recent_signal_keeps_a_live_pid_running() {
     let base = || {
         snap().wt().ahead(1).spawn(3 * 3600).with(|s| {
             s.pid_alive = Some(true);
-            s.hung_after_secs = 7200;
+            s.hung_after = jiff::SignedDuration::from_secs(7200);
         })
     };
     let w = base().with(|s| s.newest_commit = Some(at(600))).run();
@@ -57,7 +57,7 @@ fn a_hung_worker_of_a_dead_pid_or_past_the_cap_is_not_killed() {
         .spawn(3 * 3600)
         .with(|s| {
             s.pid_alive = Some(false);
-            s.hung_after_secs = 7200;
+            s.hung_after = jiff::SignedDuration::from_secs(7200);
         })
         .run();
     assert_eq!((w.liveness, w.action), (Liveness::Stalled, Action::Resume));

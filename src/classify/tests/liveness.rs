@@ -147,7 +147,7 @@ fn stall_after_is_the_boundary() {
         .wt()
         .ahead(1)
         .spawn(120)
-        .with(|s| s.stall_after_secs = 60)
+        .with(|s| s.stall_after = jiff::SignedDuration::from_secs(60))
         .run();
     assert_eq!(w.liveness, Liveness::Stalled);
 }
