@@ -31,12 +31,12 @@ fn a_head_that_is_no_commit_id_keeps_its_escalation_and_warns() {
          (the line stays in the note as written): {}\n",
         bad.chars().take(60).collect::<String>()
     );
-    assert_eq!(
-        env.run(&repo, &["status", "--porcelain"]),
-        format!(
-            "5\tissue-5\trunning\tneeds-human\twait\t1\n--- stderr ---\n{warning}[exit status: 0]\n"
-        )
-    );
+    insta::assert_snapshot!(env.run(&repo, &["status", "--porcelain"]), @r#"
+    5	issue-5	running	needs-human	wait	1
+    --- stderr ---
+    warning: task 5: a ledger line's head is not a commit id; the event is kept without it (the line stays in the note as written): {"branch":"issue-5","head":"abc1234","kind":"escalated","rea
+    [exit status: 0]
+    "#);
     // The gate's head is the branch's commit, 40 hex digits; the bad head is gone from
     // what is decided on, never from the note, and `log` shows the line as stored (it
     // sorts first: its `ts` is the oldest).

@@ -100,6 +100,18 @@ impl TestEnv {
     }
 
     /// Run and render: stdout, `--- stderr ---`, stderr, `[exit status: N]`, temp root as `<root>`.
+    ///
+    /// Tests compare the whole rendering to an inline snapshot:
+    /// `insta::assert_snapshot!(env.run(&dir, &["status"]), @"…")` (insta strips the literal's
+    /// common indentation; `.config/insta.yaml` asks for a full match). When an output changes
+    /// on purpose, do not edit the literal by hand: run the tests (`cargo test --locked --test
+    /// it -- hook::`), then `cargo insta review` (`cargo install cargo-insta --locked`) shows
+    /// each changed run as a diff and writes the ones you accept into the source. A failing
+    /// snapshot leaves its new value in `tests/it/.<file>.rs.pending-snap` for that review (never
+    /// commit it); `INSTA_FORCE_PASS=1` lets a run record every mismatch instead of stopping at
+    /// the first failure of a test, and nothing is written where `CI` is set or with
+    /// `INSTA_UPDATE=no`. Without cargo-insta, copy the `+new results` lines of the printed diff
+    /// into the literal.
     pub fn run(&self, dir: &Path, args: &[&str]) -> String {
         let out = self.output(dir, args);
         let s = format!(

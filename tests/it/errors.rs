@@ -20,26 +20,30 @@ fn outside_a_repository() {
         "error: not a git repository (or any parent up to the root): <root>/plain\n\
          hint: run git recode inside a git repository, or point at one with -C <path>\n"
     );
-    assert_eq!(
-        env.run(&dir, &["-C", "nowhere", "status"]),
-        "--- stderr ---\nerror: cannot change to directory 'nowhere': No such file or directory (os error 2)\nhint: -C takes a directory inside a git repository\n[exit status: 1]\n"
-    );
+    insta::assert_snapshot!(env.run(&dir, &["-C", "nowhere", "status"]), @"
+    --- stderr ---
+    error: cannot change to directory 'nowhere': No such file or directory (os error 2)
+    hint: -C takes a directory inside a git repository
+    [exit status: 1]
+    ");
 }
 
 #[test]
 fn unknown_branch() {
     let env = TestEnv::new();
     let repo = env.repo("r");
-    assert_eq!(
-        env.run(&repo, &["classify", "issue-404-nope"]),
-        "--- stderr ---\nerror: no worker or branch named 'issue-404-nope'\n\
-         hint: `git recode status --all` lists every worker; check the branch name\n[exit status: 1]\n"
-    );
-    assert_eq!(
-        env.run(&repo, &["record", "gate", "issue-404-nope", "--passed"]),
-        "--- stderr ---\nerror: no worker or branch named 'issue-404-nope'\n\
-         hint: `git recode status --all` lists every worker; check the branch name\n[exit status: 1]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["classify", "issue-404-nope"]), @"
+    --- stderr ---
+    error: no worker or branch named 'issue-404-nope'
+    hint: `git recode status --all` lists every worker; check the branch name
+    [exit status: 1]
+    ");
+    insta::assert_snapshot!(env.run(&repo, &["record", "gate", "issue-404-nope", "--passed"]), @"
+    --- stderr ---
+    error: no worker or branch named 'issue-404-nope'
+    hint: `git recode status --all` lists every worker; check the branch name
+    [exit status: 1]
+    ");
     assert_eq!(
         env.run(&repo, &["log", "issue-404-nope"]).lines().last(),
         Some("[exit status: 1]")
@@ -103,10 +107,11 @@ fn message_file_missing() {
             "missing.txt",
         ],
     );
-    assert_eq!(
-        out,
-        "--- stderr ---\nerror: cannot read the message file missing.txt: No such file or directory (os error 2)\n[exit status: 1]\n"
-    );
+    insta::assert_snapshot!(out, @"
+    --- stderr ---
+    error: cannot read the message file missing.txt: No such file or directory (os error 2)
+    [exit status: 1]
+    ");
 }
 
 #[test]
@@ -125,14 +130,19 @@ fn bare_repository_with_linked_worktrees() {
         ],
     );
     // A bare repository with no worktree has no workers, and says so.
-    assert_eq!(
-        env.run(&bare, &["status"]),
-        "no workers (no branch matches recode.branchPattern, and no ledgered branch exists; `--all` lists those too)\n--- stderr ---\n[exit status: 0]\n"
-    );
-    assert_eq!(
-        env.run(&bare, &["status", "--json"]),
-        "{\n  \"schema\": 1,\n  \"workers\": []\n}\n--- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&bare, &["status"]), @"
+    no workers (no branch matches recode.branchPattern, and no ledgered branch exists; `--all` lists those too)
+    --- stderr ---
+    [exit status: 0]
+    ");
+    insta::assert_snapshot!(env.run(&bare, &["status", "--json"]), @r#"
+    {
+      "schema": 1,
+      "workers": []
+    }
+    --- stderr ---
+    [exit status: 0]
+    "#);
     // The bare-repository-plus-worktrees layout many loops use works like any other.
     let wt = env.root().join("wt1");
     env.git(
@@ -304,10 +314,12 @@ fn unsupported_repository_formats_are_refused_by_name() {
             sha.to_str().unwrap(),
         ],
     );
-    assert_eq!(
-        env.run(&sha, &["status"]),
-        "--- stderr ---\nerror: the repository at <root>/sha256/.git uses the 'sha256' object format, which git-recode does not support yet\nhint: git-recode reads SHA-1 repositories for now\n[exit status: 1]\n"
-    );
+    insta::assert_snapshot!(env.run(&sha, &["status"]), @"
+    --- stderr ---
+    error: the repository at <root>/sha256/.git uses the 'sha256' object format, which git-recode does not support yet
+    hint: git-recode reads SHA-1 repositories for now
+    [exit status: 1]
+    ");
     // reftable needs git >= 2.45; skip where the git binary cannot make one.
     let rt = env.root().join("rt");
     let made = std::process::Command::new("git")
@@ -317,9 +329,11 @@ fn unsupported_repository_formats_are_refused_by_name() {
         .unwrap()
         .success();
     if made {
-        assert_eq!(
-            env.run(&rt, &["status"]),
-            "--- stderr ---\nerror: the repository at <root>/rt/.git uses the 'reftable' ref storage format, which git-recode does not support yet\nhint: use a clone with the files ref format (`git clone --ref-format=files …`)\n[exit status: 1]\n"
-        );
+        insta::assert_snapshot!(env.run(&rt, &["status"]), @"
+        --- stderr ---
+        error: the repository at <root>/rt/.git uses the 'reftable' ref storage format, which git-recode does not support yet
+        hint: use a clone with the files ref format (`git clone --ref-format=files …`)
+        [exit status: 1]
+        ");
     }
 }

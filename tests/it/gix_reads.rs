@@ -126,8 +126,9 @@ fn a_core_hooks_path_under_home_is_interpolated_as_git_does() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     env.git(&repo, &["config", "core.hooksPath", "~/hooks"]);
-    assert_eq!(
-        env.run(&repo, &["hook", "status"]),
-        "not installed: core.hooksPath ~/hooks does not exist in this worktree (<root>/home/hooks): git runs no hooks here, so milestones are lost\n--- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "status"]), @"
+    not installed: core.hooksPath ~/hooks does not exist in this worktree (<root>/home/hooks): git runs no hooks here, so milestones are lost
+    --- stderr ---
+    [exit status: 0]
+    ");
 }

@@ -28,10 +28,11 @@ fn install_into_an_empty_hooks_dir_and_back() {
     let hook = hooks.join("post-commit");
     let p = hook.display().to_string();
 
-    assert_eq!(
-        env.run(&repo, &["hook", "status"]),
-        "not installed: no post-commit hook in <root>/r/.git/hooks\n--- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "status"]), @"
+    not installed: no post-commit hook in <root>/r/.git/hooks
+    --- stderr ---
+    [exit status: 0]
+    ");
     assert_eq!(
         env.ok(&repo, &["hook", "install"]),
         format!("installed {p}\n")
@@ -122,28 +123,29 @@ fn foreign_hook_is_refused_then_chained_then_restored_byte_identical() {
     let samples = names(&hooks);
 
     // Without --chain: refused, with a hint, nothing touched.
-    assert_eq!(
-        env.run(&repo, &["hook", "install"]),
-        "--- stderr ---\n\
-         error: <root>/r/.git/hooks/post-commit exists and git-recode did not write it\n\
-         hint: `git recode hook install --chain` keeps it and runs it first\n\
-         [exit status: 3]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "install"]), @"
+    --- stderr ---
+    error: <root>/r/.git/hooks/post-commit exists and git-recode did not write it
+    hint: `git recode hook install --chain` keeps it and runs it first
+    [exit status: 3]
+    ");
     assert_eq!(snapshot(&hook), original);
     assert_eq!(names(&hooks), samples);
-    assert_eq!(
-        env.run(&repo, &["hook", "status"]),
-        "not installed: <root>/r/.git/hooks/post-commit was not written by git-recode and does not call git-recode hook post-commit\n--- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "status"]), @"
+    not installed: <root>/r/.git/hooks/post-commit was not written by git-recode and does not call git-recode hook post-commit
+    --- stderr ---
+    [exit status: 0]
+    ");
     // Uninstall leaves a hook it did not write alone.
     env.ok(&repo, &["hook", "uninstall"]);
     assert_eq!(snapshot(&hook), original);
 
     // --chain keeps it, byte for byte and mode, as post-commit.pre-recode.
-    assert_eq!(
-        env.run(&repo, &["hook", "install", "--chain"]),
-        "installed <root>/r/.git/hooks/post-commit (runs the previous hook, kept as <root>/r/.git/hooks/post-commit.pre-recode, first)\n--- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "install", "--chain"]), @"
+    installed <root>/r/.git/hooks/post-commit (runs the previous hook, kept as <root>/r/.git/hooks/post-commit.pre-recode, first)
+    --- stderr ---
+    [exit status: 0]
+    ");
     assert_eq!(snapshot(&kept), original);
     assert_eq!(
         snapshot(&hook),
@@ -152,10 +154,11 @@ fn foreign_hook_is_refused_then_chained_then_restored_byte_identical() {
             0o755
         )
     );
-    assert_eq!(
-        env.run(&repo, &["hook", "status"]),
-        "installed: <root>/r/.git/hooks/post-commit (chained after the previous hook)\n--- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "status"]), @"
+    installed: <root>/r/.git/hooks/post-commit (chained after the previous hook)
+    --- stderr ---
+    [exit status: 0]
+    ");
     // Idempotent.
     let chained = snapshot(&hook);
     for args in [
@@ -286,18 +289,19 @@ fn relative_core_hooks_path_in_the_working_tree_is_refused_with_the_line() {
     env.git(&repo, &["config", "core.hooksPath", "githooks"]);
     std::fs::create_dir_all(repo.join("src/deep")).unwrap();
     let sub = repo.join("src/deep");
-    assert_eq!(
-        env.run(&sub, &["hook", "status"]),
-        "not installed: core.hooksPath githooks does not exist in this worktree (<root>/r/githooks): git runs no hooks here, so milestones are lost\n--- stderr ---\n[exit status: 0]\n"
-    );
-    assert_eq!(
-        env.run(&sub, &["hook", "install"]),
-        "git-recode hook post-commit || true\n--- stderr ---\n\
-         error: the hooks directory <root>/r/githooks (core.hooksPath githooks) is inside a working tree: git-recode never writes there\n\
-         hint: add the line printed above to <root>/r/githooks/post-commit (create it with a #!/bin/sh first line and make it executable; if it is tracked, commit it, so every worktree has it)\n\
-         hint: `git recode hook status` will then report: installed: <root>/r/githooks/post-commit (which calls git-recode hook post-commit)\n\
-         [exit status: 3]\n"
-    );
+    insta::assert_snapshot!(env.run(&sub, &["hook", "status"]), @"
+    not installed: core.hooksPath githooks does not exist in this worktree (<root>/r/githooks): git runs no hooks here, so milestones are lost
+    --- stderr ---
+    [exit status: 0]
+    ");
+    insta::assert_snapshot!(env.run(&sub, &["hook", "install"]), @"
+    git-recode hook post-commit || true
+    --- stderr ---
+    error: the hooks directory <root>/r/githooks (core.hooksPath githooks) is inside a working tree: git-recode never writes there
+    hint: add the line printed above to <root>/r/githooks/post-commit (create it with a #!/bin/sh first line and make it executable; if it is tracked, commit it, so every worktree has it)
+    hint: `git recode hook status` will then report: installed: <root>/r/githooks/post-commit (which calls git-recode hook post-commit)
+    [exit status: 3]
+    ");
     assert!(!repo.join("githooks").exists());
     assert!(!repo.join(".git/hooks/post-commit").exists());
     assert_eq!(env.git(&repo, &["status", "--porcelain"]), "");
@@ -306,14 +310,16 @@ fn relative_core_hooks_path_in_the_working_tree_is_refused_with_the_line() {
     std::fs::create_dir_all(repo.join("githooks")).unwrap();
     std::fs::write(&hook, "#!/bin/sh\ngit-recode hook post-commit || true\n").unwrap();
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    assert_eq!(
-        env.run(&sub, &["hook", "status"]),
-        "installed: <root>/r/githooks/post-commit (which calls git-recode hook post-commit)\n--- stderr ---\n[exit status: 0]\n"
-    );
-    assert_eq!(
-        env.run(&sub, &["hook", "install"]),
-        "already installed: <root>/r/githooks/post-commit (which calls git-recode hook post-commit)\n--- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&sub, &["hook", "status"]), @"
+    installed: <root>/r/githooks/post-commit (which calls git-recode hook post-commit)
+    --- stderr ---
+    [exit status: 0]
+    ");
+    insta::assert_snapshot!(env.run(&sub, &["hook", "install"]), @"
+    already installed: <root>/r/githooks/post-commit (which calls git-recode hook post-commit)
+    --- stderr ---
+    [exit status: 0]
+    ");
     let head = commit(
         &env,
         &repo,
@@ -387,11 +393,14 @@ fn from_a_linked_worktree_the_hook_goes_to_the_common_hooks_dir() {
         env.ok(&wt, &["hook", "install"]),
         format!("installed {}\n", hook.display())
     );
-    let both = "installed: <root>/r/.git/hooks/post-commit\n  \
-                <root>/r: reached via <root>/r/.git/hooks/post-commit\n  \
-                <root>/wt: reached via <root>/r/.git/hooks/post-commit\n\
-                --- stderr ---\n[exit status: 0]\n";
-    assert_eq!(env.run(&wt, &["hook", "status"]), both);
+    let both = env.run(&wt, &["hook", "status"]);
+    insta::assert_snapshot!(both, @"
+    installed: <root>/r/.git/hooks/post-commit
+      <root>/r: reached via <root>/r/.git/hooks/post-commit
+      <root>/wt: reached via <root>/r/.git/hooks/post-commit
+    --- stderr ---
+    [exit status: 0]
+    ");
     assert_eq!(env.run(&repo, &["hook", "status"]), both);
     assert!(!repo.join(".git/worktrees/wt/hooks").exists());
 
@@ -444,15 +453,14 @@ fn husky_hooks_path_is_refused_with_the_line_to_add() {
     std::fs::create_dir_all(repo.join(".husky/_")).unwrap();
     std::fs::write(repo.join(".husky/_/h"), "#!/usr/bin/env sh\n").unwrap();
     env.git(&repo, &["config", "core.hooksPath", ".husky/_"]);
-    assert_eq!(
-        env.run(&repo, &["hook", "install"]),
-        "git-recode hook post-commit || true\n\
-         --- stderr ---\n\
-         error: the hooks directory <root>/r/.husky/_ belongs to husky, which regenerates it\n\
-         hint: add the line printed above to .husky/post-commit (tracked: commit it, so every worktree has it)\n\
-         hint: `git recode hook status` will then report: installed: husky (.husky/_/post-commit runs .husky/post-commit)\n\
-         [exit status: 3]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "install"]), @"
+    git-recode hook post-commit || true
+    --- stderr ---
+    error: the hooks directory <root>/r/.husky/_ belongs to husky, which regenerates it
+    hint: add the line printed above to .husky/post-commit (tracked: commit it, so every worktree has it)
+    hint: `git recode hook status` will then report: installed: husky (.husky/_/post-commit runs .husky/post-commit)
+    [exit status: 3]
+    ");
     assert_eq!(names(&repo.join(".husky/_")), vec!["h"]);
     assert_eq!(names(&repo.join(".husky")), vec!["_"]);
     // --chain does not get around it either.
@@ -545,10 +553,10 @@ fn ordinary_commits_and_misplaced_trailers_ledger_nothing() {
     );
     assert_eq!(ledger(&env, &repo, "22"), "");
     assert_eq!(env.ok(&repo, &["log", "--json"]), "");
-    assert_eq!(
-        env.run(&repo, &["hook", "post-commit"]),
-        "--- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "post-commit"]), @"
+    --- stderr ---
+    [exit status: 0]
+    ");
     let out = isolated(&env, "git", &repo, &path_without_bin())
         .args(["rev-parse", "-q", "--verify", "refs/notes/recode"])
         .output()
@@ -593,10 +601,10 @@ fn amend_with_the_same_head_adds_nothing_and_a_new_head_adds_one() {
     );
 
     // The hook run by hand on the same head: still nothing new.
-    assert_eq!(
-        env.run(&repo, &["hook", "post-commit"]),
-        "--- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "post-commit"]), @"
+    --- stderr ---
+    [exit status: 0]
+    ");
     assert_eq!(
         shown(&env, &repo, "issue-23"),
         format!("{}\n{}", one(0), two(0))
@@ -878,28 +886,36 @@ fn tree_bytes(dir: &Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
     out
 }
 
-/// `hook install` in each of `dirs` is refused (exit 3) with `expected` (rendered run), and
-/// changes no file in any of them: `git status --porcelain` stays empty, bytes unchanged.
-fn assert_refused_untouched(env: &TestEnv, dirs: &[&Path], hooks: &Path, expected: &[String]) {
-    for (dir, want) in dirs.iter().zip(expected) {
+/// `hook install` in each of `dirs`, without and with `--chain`: refused (exit 3) alike both
+/// ways, and no file changed in any of them (`git status --porcelain` stays empty, bytes
+/// unchanged). Returns each dir's rendered run (`TestEnv::run`) for the caller's snapshot.
+fn refused_untouched(env: &TestEnv, dirs: &[&Path], hooks: &Path) -> Vec<String> {
+    let mut refusals = Vec::new();
+    for dir in dirs {
         let files: Vec<_> = dirs.iter().map(|d| tree_bytes(d)).collect();
         let hook_files = if hooks.is_dir() {
             tree_bytes(hooks)
         } else {
             Vec::new()
         };
+        let mut first: Option<String> = None;
         for chain in [false, true] {
             let args: &[&str] = if chain {
                 &["hook", "install", "--chain"]
             } else {
                 &["hook", "install"]
             };
-            assert_eq!(
-                &env.run(dir, args),
-                want,
-                "install {args:?} in {}",
+            let out = env.run(dir, args);
+            assert!(
+                out.ends_with("[exit status: 3]\n"),
+                "install {args:?} in {}: {out}",
                 dir.display()
             );
+            if let Some(first) = &first {
+                assert_eq!(&out, first, "install {args:?} in {}", dir.display());
+            } else {
+                first = Some(out);
+            }
             let now: Vec<_> = dirs.iter().map(|d| tree_bytes(d)).collect();
             assert_eq!(now, files, "a working tree changed");
             let now_hooks = if hooks.is_dir() {
@@ -912,7 +928,9 @@ fn assert_refused_untouched(env: &TestEnv, dirs: &[&Path], hooks: &Path, expecte
                 assert_eq!(env.git(d, &["status", "--porcelain"]), "");
             }
         }
+        refusals.extend(first);
     }
+    refusals
 }
 
 const HUSKY8_HOOK: &str = "#!/usr/bin/env sh\n. \"$(dirname -- \"$0\")/_/husky.sh\"\n\necho lint\n";
@@ -940,21 +958,23 @@ fn husky8_tracked_hooks_are_never_written_and_status_follows_each_worktree() {
     husky8_generate(&wt);
     let wt_bare = add_worktree(&env, &repo, "wt17", "issue-17"); // husky never installed there
 
-    let refusal = |top: &str| {
-        format!(
-            "git-recode hook post-commit || true\n--- stderr ---\n\
-             error: the hooks directory {top}/.husky is husky's, tracked in the repository: git-recode never writes a tracked file\n\
-             hint: add the line printed above to .husky/post-commit (tracked: commit it, so every worktree has it)\n\
-             hint: `git recode hook status` will then report: installed: husky (.husky/post-commit)\n\
-             [exit status: 3]\n"
-        )
-    };
-    assert_refused_untouched(
-        &env,
-        &[&repo, &wt],
-        &repo.join(".git/hooks"),
-        &[refusal("<root>/r"), refusal("<root>/wt16")],
-    );
+    let refusals = refused_untouched(&env, &[&repo, &wt], &repo.join(".git/hooks"));
+    insta::assert_snapshot!(refusals[0], @"
+    git-recode hook post-commit || true
+    --- stderr ---
+    error: the hooks directory <root>/r/.husky is husky's, tracked in the repository: git-recode never writes a tracked file
+    hint: add the line printed above to .husky/post-commit (tracked: commit it, so every worktree has it)
+    hint: `git recode hook status` will then report: installed: husky (.husky/post-commit)
+    [exit status: 3]
+    ");
+    insta::assert_snapshot!(refusals[1], @"
+    git-recode hook post-commit || true
+    --- stderr ---
+    error: the hooks directory <root>/wt16/.husky is husky's, tracked in the repository: git-recode never writes a tracked file
+    hint: add the line printed above to .husky/post-commit (tracked: commit it, so every worktree has it)
+    hint: `git recode hook status` will then report: installed: husky (.husky/post-commit)
+    [exit status: 3]
+    ");
 
     // The agent's branch gets the line (a tracked change the user makes and commits).
     commit_files(
@@ -967,17 +987,14 @@ fn husky8_tracked_hooks_are_never_written_and_status_follows_each_worktree() {
         )],
         "call git-recode",
     );
-    let add_line = "add the line `git-recode hook post-commit || true` to it";
-    assert_eq!(
-        env.run(&wt, &["hook", "status"]),
-        format!(
-            "installed: husky (.husky/post-commit)\n  \
-             <root>/r: not reached: husky's .husky/post-commit does not call git-recode hook post-commit: {add_line}\n  \
-             <root>/wt16: reached via husky (.husky/post-commit)\n  \
-             <root>/wt17: not reached: husky's .husky/post-commit does not call git-recode hook post-commit: {add_line}\n\
-             --- stderr ---\n[exit status: 0]\n"
-        )
-    );
+    insta::assert_snapshot!(env.run(&wt, &["hook", "status"]), @"
+    installed: husky (.husky/post-commit)
+      <root>/r: not reached: husky's .husky/post-commit does not call git-recode hook post-commit: add the line `git-recode hook post-commit || true` to it
+      <root>/wt16: reached via husky (.husky/post-commit)
+      <root>/wt17: not reached: husky's .husky/post-commit does not call git-recode hook post-commit: add the line `git-recode hook post-commit || true` to it
+    --- stderr ---
+    [exit status: 0]
+    ");
     // wt17 has the line too, but husky.sh was never generated there: the hook stops.
     hgit(&env, &wt_bare, &["merge", "-q", "--ff-only", "issue-16"]);
     let out = env.run(&wt_bare, &["hook", "status"]);
@@ -1038,17 +1055,15 @@ fn husky9_refuses_then_status_follows_h_per_worktree() {
     );
     husky9_generate(&repo);
     env.git(&repo, &["config", "core.hooksPath", ".husky/_"]);
-    assert_refused_untouched(
-        &env,
-        &[&repo],
-        &repo.join(".git/hooks"),
-        &["git-recode hook post-commit || true\n--- stderr ---\n\
-           error: the hooks directory <root>/r/.husky/_ belongs to husky, which regenerates it\n\
-           hint: add the line printed above to .husky/post-commit (tracked: commit it, so every worktree has it)\n\
-           hint: `git recode hook status` will then report: installed: husky (.husky/_/post-commit runs .husky/post-commit)\n\
-           [exit status: 3]\n"
-            .to_string()],
-    );
+    let refusals = refused_untouched(&env, &[&repo], &repo.join(".git/hooks"));
+    insta::assert_snapshot!(refusals[0], @"
+    git-recode hook post-commit || true
+    --- stderr ---
+    error: the hooks directory <root>/r/.husky/_ belongs to husky, which regenerates it
+    hint: add the line printed above to .husky/post-commit (tracked: commit it, so every worktree has it)
+    hint: `git recode hook status` will then report: installed: husky (.husky/_/post-commit runs .husky/post-commit)
+    [exit status: 3]
+    ");
     assert_eq!(
         env.ok(&repo, &["hook", "status"]),
         "not installed: husky runs .husky/post-commit, which does not exist here: add the line `git-recode hook post-commit || true` to it\n"
@@ -1068,21 +1083,27 @@ fn husky9_refuses_then_status_follows_h_per_worktree() {
     husky9_generate(&wt18);
     let via = "husky (.husky/_/post-commit runs .husky/post-commit)";
     let lost = "core.hooksPath .husky/_ does not exist in this worktree (husky generates it: run `npx husky` here): git runs no hooks here, so milestones are lost";
-    let list = format!(
-        "  <root>/r: reached via {via}\n  <root>/wt17: not reached: {lost}\n  <root>/wt18: reached via {via}\n--- stderr ---\n[exit status: 0]\n"
-    );
-    assert_eq!(
-        env.run(&wt18, &["hook", "status"]),
-        format!("installed: {via}\n{list}")
-    );
-    assert_eq!(
-        env.run(&wt17, &["hook", "status"]),
-        format!("not installed: {lost}\n{list}")
-    );
-    assert_eq!(
-        env.run(&wt18, &["hook", "install"]),
-        format!("already installed: {via}\n--- stderr ---\n[exit status: 0]\n")
-    );
+    insta::assert_snapshot!(env.run(&wt18, &["hook", "status"]), @"
+    installed: husky (.husky/_/post-commit runs .husky/post-commit)
+      <root>/r: reached via husky (.husky/_/post-commit runs .husky/post-commit)
+      <root>/wt17: not reached: core.hooksPath .husky/_ does not exist in this worktree (husky generates it: run `npx husky` here): git runs no hooks here, so milestones are lost
+      <root>/wt18: reached via husky (.husky/_/post-commit runs .husky/post-commit)
+    --- stderr ---
+    [exit status: 0]
+    ");
+    insta::assert_snapshot!(env.run(&wt17, &["hook", "status"]), @"
+    not installed: core.hooksPath .husky/_ does not exist in this worktree (husky generates it: run `npx husky` here): git runs no hooks here, so milestones are lost
+      <root>/r: reached via husky (.husky/_/post-commit runs .husky/post-commit)
+      <root>/wt17: not reached: core.hooksPath .husky/_ does not exist in this worktree (husky generates it: run `npx husky` here): git runs no hooks here, so milestones are lost
+      <root>/wt18: reached via husky (.husky/_/post-commit runs .husky/post-commit)
+    --- stderr ---
+    [exit status: 0]
+    ");
+    insta::assert_snapshot!(env.run(&wt18, &["hook", "install"]), @"
+    already installed: husky (.husky/_/post-commit runs .husky/post-commit)
+    --- stderr ---
+    [exit status: 0]
+    ");
     // The JSON document.
     let v: serde_json::Value =
         serde_json::from_str(&env.ok(&wt17, &["hook", "status", "--json"])).unwrap();
@@ -1149,15 +1170,20 @@ fn lefthook_gets_the_yaml_stanza_and_status_reads_each_worktrees_config() {
     )
     .unwrap();
     let wt = add_worktree(&env, &repo, "wt", "issue-5");
-    let refusal = "post-commit:\n  commands:\n    git-recode:\n      run: git-recode hook post-commit\n\
-                   --- stderr ---\n\
-                   error: post-commit hooks here are lefthook's, configured in lefthook.yml\n\
-                   hint: add the stanza printed above to lefthook.yml (merge into an existing post-commit: key)\n\
-                   hint: then run `lefthook install`\n\
-                   hint: `git recode hook status` will then report: installed: lefthook (<root>/r/.git/hooks/post-commit runs the post-commit commands of lefthook.yml)\n\
-                   [exit status: 3]\n"
-        .to_string();
-    assert_refused_untouched(&env, &[&repo, &wt], &hooks, &[refusal.clone(), refusal]);
+    let refusals = refused_untouched(&env, &[&repo, &wt], &hooks);
+    insta::assert_snapshot!(refusals[0], @"
+    post-commit:
+      commands:
+        git-recode:
+          run: git-recode hook post-commit
+    --- stderr ---
+    error: post-commit hooks here are lefthook's, configured in lefthook.yml
+    hint: add the stanza printed above to lefthook.yml (merge into an existing post-commit: key)
+    hint: then run `lefthook install`
+    hint: `git recode hook status` will then report: installed: lefthook (<root>/r/.git/hooks/post-commit runs the post-commit commands of lefthook.yml)
+    [exit status: 3]
+    ");
+    assert_eq!(refusals[1], refusals[0], "the worktree is refused alike");
     commit_files(
         &env,
         &wt,
@@ -1170,13 +1196,13 @@ fn lefthook_gets_the_yaml_stanza_and_status_reads_each_worktrees_config() {
         )],
         "lefthook runs git-recode",
     );
-    assert_eq!(
-        env.run(&repo, &["hook", "status"]),
-        "not installed: lefthook runs <root>/r/.git/hooks/post-commit, and no post-commit command in lefthook.yml calls git-recode hook post-commit\n  \
-         <root>/r: not reached: lefthook runs <root>/r/.git/hooks/post-commit, and no post-commit command in lefthook.yml calls git-recode hook post-commit\n  \
-         <root>/wt: reached via lefthook (<root>/r/.git/hooks/post-commit runs the post-commit commands of lefthook.yml)\n\
-         --- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "status"]), @"
+    not installed: lefthook runs <root>/r/.git/hooks/post-commit, and no post-commit command in lefthook.yml calls git-recode hook post-commit
+      <root>/r: not reached: lefthook runs <root>/r/.git/hooks/post-commit, and no post-commit command in lefthook.yml calls git-recode hook post-commit
+      <root>/wt: reached via lefthook (<root>/r/.git/hooks/post-commit runs the post-commit commands of lefthook.yml)
+    --- stderr ---
+    [exit status: 0]
+    ");
 }
 
 const PRE_COMMIT_HOOK: &str = "#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n# ID: 138fd403232d2ddd5efb44317e38bf03\n\nARGS=(hook-impl --config=.pre-commit-config.yaml --hook-type=post-commit)\nexec pre-commit \"${ARGS[@]}\"\n";
@@ -1195,15 +1221,25 @@ fn pre_commit_gets_a_local_post_commit_hook_and_status_needs_the_stage() {
     let hooks = repo.join(".git/hooks");
     let wt = add_worktree(&env, &repo, "wt", "issue-8");
     // Not even installed for post-commit yet: refused with the stanza and the install command.
-    let refusal = "- repo: local\n  hooks:\n    - id: git-recode\n      name: git-recode milestones\n      entry: git-recode hook post-commit\n      language: system\n      stages: [post-commit]\n      always_run: true\n      pass_filenames: false\n\
-                   --- stderr ---\n\
-                   error: post-commit hooks here are pre-commit's, configured in .pre-commit-config.yaml\n\
-                   hint: add the stanza printed above to .pre-commit-config.yaml (under repos:)\n\
-                   hint: then run `pre-commit install --hook-type post-commit`\n\
-                   hint: `git recode hook status` will then report: installed: pre-commit (<root>/r/.git/hooks/post-commit runs the post-commit stage of .pre-commit-config.yaml)\n\
-                   [exit status: 3]\n"
-        .to_string();
-    assert_refused_untouched(&env, &[&repo, &wt], &hooks, &[refusal.clone(), refusal]);
+    let refusals = refused_untouched(&env, &[&repo, &wt], &hooks);
+    insta::assert_snapshot!(refusals[0], @"
+    - repo: local
+      hooks:
+        - id: git-recode
+          name: git-recode milestones
+          entry: git-recode hook post-commit
+          language: system
+          stages: [post-commit]
+          always_run: true
+          pass_filenames: false
+    --- stderr ---
+    error: post-commit hooks here are pre-commit's, configured in .pre-commit-config.yaml
+    hint: add the stanza printed above to .pre-commit-config.yaml (under repos:)
+    hint: then run `pre-commit install --hook-type post-commit`
+    hint: `git recode hook status` will then report: installed: pre-commit (<root>/r/.git/hooks/post-commit runs the post-commit stage of .pre-commit-config.yaml)
+    [exit status: 3]
+    ");
+    assert_eq!(refusals[1], refusals[0], "the worktree is refused alike");
     assert!(!hooks.join("post-commit").exists());
     // The stanza without its stage does not count; with it, it does.
     let without_stage = format!(
@@ -1223,26 +1259,26 @@ fn pre_commit_gets_a_local_post_commit_hook_and_status_needs_the_stage() {
         &[(".pre-commit-config.yaml", &with_stage, 0o644)],
         "stage",
     );
-    assert_eq!(
-        env.run(&wt, &["hook", "status"]),
-        "not installed: no post-commit hook in <root>/r/.git/hooks (.pre-commit-config.yaml calls git-recode, but its post-commit hook is not installed: run `pre-commit install --hook-type post-commit`)\n  \
-         <root>/r: not reached: no post-commit hook in <root>/r/.git/hooks\n  \
-         <root>/wt: not reached: no post-commit hook in <root>/r/.git/hooks (.pre-commit-config.yaml calls git-recode, but its post-commit hook is not installed: run `pre-commit install --hook-type post-commit`)\n\
-         --- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&wt, &["hook", "status"]), @"
+    not installed: no post-commit hook in <root>/r/.git/hooks (.pre-commit-config.yaml calls git-recode, but its post-commit hook is not installed: run `pre-commit install --hook-type post-commit`)
+      <root>/r: not reached: no post-commit hook in <root>/r/.git/hooks
+      <root>/wt: not reached: no post-commit hook in <root>/r/.git/hooks (.pre-commit-config.yaml calls git-recode, but its post-commit hook is not installed: run `pre-commit install --hook-type post-commit`)
+    --- stderr ---
+    [exit status: 0]
+    ");
     std::fs::write(hooks.join("post-commit"), PRE_COMMIT_HOOK).unwrap();
     std::fs::set_permissions(
         hooks.join("post-commit"),
         std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
-    assert_eq!(
-        env.run(&wt, &["hook", "status"]),
-        "installed: pre-commit (<root>/r/.git/hooks/post-commit runs the post-commit stage of .pre-commit-config.yaml)\n  \
-         <root>/r: not reached: pre-commit runs <root>/r/.git/hooks/post-commit, and no hook in .pre-commit-config.yaml calls git-recode hook post-commit with stages: [post-commit]\n  \
-         <root>/wt: reached via pre-commit (<root>/r/.git/hooks/post-commit runs the post-commit stage of .pre-commit-config.yaml)\n\
-         --- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&wt, &["hook", "status"]), @"
+    installed: pre-commit (<root>/r/.git/hooks/post-commit runs the post-commit stage of .pre-commit-config.yaml)
+      <root>/r: not reached: pre-commit runs <root>/r/.git/hooks/post-commit, and no hook in .pre-commit-config.yaml calls git-recode hook post-commit with stages: [post-commit]
+      <root>/wt: reached via pre-commit (<root>/r/.git/hooks/post-commit runs the post-commit stage of .pre-commit-config.yaml)
+    --- stderr ---
+    [exit status: 0]
+    ");
 }
 
 const SIMPLE_PREPEND: &str = "#!/bin/sh\n\nif [ \"$SKIP_SIMPLE_GIT_HOOKS\" = \"1\" ]; then\n    echo \"[INFO] SKIP_SIMPLE_GIT_HOOKS is set to 1, skipping hook.\"\n    exit 0\nfi\n\nif [ -f \"$SIMPLE_GIT_HOOKS_RC\" ]; then\n    . \"$SIMPLE_GIT_HOOKS_RC\"\nfi\n\n";
@@ -1260,15 +1296,18 @@ fn simple_git_hooks_gets_the_package_json_stanza_and_a_regenerated_hook_is_reach
         "simple-git-hooks",
     );
     let hooks = repo.join(".git/hooks");
-    let refusal = "\"simple-git-hooks\": {\n  \"post-commit\": \"git-recode hook post-commit\"\n}\n\
-                   --- stderr ---\n\
-                   error: git hooks here are simple-git-hooks', which rewrites them from its configuration\n\
-                   hint: add the stanza printed above to package.json (merge into the \"simple-git-hooks\" key), or .simple-git-hooks.json\n\
-                   hint: then run `npx simple-git-hooks`\n\
-                   hint: `git recode hook status` will then report: installed: simple-git-hooks (<root>/r/.git/hooks/post-commit)\n\
-                   [exit status: 3]\n"
-        .to_string();
-    assert_refused_untouched(&env, &[&repo], &hooks, &[refusal]);
+    let refusals = refused_untouched(&env, &[&repo], &hooks);
+    insta::assert_snapshot!(refusals[0], @r#"
+    "simple-git-hooks": {
+      "post-commit": "git-recode hook post-commit"
+    }
+    --- stderr ---
+    error: git hooks here are simple-git-hooks', which rewrites them from its configuration
+    hint: add the stanza printed above to package.json (merge into the "simple-git-hooks" key), or .simple-git-hooks.json
+    hint: then run `npx simple-git-hooks`
+    hint: `git recode hook status` will then report: installed: simple-git-hooks (<root>/r/.git/hooks/post-commit)
+    [exit status: 3]
+    "#);
     // Configured, not regenerated: status says what to run.
     let configured = "{\n  \"name\": \"x\",\n  \"simple-git-hooks\": {\n    \"pre-commit\": \"npx lint-staged\",\n    \"post-commit\": \"git-recode hook post-commit\"\n  }\n}\n";
     commit_files(
@@ -1323,18 +1362,19 @@ fn a_per_worktree_hooks_path_is_installed_into_and_answered_per_worktree() {
             private.to_str().unwrap(),
         ],
     );
-    assert_eq!(
-        env.run(&wt, &["hook", "install"]),
-        "installed <root>/private-hooks/post-commit\n--- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&wt, &["hook", "install"]), @"
+    installed <root>/private-hooks/post-commit
+    --- stderr ---
+    [exit status: 0]
+    ");
     assert!(!repo.join(".git/hooks/post-commit").exists());
-    assert_eq!(
-        env.run(&repo, &["hook", "status"]),
-        "not installed: no post-commit hook in <root>/r/.git/hooks\n  \
-         <root>/r: not reached: no post-commit hook in <root>/r/.git/hooks\n  \
-         <root>/wt: reached via <root>/private-hooks/post-commit\n\
-         --- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "status"]), @"
+    not installed: no post-commit hook in <root>/r/.git/hooks
+      <root>/r: not reached: no post-commit hook in <root>/r/.git/hooks
+      <root>/wt: reached via <root>/private-hooks/post-commit
+    --- stderr ---
+    [exit status: 0]
+    ");
     let head = commit(
         &env,
         &wt,

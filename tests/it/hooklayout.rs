@@ -112,17 +112,18 @@ fn husky4_gets_the_package_json_stanza_and_status_reads_each_worktrees_package_j
     let hook = hooks.join("post-commit");
     write_exec(&hook, HUSKY4_HOOK);
     let wt = add_worktree(&env, &repo, "wt", "issue-4");
-    let h = "<root>/r/.git/hooks/post-commit";
-    assert_eq!(
-        env.run(&wt, &["hook", "install", "--chain"]),
-        format!(
-            "\"husky\": {{\n  \"hooks\": {{\n    \"post-commit\": \"git-recode hook post-commit\"\n  }}\n}}\n--- stderr ---\n\
-             error: {h} is run by husky 4, configured in package.json\n\
-             hint: add the stanza printed above to package.json (merge into an existing \"husky\" key)\n\
-             hint: `git recode hook status` will then report: installed: husky 4 ({h} runs package.json's husky.hooks.post-commit)\n\
-             [exit status: 3]\n"
-        )
-    );
+    insta::assert_snapshot!(env.run(&wt, &["hook", "install", "--chain"]), @r#"
+    "husky": {
+      "hooks": {
+        "post-commit": "git-recode hook post-commit"
+      }
+    }
+    --- stderr ---
+    error: <root>/r/.git/hooks/post-commit is run by husky 4, configured in package.json
+    hint: add the stanza printed above to package.json (merge into an existing "husky" key)
+    hint: `git recode hook status` will then report: installed: husky 4 (<root>/r/.git/hooks/post-commit runs package.json's husky.hooks.post-commit)
+    [exit status: 3]
+    "#);
     assert_eq!(std::fs::read_to_string(&hook).unwrap(), HUSKY4_HOOK);
     // The stanza added in the main checkout only (not committed): the linked worktree's
     // package.json still lacks it.
@@ -131,21 +132,20 @@ fn husky4_gets_the_package_json_stanza_and_status_reads_each_worktrees_package_j
         "{\"name\": \"x\", \"husky\": {\"hooks\": {\"pre-commit\": \"lint\", \"post-commit\": \"git-recode hook post-commit\"}}}\n",
     )
     .unwrap();
-    let list = format!(
-        "  <root>/r: reached via husky 4 ({h} runs package.json's husky.hooks.post-commit)\n  \
-         <root>/wt: not reached: husky 4 runs {h}, and package.json's husky.hooks.post-commit does not call git-recode hook post-commit\n\
-         --- stderr ---\n[exit status: 0]\n"
-    );
-    assert_eq!(
-        env.run(&repo, &["hook", "status"]),
-        format!("installed: husky 4 ({h} runs package.json's husky.hooks.post-commit)\n{list}")
-    );
-    assert_eq!(
-        env.run(&wt, &["hook", "status"]),
-        format!(
-            "not installed: husky 4 runs {h}, and package.json's husky.hooks.post-commit does not call git-recode hook post-commit\n{list}"
-        )
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "status"]), @"
+    installed: husky 4 (<root>/r/.git/hooks/post-commit runs package.json's husky.hooks.post-commit)
+      <root>/r: reached via husky 4 (<root>/r/.git/hooks/post-commit runs package.json's husky.hooks.post-commit)
+      <root>/wt: not reached: husky 4 runs <root>/r/.git/hooks/post-commit, and package.json's husky.hooks.post-commit does not call git-recode hook post-commit
+    --- stderr ---
+    [exit status: 0]
+    ");
+    insta::assert_snapshot!(env.run(&wt, &["hook", "status"]), @"
+    not installed: husky 4 runs <root>/r/.git/hooks/post-commit, and package.json's husky.hooks.post-commit does not call git-recode hook post-commit
+      <root>/r: reached via husky 4 (<root>/r/.git/hooks/post-commit runs package.json's husky.hooks.post-commit)
+      <root>/wt: not reached: husky 4 runs <root>/r/.git/hooks/post-commit, and package.json's husky.hooks.post-commit does not call git-recode hook post-commit
+    --- stderr ---
+    [exit status: 0]
+    ");
 }
 
 #[test]
@@ -162,15 +162,15 @@ fn an_absolute_hooks_path_is_answered_alike_in_the_main_checkout_and_a_linked_wo
         env.ok(&wt, &["hook", "install"]),
         format!("installed {}\n", shared.join("post-commit").display())
     );
-    let list = "  <root>/r: reached via <root>/shared/hooks/post-commit\n  <root>/wt: reached via <root>/shared/hooks/post-commit\n--- stderr ---\n[exit status: 0]\n";
-    assert_eq!(
-        env.run(&repo, &["hook", "status"]),
-        format!("installed: <root>/shared/hooks/post-commit\n{list}")
-    );
-    assert_eq!(
-        env.run(&wt, &["hook", "status"]),
-        format!("installed: <root>/shared/hooks/post-commit\n{list}")
-    );
+    let alike = env.run(&repo, &["hook", "status"]);
+    insta::assert_snapshot!(alike, @"
+    installed: <root>/shared/hooks/post-commit
+      <root>/r: reached via <root>/shared/hooks/post-commit
+      <root>/wt: reached via <root>/shared/hooks/post-commit
+    --- stderr ---
+    [exit status: 0]
+    ");
+    assert_eq!(env.run(&wt, &["hook", "status"]), alike);
     let head = commit(&env, &wt, "f", "x\n", "f\n\nRecode-Phase: scoped\n", &[]);
     assert_eq!(
         shown(&env, &repo, "issue-6"),
@@ -195,21 +195,20 @@ fn a_relative_hooks_path_is_each_worktrees_own_directory() {
     );
     env.git(&repo, &["add", "githooks/post-commit"]);
     env.git(&repo, &["commit", "-q", "--no-verify", "-m", "hooks"]);
-    let list = "  <root>/r: reached via <root>/r/githooks/post-commit (which calls git-recode hook post-commit)\n  \
-                <root>/wt: not reached: core.hooksPath githooks does not exist in this worktree (<root>/wt/githooks): git runs no hooks here, so milestones are lost\n\
-                --- stderr ---\n[exit status: 0]\n";
-    assert_eq!(
-        env.run(&repo, &["hook", "status"]),
-        format!(
-            "installed: <root>/r/githooks/post-commit (which calls git-recode hook post-commit)\n{list}"
-        )
-    );
-    assert_eq!(
-        env.run(&wt, &["hook", "status"]),
-        format!(
-            "not installed: core.hooksPath githooks does not exist in this worktree (<root>/wt/githooks): git runs no hooks here, so milestones are lost\n{list}"
-        )
-    );
+    insta::assert_snapshot!(env.run(&repo, &["hook", "status"]), @"
+    installed: <root>/r/githooks/post-commit (which calls git-recode hook post-commit)
+      <root>/r: reached via <root>/r/githooks/post-commit (which calls git-recode hook post-commit)
+      <root>/wt: not reached: core.hooksPath githooks does not exist in this worktree (<root>/wt/githooks): git runs no hooks here, so milestones are lost
+    --- stderr ---
+    [exit status: 0]
+    ");
+    insta::assert_snapshot!(env.run(&wt, &["hook", "status"]), @"
+    not installed: core.hooksPath githooks does not exist in this worktree (<root>/wt/githooks): git runs no hooks here, so milestones are lost
+      <root>/r: reached via <root>/r/githooks/post-commit (which calls git-recode hook post-commit)
+      <root>/wt: not reached: core.hooksPath githooks does not exist in this worktree (<root>/wt/githooks): git runs no hooks here, so milestones are lost
+    --- stderr ---
+    [exit status: 0]
+    ");
     // Once the branch has the hook (merged in), the worktree reaches it.
     env.git(&wt, &["merge", "-q", "--ff-only", "main"]);
     assert_eq!(

@@ -190,10 +190,12 @@ fn a_corrupted_line_is_reported_once_and_skipped() {
     );
     env.ok(&repo, &["record", "gate", "issue-5", "--failed"]);
     let out = env.run(&repo, &["status", "--porcelain"]);
-    assert_eq!(
-        out,
-        "5\tissue-5\trunning\tempty\twait\t1\n--- stderr ---\nwarning: task 5: a ledger line is not valid JSON; skipped: {this is not json\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(out, @"
+    5	issue-5	running	empty	wait	1
+    --- stderr ---
+    warning: task 5: a ledger line is not valid JSON; skipped: {this is not json
+    [exit status: 0]
+    ");
     let log = env.output(&repo, &["log", "--json"]);
     assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 2);
     assert_eq!(

@@ -182,16 +182,24 @@ fn a_branch_that_exists_nowhere_names_the_closest_workers() {
     env.git(&repo, &["branch", "issue-1-empty"]);
     env.git(&repo, &["branch", "issue-12-parser"]);
     env.ok(&repo, &["record", "spawn", "issue-1-empty"]);
-    let err = "--- stderr ---\nerror: no worker or branch named 'issue-1'; the closest worker branches: issue-1-empty\n\
-               hint: did you mean 'issue-1-empty'? (`git recode status --all` lists every worker)\n[exit status: 1]\n";
-    for args in [
-        &["classify", "issue-1"][..],
-        &["resume", "issue-1", "--dry-run"][..],
-        &["record", "exit", "issue-1", "--rc", "0"][..],
-        &["record", "gate", "issue-1", "--passed"][..],
-        &["record", "clear", "issue-1"][..],
-    ] {
-        assert_eq!(env.run(&repo, args), err, "{args:?}");
+    // Every command that takes a branch answers alike: one snapshot, checked on each.
+    insta::allow_duplicates! {
+        for args in [
+            &["classify", "issue-1"][..],
+            &["resume", "issue-1", "--dry-run"][..],
+            &["record", "exit", "issue-1", "--rc", "0"][..],
+            &["record", "gate", "issue-1", "--passed"][..],
+            &["record", "clear", "issue-1"][..],
+        ] {
+            insta::with_settings!({ description => format!("{args:?}") }, {
+                insta::assert_snapshot!(env.run(&repo, args), @"
+                --- stderr ---
+                error: no worker or branch named 'issue-1'; the closest worker branches: issue-1-empty
+                hint: did you mean 'issue-1-empty'? (`git recode status --all` lists every worker)
+                [exit status: 1]
+                ");
+            });
+        }
     }
     // A typo is near its branch by edit distance.
     assert!(
@@ -265,17 +273,19 @@ fn wording_a_newcomer_reads() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     // log on a repository with no ledger says so.
-    assert_eq!(
-        env.run(&repo, &["log"]),
-        "no ledger events yet (`git recode record spawn <branch>` ledgers an attempt's start)\n--- stderr ---\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["log"]), @"
+    no ledger events yet (`git recode record spawn <branch>` ledgers an attempt's start)
+    --- stderr ---
+    [exit status: 0]
+    ");
     assert_eq!(env.ok(&repo, &["log", "--json"]), "");
     // recover with no arguments names --all.
     let out = env.run(&repo, &["recover"]);
-    assert_eq!(
-        out,
-        "--- stderr ---\nerror: name the workers' branches to recover, or --all for every worker (`git recode recover --all`)\n[exit status: 2]\n"
-    );
+    insta::assert_snapshot!(out, @"
+    --- stderr ---
+    error: name the workers' branches to recover, or --all for every worker (`git recode recover --all`)
+    [exit status: 2]
+    ");
     // log's text view quotes a message, so the next field stands apart.
     let msg = env.root().join("m");
     std::fs::write(&msg, "rate limit hit\n").unwrap();

@@ -196,52 +196,49 @@ fn a_clone_with_only_the_synced_ledger_shows_both_hosts_the_queue_first_and_the_
         "{out}"
     );
     let out = env.run(&c, &["report"]);
-    assert_eq!(
-        out,
-        "\
-git recode report: 2026-11-20 12:00 UTC, whole ledger
-4 tasks, 1 need a human, 2 waiting, 5 recover runs, 2 hosts
+    insta::assert_snapshot!(out, @"
+    git recode report: 2026-11-20 12:00 UTC, whole ledger
+    4 tasks, 1 need a human, 2 waiting, 5 recover runs, 2 hosts
 
-NEEDS A HUMAN (1)
-  issue-1-login needs-human 118m ago on box-a
-    why: the last attempt ended needs-human
-    1. fix the agent's login, permissions or billing on box-a
-    2. git recode record clear issue-1-login
+    NEEDS A HUMAN (1)
+      issue-1-login needs-human 118m ago on box-a
+        why: the last attempt ended needs-human
+        1. fix the agent's login, permissions or billing on box-a
+        2. git recode record clear issue-1-login
 
-WAITING (2)
-  issue-2-limit waits on a reset until 2026-11-20 13:00 (in 60m)
-  issue-3-blocked waits on blocker #12 since 2026-11-20 09:30
-    lift: git recode record unblock issue-3-blocked
+    WAITING (2)
+      issue-2-limit waits on a reset until 2026-11-20 13:00 (in 60m)
+      issue-3-blocked waits on blocker #12 since 2026-11-20 09:30
+        lift: git recode record unblock issue-3-blocked
 
-TIMELINE                    09:00                                  12:00
-     1 issue-1-login                      =H                            
-         #1 claude on box-a 10:00–10:02 needs-human
-     2 issue-2-limit                              =======T              
-         #1 claude on box-a 10:30–11:00 transient: Claude usage limit reached. …
-     3 issue-3-blocked      =======B                                    
-         #1 claude on box-b 09:00–09:30 blocked
-     4 issue-4-done         =====m====S                   w             
-         #1 claude on box-b 09:00–09:40 success: Done: tests green.
-  lane: = attempt  S success  F failed  T transient  H needs-human  B blocked
-        > no exit yet  m milestone  w WIP  P published  D deleted  E escalated
+    TIMELINE                    09:00                                  12:00
+         1 issue-1-login                      =H                            
+             #1 claude on box-a 10:00–10:02 needs-human
+         2 issue-2-limit                              =======T              
+             #1 claude on box-a 10:30–11:00 transient: Claude usage limit reached. …
+         3 issue-3-blocked      =======B                                    
+             #1 claude on box-b 09:00–09:30 blocked
+         4 issue-4-done         =====m====S                   w             
+             #1 claude on box-b 09:00–09:40 success: Done: tests green.
+      lane: = attempt  S success  F failed  T transient  H needs-human  B blocked
+            > no exit yet  m milestone  w WIP  P published  D deleted  E escalated
 
-TICKS (recover runs)
-  5 runs, every 5m (median); last 2026-11-20 11:05 (54m ago)
-  gap: 2026-11-20 10:10 to 2026-11-20 11:00 (50m): the loop was down
-  gap: no run since 2026-11-20 11:05 (54m): the loop is down
+    TICKS (recover runs)
+      5 runs, every 5m (median); last 2026-11-20 11:05 (54m ago)
+      gap: 2026-11-20 10:10 to 2026-11-20 11:00 (50m): the loop was down
+      gap: no run since 2026-11-20 11:05 (54m): the loop is down
 
-OUTCOMES PER DAY
-  day          success  failed  transient  needs-human  blocked
-  2026-11-20        1       0          1            1        1
+    OUTCOMES PER DAY
+      day          success  failed  transient  needs-human  blocked
+      2026-11-20        1       0          1            1        1
 
-HOSTS
-  host                 workers  attempts  last attempt      heartbeat
-  box-a                      2         2  2026-11-20 10:30  none
-  box-b                      2         2  2026-11-20 09:00  55m ago (1/2 alive)
---- stderr ---
-[exit status: 0]
-"
-    );
+    HOSTS
+      host                 workers  attempts  last attempt      heartbeat
+      box-a                      2         2  2026-11-20 10:30  none
+      box-b                      2         2  2026-11-20 09:00  55m ago (1/2 alive)
+    --- stderr ---
+    [exit status: 0]
+    ");
     let _ = NOW;
 }
 
@@ -314,10 +311,11 @@ fn json_since_one_hour_keeps_the_queue_and_cuts_the_history() {
 fn bad_since_is_bad_usage_and_an_unwritable_page_is_an_error() {
     let env = TestEnv::new();
     let repo = env.repo("r");
-    assert_eq!(
-        env.run(&repo, &["report", "--since", "soon"]),
-        "--- stderr ---\nerror: --since 'soon' is not a duration (a number followed by s, m, h or d, like 30m)\n[exit status: 2]\n"
-    );
+    insta::assert_snapshot!(env.run(&repo, &["report", "--since", "soon"]), @"
+    --- stderr ---
+    error: --since 'soon' is not a duration (a number followed by s, m, h or d, like 30m)
+    [exit status: 2]
+    ");
     let out = env.run(&repo, &["report", "--html", "/nonexistent-dir/report.html"]);
     assert!(
         out.ends_with("[exit status: 1]\n")

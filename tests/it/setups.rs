@@ -393,10 +393,10 @@ fn a_hook_whose_command_is_gone_from_path_fails_the_dry_call() {
         )
         .replace(&env.root().display().to_string(), "<root>")
     };
-    assert_eq!(
-        bare(&["hook", "install"]),
-        "installed <root>/r/.git/hooks/post-commit\n[exit status: 0]\n"
-    );
+    insta::assert_snapshot!(bare(&["hook", "install"]), @"
+    installed <root>/r/.git/hooks/post-commit
+    [exit status: 0]
+    ");
     let out = bare(&["hook", "status"]);
     assert!(
         out.starts_with(

@@ -279,10 +279,12 @@ fn stall_after_and_max_attempts_come_from_config() {
     assert_eq!(by("9").max_attempts, 5);
     env.git(&repo, &["config", "recode.stallAfter", "soon"]);
     let out = env.run(&repo, &["status"]);
-    assert_eq!(
-        out,
-        "--- stderr ---\nerror: config recode.stallAfter = 'soon' is invalid: 'soon' is not a duration (a number followed by s, m, h or d, like 30m)\nhint: fix the value with `git config <key> <value>`\n[exit status: 1]\n"
-    );
+    insta::assert_snapshot!(out, @"
+    --- stderr ---
+    error: config recode.stallAfter = 'soon' is invalid: 'soon' is not a duration (a number followed by s, m, h or d, like 30m)
+    hint: fix the value with `git config <key> <value>`
+    [exit status: 1]
+    ");
 }
 
 /// Dirty counts agree with `git status --porcelain=v2` on every kind of change,
