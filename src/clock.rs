@@ -23,6 +23,19 @@ pub enum ClockError {
     },
 }
 
+impl ClockError {
+    /// What the user can do about it (shown under the error), when there is something.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ClockError::BadTimestamp { .. } => Some(
+                "set RECODE_NOW to an RFC 3339 time such as 2026-11-29T12:00:00Z, or unset it"
+                    .into(),
+            ),
+            ClockError::BadDuration { .. } => None,
+        }
+    }
+}
+
 /// The current time: `RECODE_NOW` when set, else the system clock.
 ///
 /// Errors: [`ClockError::BadTimestamp`] when `RECODE_NOW` is set but not RFC 3339.

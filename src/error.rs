@@ -153,68 +153,33 @@ impl Error {
         }
     }
 
-    /// What to do next.
+    /// What to do next: this error's own hint, else the hint of the module error it
+    /// wraps (each module's error type carries its own).
     pub fn hint(&self) -> Option<String> {
-        Some(match self {
-            Error::Repo(RepoError::NotARepo { .. }) => {
-                "run git recode inside a git repository, or point at one with -C <path>".into()
-            }
-            Error::Repo(RepoError::RefFormat { .. }) => {
-                "use a clone with the files ref format (`git clone --ref-format=files …`)".into()
-            }
-            Error::Repo(RepoError::ObjectFormat { .. }) => {
-                "git-recode reads SHA-1 repositories for now".into()
-            }
-            Error::UnknownBranch { close, .. } if !close.is_empty() => format!(
+        match self {
+            Error::UnknownBranch { close, .. } if !close.is_empty() => Some(format!(
                 "did you mean '{}'? (`git recode status --all` lists every worker)",
                 close[0]
+            )),
+            Error::UnknownBranch { .. } => Some(
+                "`git recode status --all` lists every worker; check the branch name".into(),
             ),
-            Error::UnknownBranch { .. } => {
-                "`git recode status --all` lists every worker; check the branch name".into()
-            }
-            Error::NoRemote { .. } => {
-                "add it with `git remote add <name> <url>`, or name another remote (recode.remote sets the default)".into()
-            }
-            Error::Config(e) => e.hint(),
-            Error::BaseBranch { .. } => {
-                "name the issue branch the agent works on (the base is recode.base, else the remote's HEAD, main or master)".into()
-            }
-            Error::Clock(ClockError::BadTimestamp { .. }) => {
-                "set RECODE_NOW to an RFC 3339 time such as 2026-11-29T12:00:00Z, or unset it".into()
-            }
-            Error::Refused { hint, .. } => hint.clone(),
-            Error::Ledger(LedgerError::StaleLock { path }) => {
-                format!("if no git process is running in this repository, remove it: rm '{path}'")
-            }
-            Error::Recover(RecoverError::Lock(_)) => {
-                "another git recode recover is running; wait for it, or run again".into()
-            }
-            Error::Recover(RecoverError::UnknownBranch { .. }) => {
-                "`git recode status --all` lists every worker; check the branch name".into()
-            }
-            Error::Recover(RecoverError::Gather(GatherError::Ledger(LedgerError::StaleLock {
-                path,
-            })))
-            | Error::Recover(RecoverError::Ledger(LedgerError::StaleLock { path })) => {
-                format!("if no git process is running in this repository, remove it: rm '{path}'")
-            }
-            Error::Resume(crate::resume::ResumeError::MissingWorktree { path, .. }) => format!(
-                "if the directory moved, run `git worktree repair <new-path>`; if it is on a volume, mount it; then resume again (nothing was ledgered; the old path was {path})"
+            Error::NoRemote { .. } => Some(
+                "add it with `git remote add <name> <url>`, or name another remote (recode.remote sets the default)".into(),
             ),
-            Error::Git(crate::git::GitError::TooOld { .. }) => {
-                "install a newer git (https://git-scm.com/downloads) and put it first on PATH".into()
-            }
-            Error::Ledger(LedgerError::Unwritable { name, .. })
-            | Error::Recover(RecoverError::Ledger(LedgerError::Unwritable { name, .. })) => {
-                format!(
-                    "make {name} writable (check the permissions of the repository's refs directory and what stands at {name}.lock), then run the command again"
-                )
-            }
-            Error::Ledger(LedgerError::Contended { .. }) => {
-                "many writers are appending at once; run the command again".into()
-            }
-            _ => return None,
-        })
+            Error::BaseBranch { .. } => Some(
+                "name the issue branch the agent works on (the base is recode.base, else the remote's HEAD, main or master)".into(),
+            ),
+            Error::Refused { hint, .. } => Some(hint.clone()),
+            Error::Repo(e) => e.hint(),
+            Error::Ledger(e) => e.hint(),
+            Error::Config(e) => Some(e.hint()),
+            Error::Clock(e) => e.hint(),
+            Error::Git(e) => e.hint(),
+            Error::Recover(e) => e.hint(),
+            Error::Resume(e) => e.hint(),
+            _ => None,
+        }
     }
 
     /// Render `error: …`, the cause chain, and `hint: …` (each on its own line; a hint of

@@ -98,6 +98,19 @@ pub enum GitError {
     },
 }
 
+impl GitError {
+    /// What the user can do about it (shown under the error), when there is something.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            GitError::TooOld { .. } => Some(
+                "install a newer git (https://git-scm.com/downloads) and put it first on PATH"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
 /// What a run printed, for callers that read git's verdict even on failure
 /// (`push --porcelain`).
 #[derive(Debug, Clone)]

@@ -43,6 +43,22 @@ pub enum RepoError {
     Git(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
+impl RepoError {
+    /// What the user can do about it (shown under the error), when there is something.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            RepoError::NotARepo { .. } => {
+                "run git recode inside a git repository, or point at one with -C <path>".into()
+            }
+            RepoError::RefFormat { .. } => {
+                "use a clone with the files ref format (`git clone --ref-format=files …`)".into()
+            }
+            RepoError::ObjectFormat { .. } => "git-recode reads SHA-1 repositories for now".into(),
+            RepoError::Git(_) => return None,
+        })
+    }
+}
+
 /// Wrap any gix error as [`RepoError::Git`].
 pub fn git<E: std::error::Error + Send + Sync + 'static>(e: E) -> RepoError {
     RepoError::Git(Box::new(e))

@@ -28,7 +28,7 @@ pub fn verify(s: &Session, branch: &str) -> Result<wire::VerifyDoc, Error> {
             let body = Body::Phantom {
                 reason: PHANTOM_REASON.into(),
             };
-            (!ledger::phantom_since_last_exit(events))
+            (!crate::model::replay::phantom_since_last_exit(events))
                 .then(|| Event::new(s.now, &task, Some(branch), body))
                 .into_iter()
                 .collect()

@@ -2,8 +2,9 @@
 //! newest attempt is running, stalled, parked on a limit or exited, with its evidence.
 
 use crate::clock;
-use crate::ledger::{Body, Replay};
+use crate::model::Body;
 use crate::model::reason::RunningBy;
+use crate::model::replay::Replay;
 use crate::model::{Liveness, Snapshot};
 
 /// Activity (SPEC "stalled"): the newest of the worker's ledger events, commits, file

@@ -16,16 +16,16 @@ use table::{Table, decide};
 // What the unit tests (`tests/`) read through `use super::*`.
 #[cfg(test)]
 use crate::clock;
-use crate::ledger::{Replay, replay_for};
-#[cfg(test)]
-use crate::ledger::{gate_on, replay};
 use crate::model::reason::{Override, Reason, Row};
+use crate::model::replay::Replay;
+#[cfg(test)]
+use crate::model::replay::{gate_on, replay};
 use crate::model::*;
 use crate::outcome::Outcome;
 
 /// Classify one worker. Pure: the same snapshot always gives the same answer.
 pub fn classify(s: &Snapshot) -> Worker {
-    let mut r = replay_for(&s.events, &s.branch);
+    let mut r = s.replayed().clone();
     if s.blocker_closed {
         r.blocked = None; // SPEC: blocked until `record unblock` or the forge reports the blocker closed
     }

@@ -2,8 +2,8 @@
 //! in this order, each one SPEC sentence, may replace the action (never the state) and
 //! say why. Each is a named pure function, tested on its own in `tests.rs`.
 
-use crate::ledger::Replay;
 use crate::model::reason::{HostWait, Kept, Override, Reason, RunningBy};
+use crate::model::replay::Replay;
 use crate::model::{Action, Liveness, Snapshot};
 use crate::outcome::Outcome;
 

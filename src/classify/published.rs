@@ -3,8 +3,8 @@
 //! whose head proves it is the worker's, one being merged.
 
 use super::table::{Decided, Table};
-use crate::ledger::Replay;
 use crate::model::reason::Row;
+use crate::model::replay::Replay;
 use crate::model::*;
 
 /// Row 2, published: a pull request open or merged, the worktree clean, and no commit

@@ -2,8 +2,9 @@
 //! function, asked in the SPEC's order ([`decide`]).
 
 use super::published::published;
-use crate::ledger::{Event, Replay, gate_on, left_out_last, pushed_by_hand};
+use crate::model::Event;
 use crate::model::reason::{GateSeen, Row};
+use crate::model::replay::{Replay, gate_on, left_out_last, pushed_by_hand};
 use crate::model::*;
 use crate::outcome::Outcome;
 
@@ -291,7 +292,7 @@ fn ahead(t: &Table) -> (State, Action, Row) {
         }
         let claimed = !s.gate_configured
             && s.head
-                .is_some_and(|h| crate::ledger::gate_claimed(&s.events, h));
+                .is_some_and(|h| crate::model::replay::gate_claimed(&s.events, h));
         return (
             State::Publishable,
             Action::Publish,

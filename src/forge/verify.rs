@@ -8,8 +8,9 @@
 //! - `unknown`: no forge (none, no token), no outcome yet, or the forge did not answer.
 
 use super::Forge;
-use crate::ledger::{Body, Event, replay};
 use crate::model::Pr;
+use crate::model::replay::replay;
+use crate::model::{Body, Event};
 use crate::outcome::Outcome;
 
 /// The verdict's word (`holds`, `phantom`, `unknown`: the variant's name, lowercase).
@@ -45,7 +46,7 @@ pub struct Verification {
 }
 
 /// The reason a `phantom` event carries.
-pub use crate::ledger::PHANTOM_REASON;
+pub use crate::model::replay::PHANTOM_REASON;
 
 /// The verdict on `branch`, whose task's ledger is `events`, asking `forge` (one lookup of
 /// the branch's pull request; `None`: no forge, the verdict is `unknown`).

@@ -5,10 +5,10 @@
 //! commit pays one `O_APPEND` write. Git runs the hook on every rebase pick and amend, so
 //! the journal may hold one `(head, phase)` twice: readers and the fold keep the first
 //! and drop any the ledger already holds (the fold decides it inside the ledger's
-//! compare-and-swap, [`crate::ledger::milestone_ledgered`]).
+//! compare-and-swap, [`crate::model::replay::milestone_ledgered`]).
 
 use crate::config::Config;
-use crate::ledger::{Body, Event};
+use crate::model::{Body, Event};
 
 /// What the hook did.
 #[derive(Debug, PartialEq)]

@@ -15,7 +15,7 @@
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use crate::ledger::{Body, Event};
+use crate::model::{Body, Event};
 
 /// The live journal's file name, in [`dir`].
 pub const LIVE: &str = "milestones.journal";

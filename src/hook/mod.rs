@@ -3,7 +3,7 @@
 
 use gix::ObjectId;
 
-use crate::ledger::Event;
+use crate::model::Event;
 use crate::repo::RepoError;
 
 pub mod advice;

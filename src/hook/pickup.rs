@@ -15,7 +15,8 @@
 use gix::ObjectId;
 
 use crate::config::Config;
-use crate::ledger::{Body, Event, Ledgers};
+use crate::ledger::Ledgers;
+use crate::model::{Body, Event};
 use crate::repo::{self, RepoError};
 
 /// Most commits ahead of the base looked at per branch (the newest ones).

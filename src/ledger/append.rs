@@ -8,11 +8,12 @@ use jiff::Timestamp;
 use std::collections::BTreeSet;
 
 use super::{
-    Event, LedgerError, anchor_content, anchor_id, git_err, note_bytes, note_text, parse_note,
-    ref_tip, sort_entries, tree_of,
+    LedgerError, anchor_content, anchor_id, git_err, note_bytes, note_text, parse_note, ref_tip,
+    sort_entries, tree_of,
 };
 use crate::config::{ANCHORS_REF, Config};
 use crate::lock::Settle;
+use crate::model::Event;
 
 /// How long an append keeps retrying a lost compare-and-swap race (or waits on a lock of
 /// its own ref until it is stale, [`crate::lock::OWN_REF_STALE_SECS`]), in milliseconds.
@@ -198,14 +199,19 @@ fn lost_race(
     Ok(false)
 }
 
-/// Whether an error says a ref's lock file already existed (a writer held it).
+/// Whether an error says a ref's lock file already existed (a writer held it): gix
+/// classifies a lock it could not obtain as retryable (`gix::error::Class::Retryable`,
+/// read through its error tree, not its message), and an `AlreadyExists` I/O error in the
+/// chain is the lock file itself.
 fn lock_was_held(e: &(dyn std::error::Error + 'static)) -> bool {
+    if gix::error::classify(e).is_retryable() {
+        return true;
+    }
     let mut cur = Some(e);
     while let Some(err) = cur {
         if err
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::AlreadyExists)
-            || err.to_string().contains("could not be obtained")
         {
             return true;
         }
@@ -369,7 +375,7 @@ fn ledger_owed(
                 now,
                 task,
                 None,
-                super::Body::Unlocked {
+                crate::model::Body::Unlocked {
                     path: m.path,
                     age: m.age,
                 },

@@ -47,6 +47,24 @@ pub enum LedgerError {
     },
 }
 
+impl LedgerError {
+    /// What the user can do about it (shown under the error), when there is something.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            LedgerError::StaleLock { path } => {
+                format!("if no git process is running in this repository, remove it: rm '{path}'")
+            }
+            LedgerError::Unwritable { name, .. } => format!(
+                "make {name} writable (check the permissions of the repository's refs directory and what stands at {name}.lock), then run the command again"
+            ),
+            LedgerError::Contended { .. } => {
+                "many writers are appending at once; run the command again".into()
+            }
+            LedgerError::Git { .. } => return None,
+        })
+    }
+}
+
 pub(super) fn git_err(
     what: impl Into<String>,
     notes_ref: &str,

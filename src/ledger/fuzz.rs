@@ -11,7 +11,8 @@
 //!
 //! A fixed-seed handful runs in `cargo test`; `RECODE_FUZZ_CASES=N` runs more (`RECODE_FUZZ_SEED` shifts the seeds).
 
-use super::{Body, Event, GateBy, parse_note};
+use super::parse_note;
+use crate::model::{Body, Event, GateBy};
 use crate::outcome::Outcome;
 
 /// The generator for one property: `RECODE_FUZZ_SEED` (added to `seed`) or `seed`.

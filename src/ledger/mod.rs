@@ -14,9 +14,7 @@ mod error;
 #[cfg(test)]
 mod fuzz;
 mod read;
-mod replay;
 mod stream;
-pub use crate::model::{Body, EVENT_VERSION, Event, GateBy};
 pub(crate) use append::signature;
 pub use append::{append, append_with, append_with_deadline, ensure_anchor};
 pub use error::LedgerError;
@@ -26,9 +24,4 @@ pub use read::{
     read_task,
 };
 use read::{note_bytes, note_text, parse_note, ref_tip, sort_entries, tree_of, walk_notes};
-pub use replay::{
-    PHANTOM_REASON, Replay, failure_streak, gate_claimed, gate_on, last_classified, left_out_last,
-    milestone_ledgered, next_attempt, phantom_since_last_exit, pushed_by_hand, replay, replay_for,
-    standing_escalation, transient_streak,
-};
 pub use stream::{Line, Stream, task_order};

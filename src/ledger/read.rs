@@ -7,7 +7,8 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use jiff::Timestamp;
 
-use super::{Event, LedgerError, git_err};
+use super::{LedgerError, git_err};
+use crate::model::Event;
 
 /// One parsed ledger line with its sort key.
 #[derive(Clone, Debug)]
@@ -478,7 +479,7 @@ mod retry_after_tests {
             "null is no value: no warning"
         );
         let events: Vec<Event> = entries.iter().take(2).map(|e| e.event.clone()).collect();
-        let r = super::super::replay(&events);
+        let r = crate::model::replay::replay(&events);
         assert_eq!(r.last_outcome, Some(Outcome::Transient));
         assert_eq!(
             r.retry_after, None,

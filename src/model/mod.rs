@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 pub mod event;
 pub use event::{Body, EVENT_VERSION, Event, GateBy};
 
+mod names;
 pub mod reason;
+pub mod replay;
 use crate::outcome::Outcome;
 pub use reason::Reason;
 
@@ -26,9 +28,7 @@ pub fn commit_id(text: &str) -> Option<gix::ObjectId> {
 }
 
 /// Whether an agent is at work (SPEC `liveness`).
-#[derive(
-    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr)]
 #[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -44,9 +44,7 @@ pub enum Liveness {
 }
 
 /// What the debris is (SPEC `state`).
-#[derive(
-    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr)]
 #[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -66,9 +64,7 @@ pub enum State {
 }
 
 /// What a loop should do (SPEC `action`).
-#[derive(
-    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr)]
 #[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -93,9 +89,7 @@ pub enum Action {
 }
 
 /// An in-progress git operation in a worktree (SPEC `operation`).
-#[derive(
-    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr)]
 #[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "kebab-case")]
 #[strum(serialize_all = "kebab-case")]
@@ -113,20 +107,6 @@ pub enum Operation {
     /// `git bisect`.
     Bisect,
 }
-
-/// `as_str`, the SPEC's name of a value: derived once from the variant's name by the case
-/// rule serde uses for the same enum (strum's `IntoStaticStr`), as `Display` is.
-macro_rules! derived_names {
-    ($($t:ident),*) => {$(
-        impl $t {
-            /// The SPEC's name for this value (as serialized).
-            pub fn as_str(self) -> &'static str {
-                self.into()
-            }
-        }
-    )*};
-}
-derived_names!(Liveness, State, Action, Operation, PrState, Checks, Review);
 
 /// Dirty counts of a worktree, in files.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -153,9 +133,7 @@ impl Dirty {
 }
 
 /// A pull request's state on the forge.
-#[derive(
-    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr)]
 #[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
@@ -197,9 +175,7 @@ pub struct Pr {
 }
 
 /// The checks on a pull request's head (SPEC `pr.checks`).
-#[derive(
-    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr)]
 #[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
@@ -214,9 +190,7 @@ pub enum Checks {
 }
 
 /// The reviewers' verdict on a pull request (SPEC `pr.review`).
-#[derive(
-    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::Display,
-)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr)]
 #[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
@@ -436,6 +410,18 @@ pub struct Snapshot {
     pub max_transient: u32,
     /// Which host the worker belongs to (SPEC 1.2 "Several machines").
     pub hosts: HostFacts,
+    /// The replayed ledger facts of this branch ([`Snapshot::replayed`]), worked out once a
+    /// run: the gather fills it, else the first reader.
+    pub replay_cache: std::sync::OnceLock<replay::Replay>,
+}
+
+impl Snapshot {
+    /// The ledger facts of this worker's branch (`replay_for(events, branch)`), replayed once
+    /// however many readers ask (the classifier, `resume`'s facts and launch, `recover`).
+    pub fn replayed(&self) -> &replay::Replay {
+        self.replay_cache
+            .get_or_init(|| replay::replay_for(&self.events, &self.branch))
+    }
 }
 
 /// How a pull request's head stands to the worker's head (SPEC 1.3 "Merged needs proof":
@@ -613,32 +599,5 @@ pub fn host_shown(id: &str, label: Option<&str>) -> String {
     match label.filter(|l| !l.is_empty() && *l != id) {
         Some(l) => format!("{l} ({id})"),
         None => id.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod name_tests {
-    use strum::IntoEnumIterator;
-
-    use super::*;
-
-    fn same<T: Serialize + IntoEnumIterator + Copy + std::fmt::Display + Into<&'static str>>() {
-        for v in T::iter() {
-            let name: &'static str = v.into();
-            assert_eq!(serde_json::to_value(v).unwrap().as_str(), Some(name));
-            assert_eq!(v.to_string(), name);
-        }
-    }
-
-    /// Every value's SPEC name (`as_str`, `Display`) is its serialized name.
-    #[test]
-    fn names_are_the_serialized_names() {
-        same::<Liveness>();
-        same::<State>();
-        same::<Action>();
-        same::<Operation>();
-        same::<PrState>();
-        same::<Checks>();
-        same::<Review>();
     }
 }

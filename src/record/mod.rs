@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 
 use crate::config::Config;
-use crate::ledger::{self, Body, Event, LedgerError};
+use crate::ledger::{self, LedgerError};
+use crate::model::{Body, Event};
 use crate::outcome::{Outcome, backoff};
 use crate::repo::RepoError;
 use crate::{agent, clock, process, worktree};
@@ -132,7 +133,7 @@ pub struct Spawned {
 }
 
 /// `record spawn`: ledger the next attempt's start, with its directory, host and process
-/// (start token). The attempt is [`ledger::next_attempt`] of the ledger it joins.
+/// (start token). The attempt is [`crate::model::replay::next_attempt`] of the ledger it joins.
 ///
 /// Errors: [`RecordError`].
 pub fn spawn(
@@ -161,7 +162,7 @@ pub fn spawn(
     let host = crate::hosts::me(repo, cfg.command_timeout).id;
     let mut stored = ledger::append_with(repo, cfg, &task, now, |events| {
         let body = Body::Spawn {
-            attempt: ledger::next_attempt(events),
+            attempt: crate::model::replay::next_attempt(events),
             cwd: cwd.to_string_lossy().to_string(),
             host: host.clone(),
             session_id: session_id.clone(),
@@ -220,7 +221,7 @@ pub struct Exit {
 
 /// `record exit`: classify the attempt's end from rc, the final message, the agent's JSON
 /// result and its transcript (SPEC "Outcomes"), and ledger it. A transient exit that
-/// names no reset waits [`backoff::backoff_secs`] of the [`ledger::transient_streak`]
+/// names no reset waits [`backoff::backoff_secs`] of the [`crate::model::replay::transient_streak`]
 /// decided in the compare-and-swap; a blocker turns a success or failure into `blocked`.
 /// Returns the outcome ledgered.
 ///
@@ -273,7 +274,7 @@ pub fn exit(
         // The attempt git-recode itself ended (a hung agent) is closed already: the
         // loop's report of that same end (rc 137) is no second attempt and no second
         // failure (decided in the CAS: the kill may land while this runs).
-        let r = ledger::replay_for(events, &x.branch);
+        let r = crate::model::replay::replay_for(events, &x.branch);
         if x.rc == crate::model::event::KILLED_RC
             && r.last_attempt_exited
             && r.last_exit.is_some_and(|i| events[i].body.ended_by_us())
@@ -282,7 +283,7 @@ pub fn exit(
         }
         let retry_after = match verdict.retry_after {
             None if verdict.outcome == Outcome::Transient => {
-                let wait = backoff::backoff_secs(ledger::transient_streak(events));
+                let wait = backoff::backoff_secs(crate::model::replay::transient_streak(events));
                 now.checked_add(jiff::SignedDuration::from_secs(wait)).ok()
             }
             named => named,
@@ -315,7 +316,7 @@ fn verdict_of(
 ) -> crate::outcome::Verdict {
     let session = result
         .and_then(|r| r.session_id.clone())
-        .or_else(|| ledger::replay(events).session_id);
+        .or_else(|| crate::model::replay::replay(events).session_id);
     let agent_name = spawn_agent(events).unwrap_or_else(|| cfg.agent.clone());
     let transcript_error = session
         .as_deref()
@@ -345,7 +346,7 @@ fn resumed_idle(
     head: Option<gix::ObjectId>,
     wt: Option<(&Path, &Path)>,
 ) -> bool {
-    let r = ledger::replay_for(events, branch);
+    let r = crate::model::replay::replay_for(events, branch);
     let Some(e) = r.last_attempt.map(|i| &events[i]) else {
         return false;
     };

@@ -10,7 +10,7 @@ use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
 
 use super::removal::{self, Removal};
 use super::{Outcome, RecoverError, Run, Step, failed, failpoint, guard, short, step};
-use crate::ledger::Body;
+use crate::model::Body;
 use crate::model::{Action, PrState, State, Worker};
 use crate::{repo, snapshot};
 

@@ -5,7 +5,7 @@
 //! a live agent to decide the others.
 
 use super::{Outcome, RecoverError, Run, Step, failed, guard, step};
-use crate::ledger::Body;
+use crate::model::Body;
 use crate::model::{Action, Snapshot, Worker};
 use crate::process::{self, Ended};
 
@@ -69,7 +69,7 @@ fn recorded_pid(
     s: &Snapshot,
     timeout: std::time::Duration,
 ) -> Option<(u32, String)> {
-    let r = crate::ledger::replay_for(&s.events, &s.branch);
+    let r = s.replayed();
     let me = crate::hosts::me(repo, timeout);
     match &s.events[r.last_attempt?].body {
         Body::Spawn {

@@ -40,7 +40,7 @@ pub(super) struct LeftOut {
 impl LeftOut {
     /// Look for every kind in the worktree at `dir`; `max_size` is
     /// `recode.wipMaxFileSize` in bytes; `before` is what the branch's newest WIP step
-    /// left out (`ledger::left_out_last`); each git run is killed past `timeout`
+    /// left out (`crate::model::replay::left_out_last`); each git run is killed past `timeout`
     /// (`recode.commandTimeout`).
     ///
     /// Errors: [`GitError`] when a listing fails (what cannot be read is not clean: the

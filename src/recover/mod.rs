@@ -31,8 +31,9 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::forge::{self, Forge};
-use crate::ledger::{self, Body, Event};
+use crate::ledger;
 use crate::model::{Action, ForgeView, Snapshot, Worker};
+use crate::model::{Body, Event};
 use crate::snapshot::{self, Options};
 use crate::{classify, render};
 
@@ -62,6 +63,23 @@ pub enum RecoverError {
         /// The name given.
         branch: String,
     },
+}
+
+impl RecoverError {
+    /// What the user can do about it (shown under the error), when there is something.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            RecoverError::Lock(_) => {
+                Some("another git recode recover is running; wait for it, or run again".into())
+            }
+            RecoverError::UnknownBranch { .. } => {
+                Some("`git recode status --all` lists every worker; check the branch name".into())
+            }
+            RecoverError::Gather(e) => e.hint(),
+            RecoverError::Ledger(e) => e.hint(),
+            RecoverError::Clock(e) => e.hint(),
+        }
+    }
 }
 
 /// The result of one worker (SPEC: `done`, `held`, `skipped`, `failed`).
@@ -212,7 +230,7 @@ impl Run<'_> {
         let reason = w.reason.to_string();
         // "Differs from the last one written" is decided inside the compare-and-swap.
         self.append_if(w, w.head, |events| {
-            let same = ledger::last_classified(events, &w.branch)
+            let same = crate::model::replay::last_classified(events, &w.branch)
                 == Some((w.state.as_str(), w.action.as_str(), reason.as_str()));
             (error.is_some() || !same).then(|| Body::Classified {
                 state: w.state,
@@ -247,14 +265,14 @@ impl Run<'_> {
         self.classified_with(w, Some(error.clone()))?;
         let mut streak = 0;
         let escalated = self.append_if(w, w.head, |events| {
-            streak = ledger::failure_streak(events, w.action, w.head);
-            (streak >= ESCALATE_AFTER && ledger::standing_escalation(events).is_none()).then(|| {
-                Body::Escalated {
-                    reason: format!(
-                        "{} failed on {streak} consecutive runs on the same head: {error}",
-                        w.action
-                    ),
-                }
+            streak = crate::model::replay::failure_streak(events, w.action, w.head);
+            (streak >= ESCALATE_AFTER
+                && crate::model::replay::standing_escalation(events).is_none())
+            .then(|| Body::Escalated {
+                reason: format!(
+                    "{} failed on {streak} consecutive runs on the same head: {error}",
+                    w.action
+                ),
             })
         })?;
         if escalated {
@@ -491,8 +509,8 @@ fn act(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     // A success claim the forge cannot back is ledgered once as `phantom`.
     if w.phantom {
         r.append_if(w, w.head, |events| {
-            (!ledger::phantom_since_last_exit(events)).then(|| Body::Phantom {
-                reason: ledger::PHANTOM_REASON.into(),
+            (!crate::model::replay::phantom_since_last_exit(events)).then(|| Body::Phantom {
+                reason: crate::model::replay::PHANTOM_REASON.into(),
             })
         })?;
     }
@@ -536,13 +554,12 @@ fn unreadable_step(r: &Run, w: &Worker, why: String) -> Result<Step, RecoverErro
     // Escalate-once, decided inside the compare-and-swap.
     let mut reason = String::new();
     let escalated = r.append_if(w, w.head, |events| {
-        let streak = ledger::failure_streak(events, w.action, w.head);
+        let streak = crate::model::replay::failure_streak(events, w.action, w.head);
         reason = format!("{why} (on {streak} consecutive recover runs)");
-        (streak >= ESCALATE_AFTER && ledger::standing_escalation(events).is_none()).then(|| {
-            Body::Escalated {
+        (streak >= ESCALATE_AFTER && crate::model::replay::standing_escalation(events).is_none())
+            .then(|| Body::Escalated {
                 reason: reason.clone(),
-            }
-        })
+            })
     })?;
     if escalated {
         return Ok(failed(w, format!("{reason}: escalated"), false));
@@ -605,7 +622,7 @@ impl Run<'_> {
 fn escalate(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     let mut earlier = None;
     r.append_if(w, w.head, |events| {
-        earlier = ledger::standing_escalation(events);
+        earlier = crate::model::replay::standing_escalation(events);
         earlier.is_none().then(|| Body::Escalated {
             reason: w.reason.to_string(),
         })

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::{Outcome, RecoverError, Run, Step, failed, failpoint, guard, push, step};
-use crate::ledger::{Body, GateBy};
 use crate::model::{Action, Worker};
+use crate::model::{Body, GateBy};
 use crate::{forge, git};
 
 /// Carry out one `publish`.

@@ -10,7 +10,8 @@ use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
 use super::RecoverError;
 use crate::config::Config;
-use crate::ledger::{self, Body, Event};
+use crate::ledger;
+use crate::model::{Body, Event};
 use crate::{snapshot, worktree};
 
 /// Recreate every unborn worker branch that a worktree's HEAD reflog can restore; one

@@ -19,7 +19,7 @@ use gix::refs::transaction::PreviousValue;
 use super::leftout::LeftOut;
 use super::{Outcome, RecoverError, Run, Step, failed, guard, push, short, step};
 use crate::git::{self, GitError};
-use crate::ledger::Body;
+use crate::model::Body;
 use crate::model::reason::Row;
 use crate::model::{Action, Worker};
 

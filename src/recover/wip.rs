@@ -16,7 +16,7 @@ use super::{
     Outcome, RecoverError, Run, Step, failed, failpoint, guard, push, refused, short, step,
 };
 use crate::git::{self, GitError};
-use crate::ledger::Body;
+use crate::model::Body;
 use crate::model::{Action, Worker};
 
 /// The WIP commit as pushed: its head and file count (after any rewrite without refused
@@ -152,7 +152,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     };
     let index = wt.admin.join("index");
     let lock_before = index.with_file_name("index.lock").exists();
-    let before = crate::ledger::left_out_last(&snap.events, &w.branch);
+    let before = crate::model::replay::left_out_last(&snap.events, &w.branch);
     let mut found = match LeftOut::find(dir, r.cfg.wip_max_file_size, &before, timeout) {
         Ok(v) => v,
         Err(e) => return r.step_failed(&now_w, e.to_string(), false),

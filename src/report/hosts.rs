@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::ledger::{Body, Ledgers};
+use crate::ledger::Ledgers;
+use crate::model::Body;
 use crate::wire::{HeartbeatJson, HostJson};
 
 pub use crate::hosts::{HOSTS_PREFIX, Heartbeat};

@@ -126,7 +126,7 @@ pub(crate) fn first_line(text: &str, max: usize) -> String {
 
 /// Ledgers from `(task, branch, ts, body)` rows, for the unit tests.
 #[cfg(test)]
-pub(crate) fn test_ledgers_on(events: &[(&str, &str, &str, ledger::Body)]) -> Ledgers {
+pub(crate) fn test_ledgers_on(events: &[(&str, &str, &str, crate::model::Body)]) -> Ledgers {
     let mut out = Ledgers::default();
     for (task, branch, ts, body) in events {
         let t = clock::parse(ts).unwrap();
@@ -138,7 +138,7 @@ pub(crate) fn test_ledgers_on(events: &[(&str, &str, &str, ledger::Body)]) -> Le
                 entries: Vec::new(),
             });
         l.entries.push(ledger::Entry {
-            event: ledger::Event::new(t, task, Some(branch), body.clone()),
+            event: crate::model::Event::new(t, task, Some(branch), body.clone()),
             line: String::new(),
             ts: t,
         });
@@ -148,8 +148,8 @@ pub(crate) fn test_ledgers_on(events: &[(&str, &str, &str, ledger::Body)]) -> Le
 
 /// Ledgers from `(task, ts, body)` rows, every event on branch `b`.
 #[cfg(test)]
-pub(crate) fn test_ledgers(events: &[(&str, &str, ledger::Body)]) -> Ledgers {
-    let rows: Vec<(&str, &str, &str, ledger::Body)> = events
+pub(crate) fn test_ledgers(events: &[(&str, &str, crate::model::Body)]) -> Ledgers {
+    let rows: Vec<(&str, &str, &str, crate::model::Body)> = events
         .iter()
         .map(|(task, ts, body)| (*task, "b", *ts, body.clone()))
         .collect();

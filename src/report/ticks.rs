@@ -8,7 +8,8 @@ use jiff::Timestamp;
 
 use super::{Options, secs};
 use crate::clock;
-use crate::ledger::{Body, GateBy, Ledgers};
+use crate::ledger::Ledgers;
+use crate::model::{Body, GateBy};
 use crate::outcome::Outcome;
 use crate::wire::{DayJson, GapJson, TickJson, TicksJson};
 

@@ -6,7 +6,8 @@ use jiff::Timestamp;
 
 use super::{Options, first_line};
 use crate::clock;
-use crate::ledger::{Body, Event, Ledger, Ledgers};
+use crate::ledger::{Ledger, Ledgers};
+use crate::model::{Body, Event};
 use crate::wire::{AttemptJson, MarkJson, TaskHistoryJson};
 
 fn ts(e: &Event) -> Timestamp {
@@ -176,8 +177,8 @@ fn mark_detail(body: &Body) -> Option<String> {
             "gate {} ({})",
             if *passed { "passed" } else { "failed" },
             match by {
-                crate::ledger::GateBy::Recover => "recover",
-                crate::ledger::GateBy::Record => "record",
+                crate::model::GateBy::Recover => "recover",
+                crate::model::GateBy::Record => "record",
             }
         ),
         Body::Wip {

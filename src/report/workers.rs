@@ -9,7 +9,8 @@ use jiff::Timestamp;
 
 use super::{Options, first_line};
 use crate::clock;
-use crate::ledger::{self, Body, Event, Ledger, Ledgers};
+use crate::ledger::{Ledger, Ledgers};
+use crate::model::{Body, Event};
 use crate::outcome::Outcome;
 use crate::wire::{QueueItemJson, WaitingJson};
 
@@ -148,7 +149,7 @@ enum Standing {
 /// and the steps that lift it (a fix hint when one fits, then `record clear`).
 fn human_item(
     s: &Seen,
-    r: &ledger::Replay,
+    r: &crate::model::replay::Replay,
     task_attempts: u32,
     opts: &Options,
 ) -> Option<QueueItemJson> {
@@ -255,7 +256,7 @@ fn open_request_item(s: &Seen, opts: &Options) -> Option<QueueItemJson> {
 
 /// The waiting entry of a worker whose last attempt exited blocked (lifted by `record
 /// unblock`) or transient with a reset after `opts.now`; `None` otherwise.
-fn waiting_item(s: Seen, r: &ledger::Replay, opts: &Options) -> Option<WaitingJson> {
+fn waiting_item(s: Seen, r: &crate::model::replay::Replay, opts: &Options) -> Option<WaitingJson> {
     if !r.last_attempt_exited {
         return None;
     }
@@ -297,7 +298,7 @@ fn standing(l: &Ledger, branch: String, task_attempts: u32, opts: &Options) -> O
     if events.is_empty() || deleted(&events) {
         return None;
     }
-    let r = ledger::replay(&events);
+    let r = crate::model::replay::replay(&events);
     let (host, worktree) = newest_spawn(&events);
     let s = Seen {
         task: &l.task,
@@ -333,7 +334,7 @@ pub fn attention(ledgers: &Ledgers, opts: &Options) -> (Vec<QueueItemJson>, Vec<
     let mut waiting = Vec::new();
     for l in ledgers.by_task.values() {
         let all: Vec<Event> = l.events().cloned().collect();
-        let task_attempts = ledger::replay(&all).attempts;
+        let task_attempts = crate::model::replay::replay(&all).attempts;
         for branch in branches(l) {
             match standing(l, branch, task_attempts, opts) {
                 Some(Standing::Queue(q)) => queue.push(q),
@@ -360,7 +361,7 @@ pub fn attention(ledgers: &Ledgers, opts: &Options) -> (Vec<QueueItemJson>, Vec<
 /// on that head: since when (the first such event on that head, when the problem began),
 /// and the head.
 fn pushed_waiting(events: &[Event], branch: &str) -> Option<(Timestamp, gix::ObjectId)> {
-    let (state, action, _) = ledger::last_classified(events, branch)?;
+    let (state, action, _) = crate::model::replay::last_classified(events, branch)?;
     if state != "publishable" || action != "none" {
         return None;
     }
@@ -369,7 +370,7 @@ fn pushed_waiting(events: &[Event], branch: &str) -> Option<(Timestamp, gix::Obj
         .rev()
         .find(|e| matches!(e.body, Body::Classified { .. }))?
         .head?;
-    if !ledger::pushed_by_hand(events, branch, head) || pr_url(events).is_some() {
+    if !crate::model::replay::pushed_by_hand(events, branch, head) || pr_url(events).is_some() {
         return None;
     }
     let since = events
@@ -385,7 +386,7 @@ fn pushed_waiting(events: &[Event], branch: &str) -> Option<(Timestamp, gix::Obj
 /// Returns (cause, since, why).
 fn needs_human(
     events: &[Event],
-    r: &ledger::Replay,
+    r: &crate::model::replay::Replay,
     task_attempts: u32,
     opts: &Options,
 ) -> Option<(&'static str, Timestamp, String)> {
@@ -421,7 +422,7 @@ fn needs_human(
     }
     if task_attempts >= opts.max_attempts
         && r.last_attempt_exited
-        && newest_head(events).and_then(|h| ledger::gate_on(events, h)) != Some(true)
+        && newest_head(events).and_then(|h| crate::model::replay::gate_on(events, h)) != Some(true)
     {
         let at = r
             .last_exit

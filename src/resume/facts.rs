@@ -4,8 +4,7 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::ledger;
-use crate::ledger::Body;
+use crate::model::Body;
 use crate::model::{Snapshot, Worker};
 use crate::{git, hook, repo};
 
@@ -53,11 +52,11 @@ pub fn facts(
     let uncommitted = uncommitted(snap, cfg)?;
     let gate = w
         .head
-        .and_then(|h| ledger::gate_on(&snap.events, h))
+        .and_then(|h| crate::model::replay::gate_on(&snap.events, h))
         .map(|p| if p { Gate::Passed } else { Gate::Failed });
     let (last_rc, last_message) = last_exit(snap);
     let remote_ref = repo::remote_tracking(repo, cfg, &w.branch);
-    let attempt = ledger::next_attempt(&snap.events);
+    let attempt = crate::model::replay::next_attempt(&snap.events);
     Ok(Facts {
         task: w.task.clone(),
         branch: w.branch.clone(),
@@ -87,14 +86,14 @@ pub fn facts(
     })
 }
 
-/// The newest `wip` event's `left_out` paths (`ledger::left_out_last`) that are still in
+/// The newest `wip` event's `left_out` paths (`crate::model::replay::left_out_last`) that are still in
 /// the worker's worktree, each with its kind read from disk; empty without a worktree.
 fn left_out(snap: &Snapshot, cfg: &Config) -> Vec<LeftOutFact> {
     let Some(f) = snap.worktree.as_ref().filter(|f| !f.missing) else {
         return Vec::new();
     };
     let dir = Path::new(&f.path);
-    ledger::left_out_last(&snap.events, &snap.branch)
+    crate::model::replay::left_out_last(&snap.events, &snap.branch)
         .into_iter()
         .filter_map(|path| {
             let at = dir.join(&path);
@@ -193,7 +192,7 @@ fn task_prompt(snap: &Snapshot) -> Option<String> {
 
 /// The exit code and final message of the last recorded exit, if any.
 fn last_exit(snap: &Snapshot) -> (Option<i32>, Option<String>) {
-    let r = ledger::replay_for(&snap.events, &snap.branch);
+    let r = snap.replayed();
     match r.last_exit.map(|i| &snap.events[i].body) {
         Some(Body::Exit { rc, message, .. }) => (Some(*rc), message.clone()),
         _ => (None, None),

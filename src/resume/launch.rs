@@ -5,8 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::ledger;
-use crate::ledger::Body;
+use crate::model::Body;
 use crate::model::{Snapshot, Worker};
 
 use super::ResumeError;
@@ -82,7 +81,7 @@ fn inside(dir: &str, top: &str) -> bool {
 
 /// Whether the last exit asked for a fresh session (`fresh: true`: the session is gone or
 /// its context exhausted).
-fn last_exit_was_fresh(snap: &Snapshot, r: &ledger::Replay) -> bool {
+fn last_exit_was_fresh(snap: &Snapshot, r: &crate::model::replay::Replay) -> bool {
     r.last_exit.is_some_and(|i| {
         matches!(
             snap.events[i].body,
@@ -175,7 +174,7 @@ struct Recorded {
 /// spawned agent's flags and configuration directory are dropped when another agent
 /// resumes. All `None` without a spawn.
 fn recorded_spawn(snap: &Snapshot, agent: &str) -> Recorded {
-    let own = |e: &&ledger::Event| e.branch.as_deref().is_none_or(|b| b == snap.branch);
+    let own = |e: &&crate::model::Event| e.branch.as_deref().is_none_or(|b| b == snap.branch);
     snap.events
         .iter()
         .rev()
@@ -223,8 +222,8 @@ fn decide(
     default_cwd: &str,
     (needs_cwd, no_resume): (bool, bool),
 ) -> Decision {
-    let r = ledger::replay_for(&snap.events, &snap.branch);
-    let last_fresh = last_exit_was_fresh(snap, &r);
+    let r = snap.replayed();
+    let last_fresh = last_exit_was_fresh(snap, r);
     let fresh = |why: String| Decision {
         mode: Mode::Fresh,
         why,

@@ -142,3 +142,18 @@ pub enum ResumeError {
         source: crate::git::GitError,
     },
 }
+
+impl ResumeError {
+    /// What the user can do about it (shown under the error), when there is something.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ResumeError::MissingWorktree { path, .. } => Some(format!(
+                "if the directory moved, run `git worktree repair <new-path>`; if it is on a volume, mount it; then resume again (nothing was ledgered; the old path was {path})"
+            )),
+            ResumeError::Repo(e) => e.hint(),
+            ResumeError::Git(e) => e.hint(),
+            ResumeError::Ledger(e) => e.hint(),
+            _ => None,
+        }
+    }
+}

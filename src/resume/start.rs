@@ -1,13 +1,14 @@
 //! The whole of `resume` below the command line: refuse (ledgering `escalated` once),
 //! decide where and how the agent resumes, write the prompt and ledger the `resume`
 //! event, its attempt number decided inside the compare-and-swap
-//! ([`ledger::next_attempt`]) so concurrent resumes and spawns never share one (SPEC
+//! ([`crate::model::replay::next_attempt`]) so concurrent resumes and spawns never share one (SPEC
 //! `resume`, "attempt").
 
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
-use crate::ledger::{self, Body, Event};
+use crate::ledger;
+use crate::model::{Body, Event};
 use crate::model::{Liveness, Snapshot, State, Worker};
 
 use super::{Facts, Launch, Place, ResumeError};
@@ -163,7 +164,7 @@ fn escalate_once(
         let body = Body::Escalated {
             reason: w.reason.to_string(),
         };
-        ledger::standing_escalation(events)
+        crate::model::replay::standing_escalation(events)
             .is_none()
             .then(|| Event::new(now, &w.task, Some(&w.branch), body).with_head(w.head))
             .into_iter()
@@ -268,7 +269,7 @@ fn claim_on_remote(
 }
 
 /// Ledger the `resume` event (after a `takeover` event when taking over) in one
-/// compare-and-swap, its attempt number decided there ([`ledger::next_attempt`]): when a
+/// compare-and-swap, its attempt number decided there ([`crate::model::replay::next_attempt`]): when a
 /// concurrent start took the attempt `p` was prepared for, `p` is prepared again for the
 /// one ledgered. A takeover is decided on the ledger as it stands: when the newest attempt
 /// is no longer the silent host's, nothing is ledgered and the refusal's sentence is
@@ -295,7 +296,7 @@ fn ledger_resume(
         if lost_to.is_some() {
             return Vec::new();
         }
-        let attempt = ledger::next_attempt(events);
+        let attempt = crate::model::replay::next_attempt(events);
         // The template was accepted above: preparing again cannot fail.
         if attempt != p.facts.attempt
             && let Ok(again) = inputs.prepare(attempt)

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ledger::{self, Body};
+use crate::model::Body;
 use crate::worktree::{self, Worktree};
 
 /// One entry of the repository's stash (`refs/stash` and its reflog, shared by every
@@ -75,7 +75,7 @@ pub fn deregistered(
     worktree_dir: Option<&str>,
     registered: &[Worktree],
     branch: &str,
-    events: &[ledger::Event],
+    events: &[crate::model::Event],
 ) -> Option<(PathBuf, PathBuf)> {
     let common = worktree::absolute(repo.common_dir());
     let mut candidates: Vec<PathBuf> = events

@@ -19,7 +19,8 @@ use gix::ObjectId;
 use jiff::Timestamp;
 
 use crate::config::Config;
-use crate::ledger::{self, Body, Ledger, LedgerError};
+use crate::ledger::{self, Ledger, LedgerError};
+use crate::model::Body;
 use crate::model::Snapshot;
 use crate::repo::{self, RepoError};
 use crate::worktree::{self, Worktree};
@@ -33,6 +34,16 @@ pub enum GatherError {
     /// Reading the ledger failed.
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+}
+
+impl GatherError {
+    /// What the user can do about it, from the cause.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            GatherError::Repo(e) => e.hint(),
+            GatherError::Ledger(e) => e.hint(),
+        }
+    }
 }
 
 /// Which workers to gather.
@@ -326,7 +337,7 @@ impl<'l> EventsOf<'l> {
     }
 
     /// The events of `task` for its next branch (moved out for its last one).
-    fn take(&mut self, task: &str) -> Vec<ledger::Event> {
+    fn take(&mut self, task: &str) -> Vec<crate::model::Event> {
         let left = self.branches_of.get_mut(task).map_or(0, |n| {
             *n -= 1;
             *n
@@ -360,7 +371,7 @@ fn ask_blockers(
     }
     let forge = crate::forge::open(repo, cfg).ok().flatten();
     for s in snapshots.iter_mut() {
-        let blocker = ledger::replay(&s.events).blocked;
+        let blocker = crate::model::replay::replay(&s.events).blocked;
         if let (Some(gh), Some(n)) = (
             &forge,
             blocker.as_deref().and_then(crate::forge::blocker_issue),

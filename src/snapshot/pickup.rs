@@ -9,7 +9,8 @@ use crate::hook::{journal, pickup};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::ledger::{self, Event, LedgerError};
+use crate::ledger::{self, LedgerError};
+use crate::model::Event;
 
 /// Why a pickup failed.
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +39,7 @@ impl From<LedgerError> for PickupError {
 /// Ledger the milestones not in the ledger yet: the journal's (`fold`), then those
 /// `branches` carry in trailers that their ledgers lack (with `branches` empty, every
 /// worker branch). Returns how many were appended. Each task's milestones are one append,
-/// and whether each is still unledgered ([`ledger::milestone_ledgered`]) is decided again
+/// and whether each is still unledgered ([`crate::model::replay::milestone_ledgered`]) is decided again
 /// inside its compare-and-swap: a pickup racing another never ledgers a milestone twice.
 /// When the fold fails, no trailer is ledgered (the journal's line, with its exact time
 /// and session id, is preferred at the next pickup).
@@ -79,7 +80,7 @@ pub fn persist(
 ///    the rename starts a new live journal) and held open.
 /// 2. It is read, with every other `milestones*.journal*` file (the leftovers of a fold
 ///    killed midway), and its entries are appended per task, each `(head, phase)` once,
-///    decided inside the compare-and-swap ([`ledger::milestone_ledgered`]).
+///    decided inside the compare-and-swap ([`crate::model::replay::milestone_ledgered`]).
 /// 3. The renamed file is read once more (a hook that opened the live journal before the
 ///    rename may have written after the first read) and those entries appended too.
 /// 4. The folded files are deleted.
@@ -159,7 +160,8 @@ fn append_milestones(
                 .iter()
                 .filter(|e| {
                     journal::key(e).is_some_and(|(h, p)| {
-                        !ledger::milestone_ledgered(events, h, p) && seen.insert((h, p))
+                        !crate::model::replay::milestone_ledgered(events, h, p)
+                            && seen.insert((h, p))
                     })
                 })
                 .cloned()

@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use super::{Branches, Detached, GatherError, Options, elsewhere};
 use crate::config::Config;
 use crate::hosts;
-use crate::ledger::{self, Body};
+use crate::model::Body;
 use crate::model::{HostFacts, OtherHost, Snapshot, TakenOver, WorktreeFacts};
 use crate::process;
 use crate::repo;
@@ -33,7 +33,7 @@ pub(super) struct Ctx<'a> {
     /// Tips of every ref, read at the first detached worktree that needs them.
     pub(super) all_ref_tips: Option<Vec<ObjectId>>,
     /// The milestone journal ([`crate::hook::journal::read`]), read once per gather.
-    pub(super) journal: Vec<ledger::Event>,
+    pub(super) journal: Vec<crate::model::Event>,
     /// Every host's heartbeat, by ref component ([`hosts::read_heartbeats`]).
     pub(super) beats: std::collections::BTreeMap<String, hosts::Heartbeat>,
     /// The repository's stash entries, newest first ([`elsewhere::stash_entries`]).
@@ -63,7 +63,7 @@ impl<'a> Ctx<'a> {
         &mut self,
         branch: &str,
         task: &str,
-        mut events: Vec<ledger::Event>,
+        mut events: Vec<crate::model::Event>,
     ) -> Result<Option<(Snapshot, Option<ToRead>)>, GatherError> {
         let (repo, cfg, opts) = (self.repo, self.cfg, self.opts);
         let wt = self.worktree_of(branch, task);
@@ -79,7 +79,7 @@ impl<'a> Ctx<'a> {
         };
         self.pick_up_milestones((task, branch), wt.is_some(), &ahead_commits, &mut events)?;
         let counts = self.counts(branch, head, local_tip, remote_tip)?;
-        let replayed = ledger::replay_for(&events, branch);
+        let replayed = crate::model::replay::replay_for(&events, branch);
         let (transcript_mtime, parked_until) = agent_output(&events, &replayed);
         let host_facts = self.host_facts(branch, &events, wt, counts.branch_unique);
         let pid_alive = self.pid_alive(&host_facts, &events, &replayed);
@@ -96,6 +96,7 @@ impl<'a> Ctx<'a> {
             None => (None, None),
         };
         let snap = Snapshot {
+            replay_cache: std::sync::OnceLock::from(replayed),
             task: task.to_string(),
             branch: branch.to_string(),
             base: self.base.to_string(),
@@ -144,7 +145,7 @@ impl<'a> Ctx<'a> {
         (task, branch): (&str, &str),
         has_worktree: bool,
         ahead_commits: &[(ObjectId, i64)],
-        events: &mut Vec<ledger::Event>,
+        events: &mut Vec<crate::model::Event>,
     ) -> Result<(), GatherError> {
         let journaled = || {
             self.journal
@@ -172,8 +173,8 @@ impl<'a> Ctx<'a> {
     fn pid_alive(
         &self,
         host_facts: &HostFacts,
-        events: &[ledger::Event],
-        replayed: &ledger::Replay,
+        events: &[crate::model::Event],
+        replayed: &crate::model::replay::Replay,
     ) -> Option<bool> {
         match &host_facts.other {
             Some(o) => match probe_pid(events, replayed, |h| self.me.same_machine(h)) {
@@ -193,7 +194,7 @@ impl<'a> Ctx<'a> {
     /// worktree can show it is not hung (SPEC 1.3).
     fn unread(
         &self,
-        replayed: &ledger::Replay,
+        replayed: &crate::model::replay::Replay,
         signals: [Option<Timestamp>; 3],
         pid_alive: Option<bool>,
     ) -> bool {
@@ -217,7 +218,7 @@ impl<'a> Ctx<'a> {
     fn deregistered_of(
         &self,
         branch: &str,
-        events: &[ledger::Event],
+        events: &[crate::model::Event],
     ) -> Option<crate::model::Deregistered> {
         let (path, names) = elsewhere::deregistered(
             self.repo,
@@ -239,7 +240,7 @@ impl<'a> Ctx<'a> {
     fn host_facts(
         &self,
         branch: &str,
-        events: &[ledger::Event],
+        events: &[crate::model::Event],
         wt: Option<&Worktree>,
         branch_unique: u32,
     ) -> HostFacts {
@@ -444,8 +445,8 @@ fn head_of(
 /// whichever is newer) and, for an open attempt whose newest output reads as a limit, when
 /// that limit resets (SPEC 1.2: it is parked).
 fn agent_output(
-    events: &[ledger::Event],
-    replayed: &ledger::Replay,
+    events: &[crate::model::Event],
+    replayed: &crate::model::replay::Replay,
 ) -> (Option<Timestamp>, Option<Timestamp>) {
     let transcript = replayed
         .session_id
@@ -470,8 +471,8 @@ fn agent_output(
 /// `spawn`: alive only with the recorded start token) by a host `here` says this machine
 /// can probe; `None` when not probeable here.
 fn probe_pid(
-    events: &[ledger::Event],
-    replayed: &ledger::Replay,
+    events: &[crate::model::Event],
+    replayed: &crate::model::replay::Replay,
     here: impl Fn(&str) -> bool,
 ) -> Option<bool> {
     replayed.last_attempt.and_then(|i| match &events[i].body {
@@ -486,7 +487,7 @@ fn probe_pid(
 }
 
 /// The `--output` file of the newest `spawn` that names one.
-fn spawn_output(events: &[ledger::Event]) -> Option<&str> {
+fn spawn_output(events: &[crate::model::Event]) -> Option<&str> {
     events.iter().rev().find_map(|e| match &e.body {
         Body::Spawn { output, .. } => Some(output.as_deref()),
         _ => None,

@@ -47,7 +47,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "git",
             "hook",
             "ledger",
-            "lock",
             "model",
             "outcome",
             "record",
@@ -64,7 +63,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "worktree",
         ],
     ),
-    ("classify", &["clock", "ledger", "model", "outcome"]),
+    ("classify", &["clock", "model", "outcome"]),
     ("cli", &["app", "render", "wire"]),
     ("clock", &[]),
     ("config", &["clock", "lock", "ssh"]),
@@ -87,7 +86,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "forge",
         &[
-            "clock", "config", "fence", "ledger", "model", "outcome", "redact", "retry",
+            "clock", "config", "fence", "model", "outcome", "redact", "retry",
         ],
     ),
     ("git", &["process", "redact", "ssh"]),
@@ -100,6 +99,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "fence",
             "git",
             "ledger",
+            "model",
             "process",
             "render",
             "repo",
@@ -117,9 +117,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "ledger",
-        &[
-            "clock", "config", "git", "lock", "model", "outcome", "retry",
-        ],
+        &["clock", "config", "git", "lock", "model", "retry"],
     ),
     ("lock", &["clock", "process"]),
     ("locks", &["config", "lock", "worktree"]),

@@ -12,7 +12,7 @@ mod state_human;
 mod state_work;
 
 use super::*;
-use crate::ledger::GateBy;
+use crate::model::GateBy;
 use jiff::Timestamp;
 
 /// The fixed clock of every snapshot (2026-11-17T22:13:20Z).
@@ -61,6 +61,7 @@ fn pr(state: PrState) -> Pr {
 /// worktree, no ledger, forge unknown, stall after 30m, 3 attempts.
 fn snap() -> T {
     T(Snapshot {
+        replay_cache: Default::default(),
         task: "7".into(),
         branch: "issue-7".into(),
         base: "main".into(),
@@ -110,6 +111,8 @@ impl T {
             Event::new(at(age), &self.0.task, Some(&self.0.branch), body).with_head(head.map(id));
         e.seq = self.0.events.len() as u64 + 1;
         self.0.events.push(e);
+        // A new event: the facts are replayed again.
+        self.0.replay_cache = Default::default();
         self
     }
     fn ev(self, age: i64, body: Body) -> T {

@@ -5,9 +5,8 @@
 
 use jiff::Timestamp;
 
-use super::{Body, Event};
+use super::{Action, Body, Event, State};
 use crate::clock;
-use crate::model::Action;
 use crate::outcome::Outcome;
 
 /// What replaying a ledger yields (SPEC: state is derived by replaying events).
@@ -346,7 +345,7 @@ pub fn pushed_by_hand(events: &[Event], branch: &str, head: gix::ObjectId) -> bo
         on_branch(e, branch)
             && e.head == Some(head)
             && matches!(&e.body, Body::Classified { state, action, error: None, .. }
-                if *state == crate::model::State::Publishable && *action == crate::model::Action::None)
+                if *state == State::Publishable && *action == Action::None)
     })
 }
 
