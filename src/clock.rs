@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 
 /// Environment variable that replaces the clock everywhere (RFC 3339), for tests and replays.
-pub const NOW_ENV: &str = "RECODE_NOW";
+pub(crate) const NOW_ENV: &str = "RECODE_NOW";
 
 /// Errors of this module.
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +39,7 @@ impl ClockError {
 /// The current time: `RECODE_NOW` when set, else the system clock.
 ///
 /// Errors: [`ClockError::BadTimestamp`] when `RECODE_NOW` is set but not RFC 3339.
-pub fn now() -> Result<Timestamp, ClockError> {
+pub(crate) fn now() -> Result<Timestamp, ClockError> {
     match std::env::var(NOW_ENV) {
         Ok(v) if !v.trim().is_empty() => parse(&v),
         _ => Ok(Timestamp::now()),
@@ -49,7 +49,7 @@ pub fn now() -> Result<Timestamp, ClockError> {
 /// Parse an RFC 3339 timestamp (any offset).
 ///
 /// Errors: [`ClockError::BadTimestamp`].
-pub fn parse(value: &str) -> Result<Timestamp, ClockError> {
+pub(crate) fn parse(value: &str) -> Result<Timestamp, ClockError> {
     value
         .trim()
         .parse::<Timestamp>()
@@ -59,17 +59,17 @@ pub fn parse(value: &str) -> Result<Timestamp, ClockError> {
 }
 
 /// Format as RFC 3339 UTC with millisecond precision: `2026-11-29T12:00:00.000Z`.
-pub fn format(ts: Timestamp) -> String {
+pub(crate) fn format(ts: Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 /// Format as RFC 3339 UTC with second precision (for `retry_after`, `last_activity`).
-pub fn format_secs(ts: Timestamp) -> String {
+pub(crate) fn format_secs(ts: Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// Timestamp from whole seconds since the Unix epoch; out-of-range values clamp.
-pub fn from_secs(secs: i64) -> Timestamp {
+pub(crate) fn from_secs(secs: i64) -> Timestamp {
     Timestamp::from_second(secs).unwrap_or(if secs < 0 {
         Timestamp::MIN
     } else {
@@ -80,7 +80,7 @@ pub fn from_secs(secs: i64) -> Timestamp {
 /// Parse a duration like `30m`, `90s`, `2h`, `1d` (a bare number is seconds) into seconds.
 ///
 /// Errors: [`ClockError::BadDuration`].
-pub fn parse_duration(value: &str) -> Result<i64, ClockError> {
+pub(crate) fn parse_duration(value: &str) -> Result<i64, ClockError> {
     let v = value.trim();
     let bad = || ClockError::BadDuration {
         value: value.to_string(),
@@ -101,7 +101,7 @@ pub fn parse_duration(value: &str) -> Result<i64, ClockError> {
 }
 
 /// Render a span of seconds the way a human reads idle time: `45s`, `12m`, `3h`, `2d`.
-pub fn human_secs(secs: i64) -> String {
+pub(crate) fn human_secs(secs: i64) -> String {
     match secs {
         s if s < 120 => format!("{s}s"),
         s if s < 2 * 3600 => format!("{}m", s / 60),

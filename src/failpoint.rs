@@ -11,7 +11,7 @@
 /// The step to be killed at: `delete-worktree`, `delete-moved`, `delete-inside`,
 /// `delete-gitfile`, `delete-branch`, `wip-add`, `wip-commit`, `wip-push`, `wip-refused`,
 /// `publish-push`, `publish-pr`, `journal-renamed`, `journal-folded`.
-pub const FAILPOINT_ENV: &str = "RECODE_FAILPOINT";
+pub(crate) const FAILPOINT_ENV: &str = "RECODE_FAILPOINT";
 
 /// The variable that arms [`FAILPOINT_ENV`]; honoured only with the value [`ARM_VALUE`].
 pub const ARM_ENV: &str = "RECODE_TEST_ONLY_ARM_FAILPOINTS";
@@ -21,7 +21,7 @@ pub const ARM_ENV: &str = "RECODE_TEST_ONLY_ARM_FAILPOINTS";
 pub const ARM_VALUE: &str = "sigkill-git-recode-at-the-named-step";
 
 /// The armed step, if the environment arms one (see the module docs).
-pub fn armed() -> Option<String> {
+pub(crate) fn armed() -> Option<String> {
     if std::env::var(ARM_ENV).ok().as_deref() != Some(ARM_VALUE) {
         return None;
     }
@@ -29,7 +29,7 @@ pub fn armed() -> Option<String> {
 }
 
 /// Kill this process with SIGKILL when `step` is the armed step; else nothing.
-pub fn hit(step: &str) {
+pub(crate) fn hit(step: &str) {
     if armed().as_deref() == Some(step) {
         // SAFETY: kill(2) on our own pid with a constant signal has no memory effects.
         unsafe {

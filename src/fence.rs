@@ -17,7 +17,7 @@
 //! A leaf module: it depends on nothing else in the crate.
 
 /// Whether `c` ends a line for an agent or a terminal (SPEC 1.2's list).
-pub fn is_break(c: char) -> bool {
+pub(crate) fn is_break(c: char) -> bool {
     matches!(
         c,
         '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{85}' | '\u{2028}' | '\u{2029}'
@@ -27,7 +27,7 @@ pub fn is_break(c: char) -> bool {
 /// Whether `c` is shown escaped inside a line: a break ([`is_break`]), a control character
 /// (C0 but the tab, DEL, C1) or a bidirectional formatting character. [`quote`] splits at
 /// breaks before this applies.
-pub fn is_escaped(c: char) -> bool {
+pub(crate) fn is_escaped(c: char) -> bool {
     is_break(c)
         || (c.is_control() && c != '\t')
         || matches!(
@@ -53,7 +53,7 @@ fn push_escaped(out: &mut String, line: &str) {
 /// character and the tab written as its Rust escape (`\t`, `\u{1b}`, `\u{202e}`), so no
 /// value can move the cursor, start a line, split a field, set the clipboard (OSC 52) or
 /// reorder what a reader sees.
-pub fn shown(text: &str) -> String {
+pub(crate) fn shown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if is_escaped(c) || c == '\t' {
@@ -67,7 +67,7 @@ pub fn shown(text: &str) -> String {
 
 /// The lines of `text` split at every [`is_break`] (`\r\n` counted once); a break at the
 /// very end starts no empty last line, as [`str::lines`] does.
-pub fn lines(text: &str) -> Vec<&str> {
+pub(crate) fn lines(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();
@@ -92,7 +92,7 @@ pub fn lines(text: &str) -> Vec<&str> {
 
 /// Fence a block of untrusted text: each of its [`lines`] becomes `| <line>\n`, with
 /// control characters escaped. Empty text gives an empty string.
-pub fn quote(text: &str) -> String {
+pub(crate) fn quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     for l in lines(text) {
         out.push_str("| ");
@@ -104,7 +104,7 @@ pub fn quote(text: &str) -> String {
 
 /// Untrusted text inside one line of the prompt: breaks and control characters escaped,
 /// everything else as it is.
-pub fn inline(text: &str) -> String {
+pub(crate) fn inline(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     push_escaped(&mut out, text);
     out
@@ -115,7 +115,7 @@ pub fn inline(text: &str) -> String {
 /// `[A-Za-z0-9._-]` becomes `-`, runs of `.` collapse to one, no leading `.`, no trailing
 /// `.` or `.lock`; may be empty (the caller names the fallback). The one rule for host
 /// ids in refs, worktree directories and prompt files.
-pub fn component(text: &str) -> String {
+pub(crate) fn component(text: &str) -> String {
     let mut s = String::with_capacity(text.len());
     for c in text.chars() {
         let c = if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
@@ -146,7 +146,7 @@ pub fn component(text: &str) -> String {
 /// as an option word (`--dangerously-skip-permissions`). Checked wherever an id enters:
 /// `record spawn --session-id`, `record exit --result-json` (an agent's output or
 /// transcript), and every ledger line read (a synced line from another host).
-pub fn session_id_ok(id: &str) -> bool {
+pub(crate) fn session_id_ok(id: &str) -> bool {
     (1..=200).contains(&id.len())
         && !id.starts_with('-')
         && id

@@ -30,13 +30,13 @@ use std::time::Duration;
 
 /// The oldest git this tool runs: 2.31 added `rev-parse --path-format=absolute`, which
 /// locates a linked worktree's own files.
-pub const MIN_VERSION: (u32, u32) = (2, 31);
+pub(crate) const MIN_VERSION: (u32, u32) = (2, 31);
 
 /// Variables that point git at a repository, index or object store other than the one a
 /// run names (git's own `rev-parse --local-env-vars`, plus the kin that matter here). The
 /// `-c` settings of a calling `git -c k=v recode` (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`)
 /// are configuration, not location, and are kept.
-pub const LOCATION_ENV: &[&str] = &[
+pub(crate) const LOCATION_ENV: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",
@@ -57,7 +57,7 @@ pub const LOCATION_ENV: &[&str] = &[
 
 /// The settings every run for a worktree gets ([`Git::bound`]): no file-system monitor,
 /// no untracked cache, so a stale one hides nothing from `status` or `add` (SPEC 1.3).
-pub const UNCACHED: [&str; 4] = [
+pub(crate) const UNCACHED: [&str; 4] = [
     "-c",
     "core.fsmonitor=false",
     "-c",
@@ -114,7 +114,7 @@ impl GitError {
 /// What a run printed, for callers that read git's verdict even on failure
 /// (`push --porcelain`).
 #[derive(Debug, Clone)]
-pub struct Captured {
+pub(crate) struct Captured {
     /// git exited 0.
     pub ok: bool,
     /// stdout, lossily decoded.
@@ -126,7 +126,7 @@ pub struct Captured {
 /// One run of git, built up and then carried out with [`Git::output`] or
 /// [`Git::capture`].
 #[derive(Debug, Clone)]
-pub struct Git {
+pub(crate) struct Git {
     dir: PathBuf,
     args: Vec<OsString>,
     envs: Vec<(OsString, OsString)>,
@@ -143,13 +143,13 @@ pub struct Git {
 /// (`commit.gpgSign` with a key that wants a touch, a pinentry nobody sees). The WIP
 /// commit's deadline is the smaller of this and `recode.commandTimeout` (SPEC 1.2 "The
 /// loop settles": nothing hangs; the index is restored when it is killed).
-pub const COMMIT_DEADLINE_SECS: u64 = 20;
+pub(crate) const COMMIT_DEADLINE_SECS: u64 = 20;
 
 impl Git {
     /// A run in `dir` (the worktree or git dir it acts on), killed with its process group
     /// past `timeout` (at least 1 s): `recode.commandTimeout`, the configuration's
     /// `command_timeout` (a network step sets its own, [`Git::network`]).
-    pub fn new(dir: impl AsRef<Path>, timeout: Duration) -> Git {
+    pub(crate) fn new(dir: impl AsRef<Path>, timeout: Duration) -> Git {
         Git {
             dir: dir.as_ref().to_path_buf(),
             args: Vec::new(),
@@ -163,7 +163,7 @@ impl Git {
     /// Mark this run as a commit of an index already built: killed after
     /// [`COMMIT_DEADLINE_SECS`] or its timeout (`recode.commandTimeout`), whichever is
     /// shorter.
-    pub fn commit_step(mut self) -> Git {
+    pub(crate) fn commit_step(mut self) -> Git {
         self.timeout = self.timeout.min(Duration::from_secs(COMMIT_DEADLINE_SECS));
         self.timeout_key = "recode.commandTimeout; a commit waiting on its signer";
         self
@@ -175,7 +175,11 @@ impl Git {
     /// repository) is never followed; and what it sees does not depend on a monitor or a
     /// cache (`core.fsmonitor=false`, `core.untrackedCache=false`). `timeout`: as
     /// [`Git::new`].
-    pub fn bound(work_tree: impl AsRef<Path>, git_dir: impl AsRef<Path>, timeout: Duration) -> Git {
+    pub(crate) fn bound(
+        work_tree: impl AsRef<Path>,
+        git_dir: impl AsRef<Path>,
+        timeout: Duration,
+    ) -> Git {
         // Absolute (against this process's directory, where the paths were read), as the
         // run's own directory is the worktree.
         let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
@@ -187,7 +191,7 @@ impl Git {
     }
 
     /// [`Git::bound`], read-only (`--no-optional-locks`: SPEC safety rule 2).
-    pub fn bound_read(
+    pub(crate) fn bound_read(
         work_tree: impl AsRef<Path>,
         git_dir: impl AsRef<Path>,
         timeout: Duration,
@@ -197,18 +201,18 @@ impl Git {
 
     /// A read-only run in `dir`: `--no-optional-locks`, so it never takes `index.lock`
     /// (SPEC safety rule 2). `timeout`: as [`Git::new`].
-    pub fn read(dir: impl AsRef<Path>, timeout: Duration) -> Git {
+    pub(crate) fn read(dir: impl AsRef<Path>, timeout: Duration) -> Git {
         Git::new(dir, timeout).arg("--no-optional-locks")
     }
 
     /// Add one argument.
-    pub fn arg(mut self, a: impl AsRef<OsStr>) -> Git {
+    pub(crate) fn arg(mut self, a: impl AsRef<OsStr>) -> Git {
         self.args.push(a.as_ref().to_os_string());
         self
     }
 
     /// Add arguments.
-    pub fn args<I, S>(mut self, args: I) -> Git
+    pub(crate) fn args<I, S>(mut self, args: I) -> Git
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -219,7 +223,7 @@ impl Git {
     }
 
     /// Set an environment variable for this run (after the scrub).
-    pub fn env(mut self, k: impl AsRef<OsStr>, v: impl AsRef<OsStr>) -> Git {
+    pub(crate) fn env(mut self, k: impl AsRef<OsStr>, v: impl AsRef<OsStr>) -> Git {
         self.envs
             .push((k.as_ref().to_os_string(), v.as_ref().to_os_string()));
         self
@@ -229,7 +233,7 @@ impl Git {
     /// `recode.networkTimeout`), and ssh runs as `ssh` says (the user's
     /// `core.sshCommand` or `GIT_SSH_COMMAND` with batch mode added,
     /// [`crate::ssh::SshCommand`]).
-    pub fn network(mut self, timeout: Duration, ssh: &crate::ssh::SshCommand) -> Git {
+    pub(crate) fn network(mut self, timeout: Duration, ssh: &crate::ssh::SshCommand) -> Git {
         self.timeout = timeout.max(Duration::from_secs(1));
         self.timeout_key = "recode.networkTimeout";
         self.ssh = Some(ssh.clone());
@@ -248,7 +252,7 @@ impl Git {
     ///
     /// Errors: [`GitError::Failed`] (non-zero exit, with stderr), [`GitError::Timeout`],
     /// [`GitError::Spawn`], [`GitError::TooOld`].
-    pub fn output(self) -> Result<Vec<u8>, GitError> {
+    pub(crate) fn output(self) -> Result<Vec<u8>, GitError> {
         let args = self.display_args();
         let (ok, stdout, stderr) = self.run_raw()?;
         if ok {
@@ -265,7 +269,7 @@ impl Git {
     /// edge where a commit id from git's output becomes a [`gix::ObjectId`].
     ///
     /// Errors: as [`Git::output`]; [`GitError::Failed`] when stdout is not a full hex id.
-    pub fn output_id(self) -> Result<gix::ObjectId, GitError> {
+    pub(crate) fn output_id(self) -> Result<gix::ObjectId, GitError> {
         let args = self.display_args();
         let out = self.output()?;
         let text = String::from_utf8_lossy(&out);
@@ -278,7 +282,7 @@ impl Git {
     /// Run it; whatever git printed, whether or not it succeeded.
     ///
     /// Errors: [`GitError::Spawn`], [`GitError::Timeout`], [`GitError::TooOld`].
-    pub fn capture(self) -> Result<Captured, GitError> {
+    pub(crate) fn capture(self) -> Result<Captured, GitError> {
         let (ok, stdout, stderr) = self.run_raw()?;
         Ok(Captured {
             ok,
@@ -323,14 +327,14 @@ impl Git {
 /// [`Git::read`]).
 ///
 /// Errors: as [`Git::output`].
-pub fn read(dir: &Path, timeout: Duration, args: &[&str]) -> Result<Vec<u8>, GitError> {
+pub(crate) fn read(dir: &Path, timeout: Duration, args: &[&str]) -> Result<Vec<u8>, GitError> {
     Git::read(dir, timeout).args(args).output()
 }
 
 /// `git <args>` in `dir`, killed past `timeout`: stdout.
 ///
 /// Errors: as [`Git::output`].
-pub fn run(dir: &Path, timeout: Duration, args: &[&str]) -> Result<Vec<u8>, GitError> {
+pub(crate) fn run(dir: &Path, timeout: Duration, args: &[&str]) -> Result<Vec<u8>, GitError> {
     Git::new(dir, timeout).args(args).output()
 }
 
@@ -338,7 +342,7 @@ pub fn run(dir: &Path, timeout: Duration, args: &[&str]) -> Result<Vec<u8>, GitE
 /// there): how a `worktree add` is judged when git exits non-zero because a hook of the
 /// user's failed after the work was done (SPEC 1.2 "The loop settles"). `timeout`: as
 /// [`Git::new`].
-pub fn branch_checked_out(dir: &Path, branch: &str, timeout: Duration) -> bool {
+pub(crate) fn branch_checked_out(dir: &Path, branch: &str, timeout: Duration) -> bool {
     dir.is_dir()
         && read(dir, timeout, &["symbolic-ref", "-q", "HEAD"])
             .is_ok_and(|o| String::from_utf8_lossy(&o).trim() == format!("refs/heads/{branch}"))
@@ -363,7 +367,7 @@ fn is_token_var(k: &OsStr) -> bool {
 /// 1.2 "Untrusted input stays out": no child git-recode starts sees one). Part of
 /// [`scrub`]; every caller of [`crate::process::run_bounded`] that does not scrub applies
 /// it (a hook's dry call, an agent's `--version`).
-pub fn unset_tokens(cmd: &mut Command) {
+pub(crate) fn unset_tokens(cmd: &mut Command) {
     for (k, _) in token_values() {
         cmd.env_remove(k);
     }
@@ -372,7 +376,7 @@ pub fn unset_tokens(cmd: &mut Command) {
 /// Apply safety rule 0's environment to a command git-recode starts (git, the gate, any
 /// other child): remove [`LOCATION_ENV`] and every forge token (`is_token_var`), forbid
 /// prompts and pagers, `LC_ALL=C`.
-pub fn scrub(cmd: &mut Command) {
+pub(crate) fn scrub(cmd: &mut Command) {
     for k in LOCATION_ENV {
         cmd.env_remove(k);
     }
@@ -393,12 +397,12 @@ pub fn scrub(cmd: &mut Command) {
 /// git-recode's own identity: the author and committer of its ledger and heartbeat
 /// commits, and of a commit of its own in a worker (WIP, takeover snapshot) when the user
 /// has none (SPEC 1.3 "Errors a newcomer meets (more)").
-pub const OWN_NAME: &str = "git-recode";
+pub(crate) const OWN_NAME: &str = "git-recode";
 /// The e-mail of [`OWN_NAME`].
-pub const OWN_EMAIL: &str = "git-recode@localhost";
+pub(crate) const OWN_EMAIL: &str = "git-recode@localhost";
 
 /// [`OWN_NAME`] as a signature at `seconds` since the epoch (UTC).
-pub fn own_signature(seconds: i64) -> gix::actor::Signature {
+pub(crate) fn own_signature(seconds: i64) -> gix::actor::Signature {
     gix::actor::Signature {
         name: OWN_NAME.into(),
         email: OWN_EMAIL.into(),
@@ -408,7 +412,7 @@ pub fn own_signature(seconds: i64) -> gix::actor::Signature {
 
 /// git's two identities, as `git var` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Identity {
+pub(crate) enum Identity {
     /// `GIT_AUTHOR_IDENT`.
     Author,
     /// `GIT_COMMITTER_IDENT`.
@@ -430,7 +434,7 @@ impl Identity {
 /// last line (`unable to auto-detect email address (got 'root@vm.(none)')`). Empty when
 /// a commit there works. git that cannot run counts as none missing (the commit's own
 /// error will say). `timeout`: as [`Git::new`].
-pub fn missing_identities(dir: &Path, timeout: Duration) -> Vec<(Identity, String)> {
+pub(crate) fn missing_identities(dir: &Path, timeout: Duration) -> Vec<(Identity, String)> {
     [Identity::Author, Identity::Committer]
         .into_iter()
         .filter_map(
@@ -448,7 +452,7 @@ pub fn missing_identities(dir: &Path, timeout: Duration) -> Vec<(Identity, Strin
 /// The environment a commit of git-recode's own in `dir` takes ([`OWN_NAME`] for each
 /// identity git cannot find there, [`missing_identities`]); empty when the user has one.
 /// `timeout`: as [`Git::new`].
-pub fn own_identity_env(dir: &Path, timeout: Duration) -> Vec<(&'static str, &'static str)> {
+pub(crate) fn own_identity_env(dir: &Path, timeout: Duration) -> Vec<(&'static str, &'static str)> {
     let mut out = Vec::new();
     for (who, _) in missing_identities(dir, timeout) {
         match who {
@@ -468,7 +472,7 @@ pub fn own_identity_env(dir: &Path, timeout: Duration) -> Vec<(&'static str, &'s
 /// The gate's environment: [`scrub`], so no forge token (its script is the worker branch's
 /// own, written by the agent: SPEC 1.2 "Untrusted input stays out"). ssh runs as `ssh` says (the repository's own
 /// command, batch mode added), so a gate that fetches uses the user's key.
-pub fn scrub_gate(cmd: &mut Command, ssh: &crate::ssh::SshCommand) {
+pub(crate) fn scrub_gate(cmd: &mut Command, ssh: &crate::ssh::SshCommand) {
     scrub(cmd);
     if let Some(v) = ssh.env_value() {
         cmd.env("GIT_SSH_COMMAND", v);
@@ -478,7 +482,7 @@ pub fn scrub_gate(cmd: &mut Command, ssh: &crate::ssh::SshCommand) {
 /// Check once per process that git is at least [`MIN_VERSION`].
 ///
 /// Errors: [`GitError::TooOld`], [`GitError::Spawn`].
-pub fn check_version() -> Result<(), GitError> {
+pub(crate) fn check_version() -> Result<(), GitError> {
     static CHECKED: OnceLock<Result<(), String>> = OnceLock::new();
     let r = CHECKED.get_or_init(|| {
         let mut cmd = Command::new("git");
@@ -508,7 +512,7 @@ pub fn check_version() -> Result<(), GitError> {
 }
 
 /// `git version 2.47.3` (or `2.39.5 (Apple Git-154)`) → `(2, 47)`.
-pub fn parse_version(text: &str) -> Option<(u32, u32)> {
+pub(crate) fn parse_version(text: &str) -> Option<(u32, u32)> {
     let v = text.strip_prefix("git version ")?;
     let mut parts = v.split(|c: char| !c.is_ascii_digit());
     let major = parts.next()?.parse().ok()?;

@@ -1,7 +1,9 @@
 //! git-recode: recover the work of coding-agent workers that die, stall or claim
 //! success they did not reach.
 //!
-//! The library holds all logic; `main.rs` only calls [`cli::main`]. Modules:
+//! The library holds all logic; `main.rs` only calls [`main`]. Its face is [`app`]: a
+//! session opened once a run and one function per command; every other module is
+//! `pub(crate)`. Modules:
 //! - [`ledger`]: the append-only per-task event log stored in git notes.
 //! - [`outcome`]: classify an agent's exit (rc + final message) into an outcome.
 //! - [`worktree`]: linked worktrees, their HEAD, in-progress operation and dirty counts.
@@ -12,40 +14,46 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
-pub mod agent;
+pub(crate) mod agent;
 pub mod app;
-pub mod classify;
-pub mod cli;
-pub mod clock;
-pub mod config;
-pub mod doctor;
-pub mod error;
-pub mod failpoint;
-pub mod fence;
-pub mod forge;
-pub mod git;
-pub mod hook;
-pub mod hosts;
-pub mod ledger;
-pub mod lock;
-pub mod locks;
-pub mod model;
-pub mod outcome;
-pub mod process;
-pub mod progress;
-pub mod record;
-pub mod recover;
-pub mod redact;
-pub mod render;
-pub mod repo;
-pub mod report;
-pub mod resume;
-pub mod retry;
-pub mod snapshot;
-pub mod ssh;
-pub mod sync;
-pub mod tail;
-pub mod trailer;
-pub mod wire;
-pub mod workers;
-pub mod worktree;
+pub(crate) mod classify;
+pub(crate) mod cli;
+pub(crate) mod clock;
+pub(crate) mod config;
+pub(crate) mod doctor;
+pub(crate) mod error;
+pub(crate) mod failpoint;
+pub(crate) mod fence;
+pub(crate) mod forge;
+pub(crate) mod git;
+pub(crate) mod hook;
+pub(crate) mod hosts;
+pub(crate) mod ledger;
+pub(crate) mod lock;
+pub(crate) mod locks;
+pub(crate) mod model;
+pub(crate) mod outcome;
+pub(crate) mod process;
+pub(crate) mod progress;
+pub(crate) mod record;
+pub(crate) mod recover;
+pub(crate) mod redact;
+pub(crate) mod render;
+pub(crate) mod repo;
+pub(crate) mod report;
+pub(crate) mod resume;
+pub(crate) mod retry;
+pub(crate) mod snapshot;
+pub(crate) mod ssh;
+pub(crate) mod sync;
+pub(crate) mod tail;
+pub(crate) mod trailer;
+pub(crate) mod wire;
+pub(crate) mod workers;
+pub(crate) mod worktree;
+
+/// The command line: parse the arguments, run the command, print errors; returns the exit
+/// code (SPEC "Exit codes"). What `main.rs` calls.
+pub fn main() -> i32 {
+    cli::main()
+}

@@ -18,11 +18,11 @@ use serde::{Deserialize, Serialize};
 use crate::{clock, process};
 
 /// File name in the common git dir.
-pub const LOCK_FILE: &str = "recode-recover.lock";
+pub(crate) const LOCK_FILE: &str = "recode-recover.lock";
 
 /// What the lock file says about its holder.
 #[derive(Serialize, Deserialize, Debug, Clone)]
-pub struct Holder {
+pub(crate) struct Holder {
     /// Holder's pid.
     pub pid: u32,
     /// Its host.
@@ -55,14 +55,14 @@ pub enum LockError {
 
 /// A held lock; released when dropped (or when the process dies).
 #[derive(Debug)]
-pub struct Lock {
+pub(crate) struct Lock {
     _file: File,
 }
 
 /// Take the lock in `common_dir`, without waiting.
 ///
 /// Errors: [`LockError::Held`] when another process holds it, [`LockError::Io`].
-pub fn acquire(common_dir: &Path, now: jiff::Timestamp) -> Result<Lock, LockError> {
+pub(crate) fn acquire(common_dir: &Path, now: jiff::Timestamp) -> Result<Lock, LockError> {
     let path = common_dir.join(LOCK_FILE);
     let io = |source| LockError::Io {
         path: path.display().to_string(),
@@ -106,7 +106,7 @@ pub fn acquire(common_dir: &Path, now: jiff::Timestamp) -> Result<Lock, LockErro
 /// moved to `<path>.stale-<unix seconds>`, never deleted; an `unlocked` event and a
 /// warning name it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MovedLock {
+pub(crate) struct MovedLock {
     /// The lock's path, as found.
     pub path: String,
     /// Where it went.
@@ -117,7 +117,7 @@ pub struct MovedLock {
 
 impl MovedLock {
     /// The warning that names it.
-    pub fn warning(&self) -> String {
+    pub(crate) fn warning(&self) -> String {
         format!(
             "moved aside the stale lock {} ({} s old, left by a killed process) to {}",
             self.path, self.age, self.to
@@ -127,12 +127,12 @@ impl MovedLock {
 
 /// Age after which a lock on git-recode's own refs (`<notesRef>.lock`,
 /// `refs/recode/anchors.lock`) is stale, in seconds: an append holds it for milliseconds.
-pub const OWN_REF_STALE_SECS: u64 = 30;
+pub(crate) const OWN_REF_STALE_SECS: u64 = 30;
 
 /// The age of the lock file at `path` in seconds, by its mtime and the real clock (locks
 /// are real files: `RECODE_NOW` does not age them); `None` when there is no regular file
 /// there.
-pub fn age_secs(path: &Path) -> Option<u64> {
+pub(crate) fn age_secs(path: &Path) -> Option<u64> {
     let m = std::fs::symlink_metadata(path).ok()?;
     if !m.is_file() {
         return None;
@@ -151,7 +151,7 @@ pub fn age_secs(path: &Path) -> Option<u64> {
 /// [`Moves`]. The configuration builds it (`Config::locks`); every step that may move a
 /// lock takes it as a parameter.
 #[derive(Debug, Clone)]
-pub struct Settle {
+pub(crate) struct Settle {
     /// `recode.staleLockAfter`: the age (whole seconds, at least 1 s) past which a lock in a
     /// worker's worktree or the repository's `packed-refs.lock` is stale.
     pub stale_after: std::time::Duration,
@@ -161,7 +161,7 @@ pub struct Settle {
 
 impl Settle {
     /// `stale_after` (at least 1 s), with a fresh [`Moves`].
-    pub fn new(stale_after: std::time::Duration) -> Settle {
+    pub(crate) fn new(stale_after: std::time::Duration) -> Settle {
         Settle {
             stale_after: stale_after.max(std::time::Duration::from_secs(1)),
             moves: Moves::default(),
@@ -174,7 +174,7 @@ impl Settle {
 /// ([`Moves::owe`]: the next ledger append writes them). A handle: its clones share the
 /// same lists, so one command hands it to each step and reads it once at its end.
 #[derive(Debug, Clone, Default)]
-pub struct Moves(std::sync::Arc<std::sync::Mutex<MoveLists>>);
+pub(crate) struct Moves(std::sync::Arc<std::sync::Mutex<MoveLists>>);
 
 #[derive(Debug, Default)]
 struct MoveLists {
@@ -190,24 +190,24 @@ impl Moves {
     }
 
     /// Report a move, for the command's warnings.
-    pub fn record(&self, moved: &MovedLock) {
+    pub(crate) fn record(&self, moved: &MovedLock) {
         self.with(|l| l.moved.push(moved.clone()));
     }
 
     /// The moves reported since the last call, in order (each named in one warning).
-    pub fn take(&self) -> Vec<MovedLock> {
+    pub(crate) fn take(&self) -> Vec<MovedLock> {
         self.with(|l| std::mem::take(&mut l.moved))
     }
 
     /// Remember that `moved` still needs its `unlocked` event (a lock moved aside before
     /// any event of the command was appended: the next ledger append writes it).
-    pub fn owe(&self, moved: MovedLock) {
+    pub(crate) fn owe(&self, moved: MovedLock) {
         self.with(|l| l.owed.push(moved));
     }
 
     /// The moves whose `unlocked` events are still owed ([`Moves::owe`]), now the
     /// caller's to ledger.
-    pub fn take_owed(&self) -> Vec<MovedLock> {
+    pub(crate) fn take_owed(&self) -> Vec<MovedLock> {
         self.with(|l| std::mem::take(&mut l.owed))
     }
 }
@@ -217,7 +217,7 @@ impl Moves {
 /// `moves` (for the command's warning).
 ///
 /// Errors: the rename failed (`std::io::Error`), e.g. the lock vanished meanwhile.
-pub fn move_aside(path: &Path, moves: &Moves) -> std::io::Result<MovedLock> {
+pub(crate) fn move_aside(path: &Path, moves: &Moves) -> std::io::Result<MovedLock> {
     let age = age_secs(path).unwrap_or(0);
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -19,23 +19,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{ANCHORS_REF, Config};
-pub use crate::lock::{MovedLock, OWN_REF_STALE_SECS, Settle};
-
-/// A lock file found stale ([`stale_locks`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StaleLock {
-    /// Its absolute path.
-    pub path: PathBuf,
-    /// Its age, in seconds.
-    pub age: u64,
-    /// The age after which it is stale, in seconds (30, or `recode.staleLockAfter`).
-    pub stale_after: u64,
-}
+pub(crate) use crate::lock::{MovedLock, Settle};
 
 /// What a step on a worker does about the locks in its way ([`settle_worker`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// No lock in the way (stale ones were moved aside: listed, for the `unlocked` events).
     Clear(Vec<MovedLock>),
     /// A lock that is not yet stale: the step waits (it does not count as a failure).
@@ -51,7 +39,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The reason of a step that waits on a lock: one sentence naming it.
-    pub fn wait_reason(&self) -> Option<String> {
+    pub(crate) fn wait_reason(&self) -> Option<String> {
         match self {
             Verdict::Clear(_) => None,
             Verdict::Wait {
@@ -69,7 +57,7 @@ impl Verdict {
 /// The lock files that can block a step on a worker: in its worktree's own git dir
 /// (`index.lock`, `HEAD.lock`; none for the main worktree's `index.lock`), its branch's
 /// ref lock, and `packed-refs.lock`.
-pub fn worker_locks(
+pub(crate) fn worker_locks(
     common_dir: &Path,
     worktree_git_dir: Option<&Path>,
     is_main: bool,
@@ -92,7 +80,7 @@ pub fn worker_locks(
 /// [`worker_locks`] older than `settle.stale_after` (`recode.staleLockAfter`, whole
 /// seconds), each move reported to `settle.moves`; a younger one makes the step wait. A
 /// lock that vanishes meanwhile is no longer in the way.
-pub fn settle_worker(locks: &[PathBuf], settle: &Settle) -> Verdict {
+pub(crate) fn settle_worker(locks: &[PathBuf], settle: &Settle) -> Verdict {
     let stale_after_secs = settle.stale_after.as_secs();
     let mut moved = Vec::new();
     for path in locks {
@@ -119,62 +107,6 @@ pub fn settle_worker(locks: &[PathBuf], settle: &Settle) -> Verdict {
         }
     }
     Verdict::Clear(moved)
-}
-
-/// Every stale lock of `repo` by the rules above, oldest first, without moving anything
-/// (for `doctor`). `running` names the worktree directories whose worker is running
-/// (their locks are never stale); the own-ref locks and `packed-refs.lock` are judged
-/// by age alone.
-///
-/// Errors: none: a worktree registry that cannot be read lists only the repository's
-/// own locks.
-pub fn stale_locks(repo: &gix::Repository, cfg: &Config, running: &[PathBuf]) -> Vec<StaleLock> {
-    let common = repo.common_dir();
-    let mut candidates: Vec<(PathBuf, u64)> = vec![
-        (
-            common.join(format!("{}.lock", cfg.notes_ref)),
-            OWN_REF_STALE_SECS,
-        ),
-        (
-            common.join(format!("{ANCHORS_REF}.lock")),
-            OWN_REF_STALE_SECS,
-        ),
-        (
-            common.join("packed-refs.lock"),
-            cfg.locks.stale_after.as_secs(),
-        ),
-    ];
-    for w in crate::worktree::list(repo).unwrap_or_default() {
-        if running.iter().any(|p| p == &w.path) {
-            continue;
-        }
-        let mut locks = vec![w.git_dir.join("HEAD.lock")];
-        if !w.is_main {
-            locks.push(w.git_dir.join("index.lock"));
-        }
-        if let Some(b) = &w.branch {
-            locks.push(common.join(format!("refs/heads/{b}.lock")));
-        }
-        candidates.extend(
-            locks
-                .into_iter()
-                .map(|p| (p, cfg.locks.stale_after.as_secs())),
-        );
-    }
-    let mut out: Vec<StaleLock> = candidates
-        .into_iter()
-        .filter_map(|(path, stale_after)| {
-            let age = crate::lock::age_secs(&path)?;
-            (age >= stale_after).then_some(StaleLock {
-                path,
-                age,
-                stale_after,
-            })
-        })
-        .collect();
-    out.sort_by(|a, b| b.age.cmp(&a.age).then_with(|| a.path.cmp(&b.path)));
-    out.dedup_by(|a, b| a.path == b.path);
-    out
 }
 
 #[cfg(test)]

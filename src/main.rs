@@ -7,5 +7,5 @@ fn main() {
         // SAFETY: single-threaded at this point; nothing else reads the environment yet.
         unsafe { std::env::remove_var("XDG_CONFIG_HOME") };
     }
-    std::process::exit(git_recode::cli::main());
+    std::process::exit(git_recode::main());
 }

@@ -4,7 +4,7 @@
 //! one, so a recycled pid is never taken for a live worker.
 
 /// This machine's host name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`, else `localhost`).
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|s| s.trim().to_string())
@@ -16,7 +16,7 @@ pub fn hostname() -> String {
 /// The opaque start token of `pid`: on Linux field 22 of `/proc/<pid>/stat` (start time
 /// in clock ticks since boot). `None` when the process does not exist (or on systems
 /// without `/proc`).
-pub fn start_token(pid: u32) -> Option<String> {
+pub(crate) fn start_token(pid: u32) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) is in parentheses and may hold spaces: split after the last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
@@ -33,7 +33,7 @@ pub fn start_token(pid: u32) -> Option<String> {
 ///
 /// `None` when it cannot be probed from this machine (another host, or no token):
 /// one failed probe is not proof of death (SPEC "stalled").
-pub fn is_alive(host: &str, pid: u32, token: Option<&str>, this_host: &str) -> Option<bool> {
+pub(crate) fn is_alive(host: &str, pid: u32, token: Option<&str>, this_host: &str) -> Option<bool> {
     if host != this_host {
         return None;
     }
@@ -43,7 +43,7 @@ pub fn is_alive(host: &str, pid: u32, token: Option<&str>, this_host: &str) -> O
 
 /// How a bounded child process ended ([`run_bounded`]).
 #[derive(Debug, Clone)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// Its exit status; `None` when it ran past its deadline and its process group was
     /// killed.
     pub status: Option<std::process::ExitStatus>,
@@ -55,19 +55,19 @@ pub struct Finished {
 
 impl Finished {
     /// Whether it exited 0 within its deadline.
-    pub fn success(&self) -> bool {
+    pub(crate) fn success(&self) -> bool {
         self.status.is_some_and(|s| s.success())
     }
 
     /// The last non-blank line of its stderr (SPEC "The loop settles": the reason of a
     /// step whose child was killed includes it), at most 300 bytes.
-    pub fn last_stderr_line(&self) -> Option<String> {
+    pub(crate) fn last_stderr_line(&self) -> Option<String> {
         last_line(&self.stderr)
     }
 }
 
 /// The last non-blank line of `bytes`, lossily decoded, trimmed, at most 300 characters.
-pub fn last_line(bytes: &[u8]) -> Option<String> {
+pub(crate) fn last_line(bytes: &[u8]) -> Option<String> {
     String::from_utf8_lossy(bytes)
         .lines()
         .map(str::trim)
@@ -85,7 +85,7 @@ pub fn last_line(bytes: &[u8]) -> Option<String> {
 /// waited for.
 ///
 /// Errors: the child could not be started (`std::io::Error`).
-pub fn run_bounded(
+pub(crate) fn run_bounded(
     cmd: &mut std::process::Command,
     limit: std::time::Duration,
 ) -> std::io::Result<Finished> {
@@ -158,7 +158,7 @@ pub fn run_bounded(
 
 /// How [`end_worker`] ended a hung worker's process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// Its process group was killed (the pid leads its own group).
     Group,
     /// The pid alone was killed: it shares its group with another process (the loop
@@ -172,7 +172,7 @@ pub enum Ended {
 /// people run it"): the token is re-checked first (a recycled pid is never signalled),
 /// then SIGKILL goes to its process group when it leads one that is not this process's,
 /// else to the pid alone; waits up to 2 s for it to be gone.
-pub fn end_worker(pid: u32, token: &str) -> Ended {
+pub(crate) fn end_worker(pid: u32, token: &str) -> Ended {
     if start_token(pid).as_deref() != Some(token) {
         return Ended::Gone;
     }

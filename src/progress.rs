@@ -10,14 +10,14 @@ const SHOW_AFTER: Duration = Duration::from_millis(300);
 /// A progress bar that stays hidden until `SHOW_AFTER` has passed (and always when
 /// disabled or stderr is not a terminal). Cheap to clone and share across threads.
 #[derive(Clone)]
-pub struct Progress {
+pub(crate) struct Progress {
     bar: Option<indicatif::ProgressBar>,
     start: Instant,
 }
 
 impl Progress {
     /// A bar of `len` steps labelled `what`; `enabled` is false in machine modes.
-    pub fn new(len: u64, what: &'static str, enabled: bool) -> Progress {
+    pub(crate) fn new(len: u64, what: &'static str, enabled: bool) -> Progress {
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::with_draw_target(
                 Some(len),
@@ -37,13 +37,8 @@ impl Progress {
         }
     }
 
-    /// A bar that never shows.
-    pub fn hidden() -> Progress {
-        Progress::new(0, "", false)
-    }
-
     /// One step done.
-    pub fn inc(&self) {
+    pub(crate) fn inc(&self) {
         if let Some(bar) = &self.bar {
             if bar.is_hidden() && self.start.elapsed() > SHOW_AFTER {
                 bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
@@ -53,7 +48,7 @@ impl Progress {
     }
 
     /// Remove the bar from the screen.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

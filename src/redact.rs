@@ -20,7 +20,7 @@ use regex::Regex;
 
 /// The forge token variables (SPEC 1.2 "Forges"): redacted from output, removed from the
 /// gate's and the printed resume commands' environment.
-pub const TOKEN_ENV: &[&str] = &[
+pub(crate) const TOKEN_ENV: &[&str] = &[
     "GH_TOKEN",
     "GITHUB_TOKEN",
     "GITLAB_TOKEN",
@@ -29,7 +29,7 @@ pub const TOKEN_ENV: &[&str] = &[
 ];
 
 /// What a redacted secret reads as.
-pub const REDACTED: &str = "[REDACTED]";
+pub(crate) const REDACTED: &str = "[REDACTED]";
 
 fn patterns() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -51,7 +51,7 @@ fn patterns() -> &'static Regex {
 /// `text` with every forge credential replaced by [`REDACTED`]: the token values of
 /// [`TOKEN_ENV`] set in the environment, and the header and token shapes listed in the
 /// module's documentation. Text without any comes back unchanged.
-pub fn redact(text: &str) -> String {
+pub(crate) fn redact(text: &str) -> String {
     let mut out = text.to_string();
     for k in TOKEN_ENV {
         if let Ok(v) = std::env::var(k) {
@@ -76,7 +76,7 @@ pub fn redact(text: &str) -> String {
 
 /// A writer that redacts what it writes ([`redact`], per write call) before passing it
 /// to `W`: tracing's formatter writes one event per call, so every log line is redacted.
-pub struct Writer<W: std::io::Write>(pub W);
+pub(crate) struct Writer<W: std::io::Write>(pub W);
 
 impl<W: std::io::Write> std::io::Write for Writer<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

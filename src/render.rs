@@ -10,7 +10,7 @@
 use std::io::{self, Write};
 
 use crate::clock;
-pub use crate::fence::{inline, shown};
+pub(crate) use crate::fence::shown;
 use crate::model::{Action, State, Worker};
 
 /// How human output looks: colour on or off. Decided once per run by the command layer
@@ -35,7 +35,7 @@ impl Style {
 }
 
 /// One look of a painted cell ([`anstyle::Style`]): the palette below.
-pub type Look = anstyle::Style;
+pub(crate) type Look = anstyle::Style;
 
 /// A writer for human output on a terminal: whatever is written to it reaches `W` with
 /// every control character but `\n` escaped as [`crate::fence::shown`] does (C0, DEL, C1,
@@ -43,7 +43,7 @@ pub type Look = anstyle::Style;
 /// colour is on, the SGR codes of this module's palette. Text is passed on a line at a time
 /// (the rest at [`Write::flush`] and on drop), so a colour code split over two writes is
 /// still recognised.
-pub struct Screen<W: Write> {
+pub(crate) struct Screen<W: Write> {
     out: W,
     /// The palette's codes that pass (none without colour).
     allowed: Vec<String>,
@@ -53,7 +53,7 @@ pub struct Screen<W: Write> {
 
 impl<W: Write> Screen<W> {
     /// A screen over `out`, letting this palette's colour codes through when `style` has colour.
-    pub fn new(out: W, style: Style) -> Screen<W> {
+    pub(crate) fn new(out: W, style: Style) -> Screen<W> {
         let mut allowed: Vec<String> = if style.color {
             [BOLD, ALARM, GOOD, PENDING, QUIET, STRAY, DIM]
                 .iter()
@@ -124,19 +124,19 @@ const fn fg(c: anstyle::AnsiColor) -> Look {
 }
 
 /// Headers and names: bold.
-pub const BOLD: Look = anstyle::Style::new().bold();
+pub(crate) const BOLD: Look = anstyle::Style::new().bold();
 /// Needs a human, failed: bold red.
-pub const ALARM: Look = fg(anstyle::AnsiColor::Red).bold();
+pub(crate) const ALARM: Look = fg(anstyle::AnsiColor::Red).bold();
 /// Published, succeeded: green.
-pub const GOOD: Look = fg(anstyle::AnsiColor::Green);
+pub(crate) const GOOD: Look = fg(anstyle::AnsiColor::Green);
 /// Half done, transient, blocked: yellow.
-pub const PENDING: Look = fg(anstyle::AnsiColor::Yellow);
+pub(crate) const PENDING: Look = fg(anstyle::AnsiColor::Yellow);
 /// Empty: cyan.
-pub const QUIET: Look = fg(anstyle::AnsiColor::Cyan);
+pub(crate) const QUIET: Look = fg(anstyle::AnsiColor::Cyan);
 /// Orphaned, WIP and milestone marks: magenta.
-pub const STRAY: Look = fg(anstyle::AnsiColor::Magenta);
+pub(crate) const STRAY: Look = fg(anstyle::AnsiColor::Magenta);
 /// Reasons, waiting: dim.
-pub const DIM: Look = anstyle::Style::new().dimmed();
+pub(crate) const DIM: Look = anstyle::Style::new().dimmed();
 
 fn state_look(s: State) -> Look {
     match s {
@@ -161,7 +161,7 @@ fn action_look(a: Action) -> Look {
 /// by `anstyle-query`; then git's `color.ui` (`false`/`never`/`no`/`off`/`0`: none,
 /// `always`: colour); then [`anstream`]'s terminal rule (a terminal, `CLICOLOR` not `0`,
 /// `TERM` not `dumb`).
-pub fn decide_color(choice: clap::ColorChoice, color_ui: Option<&str>) -> bool {
+pub(crate) fn decide_color(choice: clap::ColorChoice, color_ui: Option<&str>) -> bool {
     match choice {
         clap::ColorChoice::Always => return true,
         clap::ColorChoice::Never => return false,
@@ -189,7 +189,7 @@ fn count_cell(n: Option<u32>) -> String {
 /// `--porcelain`: one line a worker, tab-separated: `task branch liveness state action
 /// attempts`; `task` and `branch` escaped ([`crate::fence::shown`]: a tab or a line break in
 /// a synced ledger line's branch reads `\t`, `\n`), so every row has six fields.
-pub fn porcelain(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
+pub(crate) fn porcelain(out: &mut impl Write, workers: &[Worker]) -> io::Result<()> {
     for w in workers {
         writeln!(
             out,
@@ -234,7 +234,7 @@ fn pr_cell(w: &Worker) -> String {
 }
 
 /// The human table: a header, one row a worker, and the reason under each row.
-pub fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Result<()> {
+pub(crate) fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Result<()> {
     if workers.is_empty() {
         return writeln!(
             out,
@@ -308,7 +308,7 @@ pub fn table(out: &mut impl Write, workers: &[Worker], style: Style) -> io::Resu
 }
 
 /// `classify` without `--json`: the worker's fields and the evidence for each decision.
-pub fn classify_text(out: &mut impl Write, w: &Worker, style: Style) -> io::Result<()> {
+pub(crate) fn classify_text(out: &mut impl Write, w: &Worker, style: Style) -> io::Result<()> {
     writeln!(out, "task      {}", shown(&w.task))?;
     writeln!(out, "branch    {}", shown(&w.branch))?;
     writeln!(
@@ -347,7 +347,7 @@ pub fn classify_text(out: &mut impl Write, w: &Worker, style: Style) -> io::Resu
 }
 
 /// What `recover` would do with a worker, in one sentence (for `demo` and dry runs).
-pub fn explain(w: &Worker) -> String {
+pub(crate) fn explain(w: &Worker) -> String {
     match w.action {
         Action::Delete => match &w.worktree {
             Some(p) if !w.ignored.is_empty() => format!(
@@ -387,16 +387,16 @@ pub fn explain(w: &Worker) -> String {
     }
 }
 
-pub use crate::model::reason::plural;
+pub(crate) use crate::model::reason::plural;
 
 /// Text with every forge credential replaced ([`crate::redact::redact`], SPEC 1.2: no
 /// token in any output).
-pub use crate::redact::{Writer as RedactedWriter, redact};
+pub(crate) use crate::redact::{Writer as RedactedWriter, redact};
 
 /// One human line of `log`: `ts  task  #seq  kind  details` (`key=value`, a value with
 /// spaces quoted; every control character shown escaped); a milestone not ledgered yet
 /// (`seq` 0) says so.
-pub fn log_line(ev: &crate::model::Event) -> String {
+pub(crate) fn log_line(ev: &crate::model::Event) -> String {
     let mut v = serde_json::to_value(ev).unwrap_or_default();
     if let Some(m) = v.as_object_mut() {
         for k in ["v", "ts", "seq", "task", "kind", "branch"] {

@@ -60,7 +60,7 @@ impl RepoError {
 }
 
 /// Wrap any gix error as [`RepoError::Git`].
-pub fn git<E: std::error::Error + Send + Sync + 'static>(e: E) -> RepoError {
+pub(crate) fn git<E: std::error::Error + Send + Sync + 'static>(e: E) -> RepoError {
     RepoError::Git(Box::new(e))
 }
 
@@ -68,7 +68,7 @@ pub fn git<E: std::error::Error + Send + Sync + 'static>(e: E) -> RepoError {
 /// honouring `GIT_DIR`/`GIT_WORK_TREE` (hooks run with them set).
 ///
 /// Errors: [`RepoError::NotARepo`], [`RepoError::RefFormat`] (reftable), [`RepoError::Git`].
-pub fn open(dir: Option<&Path>) -> Result<gix::Repository, RepoError> {
+pub(crate) fn open(dir: Option<&Path>) -> Result<gix::Repository, RepoError> {
     let start = match dir {
         Some(d) => d.to_path_buf(),
         None => std::env::current_dir().map_err(git)?,
@@ -151,7 +151,7 @@ fn find_reftable(start: &Path) -> Option<RepoError> {
 }
 
 /// The tip of `full_name` (peeled to a commit id), if the ref exists.
-pub fn tip(repo: &gix::Repository, full_name: &str) -> Option<ObjectId> {
+pub(crate) fn tip(repo: &gix::Repository, full_name: &str) -> Option<ObjectId> {
     let mut r = repo.try_find_reference(full_name).ok()??;
     r.peel_to_id().ok().map(|id| id.detach())
 }
@@ -162,7 +162,7 @@ pub fn tip(repo: &gix::Repository, full_name: &str) -> Option<ObjectId> {
 /// server) is passed over, never used (SPEC 1.3 "Errors a newcomer meets (more)").
 /// `main` when nothing resolves (a repository with no branch yet). A set `recode.base`
 /// is checked where the configuration is read ([`Config::check_base`]).
-pub fn base_name(repo: &gix::Repository, cfg: &Config) -> String {
+pub(crate) fn base_name(repo: &gix::Repository, cfg: &Config) -> String {
     if let Some(b) = &cfg.base {
         return b.clone();
     }
@@ -180,7 +180,7 @@ pub fn base_name(repo: &gix::Repository, cfg: &Config) -> String {
 /// The branch `refs/remotes/<remote>/HEAD` names (`main` for `origin/main`), whether or
 /// not that branch exists; `None` when the remote has no HEAD ref here or it names no
 /// branch of the remote.
-pub fn remote_head(repo: &gix::Repository, remote: &str) -> Option<String> {
+pub(crate) fn remote_head(repo: &gix::Repository, remote: &str) -> Option<String> {
     let r = repo
         .try_find_reference(format!("refs/remotes/{remote}/HEAD").as_str())
         .ok()??;
@@ -192,7 +192,7 @@ pub fn remote_head(repo: &gix::Repository, remote: &str) -> Option<String> {
 
 /// The remote's HEAD when it names a branch that is not there (`refs/remotes/<remote>/HEAD`
 /// left dangling by a rename on the server): its full target, for `doctor`'s warning.
-pub fn dangling_remote_head(repo: &gix::Repository, remote: &str) -> Option<String> {
+pub(crate) fn dangling_remote_head(repo: &gix::Repository, remote: &str) -> Option<String> {
     let b = remote_head(repo, remote)?;
     let full = format!("refs/remotes/{remote}/{b}");
     tip(repo, &full).is_none().then_some(full)
@@ -200,7 +200,7 @@ pub fn dangling_remote_head(repo: &gix::Repository, remote: &str) -> Option<Stri
 
 /// The tips that make up the base: the local base branch and its remote-tracking branch
 /// (SPEC "base": a commit is ahead when neither contains it).
-pub fn base_tips(repo: &gix::Repository, cfg: &Config, base: &str) -> Vec<ObjectId> {
+pub(crate) fn base_tips(repo: &gix::Repository, cfg: &Config, base: &str) -> Vec<ObjectId> {
     let mut tips: Vec<ObjectId> = [
         format!("refs/heads/{base}"),
         format!("refs/remotes/{}/{base}", cfg.remote),
@@ -213,7 +213,7 @@ pub fn base_tips(repo: &gix::Repository, cfg: &Config, base: &str) -> Vec<Object
 }
 
 /// The remote-tracking ref of `branch`: its configured upstream, else `<recode.remote>/<branch>`.
-pub fn remote_tracking(repo: &gix::Repository, cfg: &Config, branch: &str) -> String {
+pub(crate) fn remote_tracking(repo: &gix::Repository, cfg: &Config, branch: &str) -> String {
     let snap = repo.config_snapshot();
     let remote = snap
         .string(format!("branch.{branch}.remote").as_str())
@@ -238,7 +238,7 @@ pub fn remote_tracking(repo: &gix::Repository, cfg: &Config, branch: &str) -> St
 /// Then `ahead`/`behind` count only what is here (SPEC 1.2 "Never lose work: more
 /// states"). `false` in a complete repository and for an empty walk (the head is in the
 /// base); `true` when the shallow file or a commit of the walk cannot be read.
-pub fn shallow_cut(repo: &gix::Repository, ahead: &[(ObjectId, i64)]) -> bool {
+pub(crate) fn shallow_cut(repo: &gix::Repository, ahead: &[(ObjectId, i64)]) -> bool {
     let boundary = match repo.shallow_commits() {
         Ok(Some(b)) => b,
         Ok(None) => return false,
@@ -265,7 +265,7 @@ pub fn shallow_cut(repo: &gix::Repository, ahead: &[(ObjectId, i64)]) -> bool {
 /// Commits reachable from `tip` but from none of `hidden`, newest first, with committer times.
 ///
 /// Errors: [`RepoError::Git`] when the walk cannot read a commit.
-pub fn commits_between(
+pub(crate) fn commits_between(
     repo: &gix::Repository,
     tip: ObjectId,
     hidden: &[ObjectId],
@@ -277,7 +277,7 @@ pub fn commits_between(
 /// `hidden`, with committer times: a bounded read of a branch's recent work.
 ///
 /// Errors: [`RepoError::Git`] when the walk cannot read a commit.
-pub fn newest_between(
+pub(crate) fn newest_between(
     repo: &gix::Repository,
     tip: ObjectId,
     hidden: &[ObjectId],
@@ -323,7 +323,7 @@ fn walk_between(
 /// Count commits reachable from `tip` but from none of `hidden`.
 ///
 /// Errors: as [`commits_between`].
-pub fn count_between(
+pub(crate) fn count_between(
     repo: &gix::Repository,
     tip: ObjectId,
     hidden: &[ObjectId],
@@ -345,7 +345,7 @@ pub fn count_between(
 }
 
 /// Whether commit `id`'s message carries the `Recode-Wip: true` trailer (a git-recode WIP commit).
-pub fn is_wip_commit(repo: &gix::Repository, id: ObjectId) -> bool {
+pub(crate) fn is_wip_commit(repo: &gix::Repository, id: ObjectId) -> bool {
     repo.find_commit(id)
         .ok()
         .and_then(|c| c.message_raw().ok().map(|m| m.to_string()))
@@ -353,7 +353,7 @@ pub fn is_wip_commit(repo: &gix::Repository, id: ObjectId) -> bool {
 }
 
 /// The newest committer time among `commits` (newest first) that are not WIP commits.
-pub fn newest_worker_commit(
+pub(crate) fn newest_worker_commit(
     repo: &gix::Repository,
     commits: &[(ObjectId, i64)],
 ) -> Option<Timestamp> {
@@ -367,7 +367,7 @@ pub fn newest_worker_commit(
 
 /// The short names of the local branches and of `recode.remote`'s branches that match
 /// `recode.branchPattern` (workers by name), sorted, each once.
-pub fn worker_branch_names(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
+pub(crate) fn worker_branch_names(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
     let Ok(refs) = repo.references() else {
         return Vec::new();
     };
@@ -394,7 +394,7 @@ pub fn worker_branch_names(repo: &gix::Repository, cfg: &Config) -> Vec<String> 
 /// most 3: the same task key first (`issue-1` → `issue-1-empty`), then by edit distance
 /// (at most a third of the name, and 2 at least). For the error of a branch that exists
 /// nowhere (SPEC 1.2 "Errors a newcomer meets").
-pub fn closest_workers(repo: &gix::Repository, cfg: &Config, name: &str) -> Vec<String> {
+pub(crate) fn closest_workers(repo: &gix::Repository, cfg: &Config, name: &str) -> Vec<String> {
     let key = cfg.task_of(name);
     let limit = (name.chars().count() / 3).max(2);
     let mut ranked: Vec<(bool, usize, String)> = worker_branch_names(repo, cfg)

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 /// How the pause grows with the retry number `n` (1 = the pause before the first retry).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Growth {
-    /// `first` every time.
+pub(crate) enum Growth {
+    /// `first` every time (the tests' policies).
+    #[cfg(test)]
     Constant,
     /// `first × n`.
     Linear,
@@ -21,7 +22,7 @@ pub enum Growth {
 /// below `jitter` (0 for none) taken from the pid, the retry number and the clock's
 /// microseconds, so that racing processes fall out of step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pause {
+pub(crate) struct Pause {
     /// The pause before the first retry (before jitter).
     pub first: Duration,
     /// How it grows.
@@ -34,9 +35,10 @@ pub struct Pause {
 
 impl Pause {
     /// The pause before retry `n` (1-based), without jitter.
-    pub fn base(&self, n: u32) -> Duration {
+    pub(crate) fn base(&self, n: u32) -> Duration {
         let n = n.max(1);
         let grown = match self.growth {
+            #[cfg(test)]
             Growth::Constant => self.first,
             Growth::Linear => self.first.saturating_mul(n),
             Growth::Doubling => self.first.saturating_mul(1u32 << (n - 1).min(20)),
@@ -45,7 +47,7 @@ impl Pause {
     }
 
     /// The pause before retry `n` (1-based), jitter included.
-    pub fn before(&self, n: u32) -> Duration {
+    pub(crate) fn before(&self, n: u32) -> Duration {
         let span = self.jitter.as_millis() as u64;
         if span == 0 {
             return self.base(n);
@@ -60,7 +62,7 @@ impl Pause {
 
 /// When to stop retrying.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Limit {
+pub(crate) enum Limit {
     /// At most this many tries in all (the first included).
     Tries(u32),
     /// No pause that would end at or past this instant.
@@ -69,7 +71,7 @@ pub enum Limit {
 
 /// What one try says.
 #[derive(Debug)]
-pub enum Try<T, E> {
+pub(crate) enum Try<T, E> {
     /// It won: the loop returns `T`.
     Done(T),
     /// It failed for good: the loop returns `E` at once.
@@ -83,7 +85,7 @@ pub enum Try<T, E> {
 
 /// A retry loop's pause and limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Policy {
+pub(crate) struct Policy {
     /// The pause between tries.
     pub pause: Pause,
     /// When to stop.
@@ -92,7 +94,10 @@ pub struct Policy {
 
 /// Run `attempt(n)` (`n` = 1, 2, …) under `policy` until it is `Done` or `Fail`, or it
 /// lost and the limit leaves no further try: then the last loss's `E`.
-pub fn retry<T, E>(policy: Policy, mut attempt: impl FnMut(u32) -> Try<T, E>) -> Result<T, E> {
+pub(crate) fn retry<T, E>(
+    policy: Policy,
+    mut attempt: impl FnMut(u32) -> Try<T, E>,
+) -> Result<T, E> {
     let mut n = 0u32;
     loop {
         n += 1;

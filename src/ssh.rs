@@ -7,7 +7,7 @@
 
 /// Where the ssh command came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SshSource {
+pub(crate) enum SshSource {
     /// `GIT_SSH_COMMAND` in the environment.
     EnvCommand,
     /// `core.sshCommand` in git's configuration.
@@ -22,7 +22,7 @@ pub enum SshSource {
 impl SshSource {
     /// Its name, as a user sets it: `GIT_SSH_COMMAND`, `core.sshCommand`, `GIT_SSH`, or
     /// `git's default`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SshSource::EnvCommand => "GIT_SSH_COMMAND",
             SshSource::Config => "core.sshCommand",
@@ -34,7 +34,7 @@ impl SshSource {
 
 /// The ssh command of git-recode's network steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SshCommand {
+pub(crate) struct SshCommand {
     /// The command as git will run it (through the shell, the host and the remote command
     /// appended), batch mode included when it could be added; for
     /// [`SshSource::EnvProgram`], the program.
@@ -47,13 +47,13 @@ pub struct SshCommand {
 }
 
 /// The option added to an `ssh` command: fail instead of asking.
-pub const BATCH_MODE: &str = "-o BatchMode=yes";
+pub(crate) const BATCH_MODE: &str = "-o BatchMode=yes";
 
 impl SshCommand {
     /// Resolve as git does: `env_command` (`GIT_SSH_COMMAND`), else `config`
     /// (`core.sshCommand`), else `env_program` (`GIT_SSH`), else `ssh`. Empty values count
     /// as unset.
-    pub fn resolve(
+    pub(crate) fn resolve(
         env_command: Option<&str>,
         config: Option<&str>,
         env_program: Option<&str>,
@@ -85,7 +85,7 @@ impl SshCommand {
 
     /// Resolve from this process's environment and `config` (the repository's
     /// `core.sshCommand`).
-    pub fn from_env(config: Option<&str>) -> SshCommand {
+    pub(crate) fn from_env(config: Option<&str>) -> SshCommand {
         let var = |k: &str| std::env::var(k).ok();
         SshCommand::resolve(
             var("GIT_SSH_COMMAND").as_deref(),
@@ -97,18 +97,18 @@ impl SshCommand {
     /// The `GIT_SSH_COMMAND` value a git run gets (it beats the configuration, so it holds
     /// the configuration's command); `None` for [`SshSource::EnvProgram`], which the run
     /// inherits as it is.
-    pub fn env_value(&self) -> Option<&str> {
+    pub(crate) fn env_value(&self) -> Option<&str> {
         (self.source != SshSource::EnvProgram).then_some(self.command.as_str())
     }
 
     /// The program the command runs: its first word, unquoted.
-    pub fn program(&self) -> String {
+    pub(crate) fn program(&self) -> String {
         first_word(&self.command)
     }
 
     /// The identity files the command names (`-i FILE`, `-iFILE`, `-o IdentityFile=FILE`),
     /// as written (a `~/` is left to the caller).
-    pub fn identity_files(&self) -> Vec<String> {
+    pub(crate) fn identity_files(&self) -> Vec<String> {
         let words = words(&self.command);
         let mut out = Vec::new();
         let mut it = words.iter().skip(1);
@@ -141,7 +141,7 @@ fn identity_option(o: &str) -> Option<String> {
 /// it sets no `BatchMode` of its own; and whether batch mode is then on. Another program
 /// (`plink`, `sshpass`, a wrapper) is left as it is: an option it does not know would
 /// break it.
-pub fn with_batch_mode(cmd: &str) -> (String, bool) {
+pub(crate) fn with_batch_mode(cmd: &str) -> (String, bool) {
     let lower = cmd.to_ascii_lowercase();
     if lower.contains("batchmode=yes") || lower.contains("batchmode yes") {
         return (cmd.to_string(), true);
@@ -170,7 +170,7 @@ fn first_word(cmd: &str) -> String {
 /// A shell command's words, split as `sh` would for plain words, quotes and backslashes
 /// (no expansion, no operators): enough to find a program and its `-i` files, or the
 /// program a hook line runs.
-pub fn words(cmd: &str) -> Vec<String> {
+pub(crate) fn words(cmd: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;

@@ -17,14 +17,14 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// The read buffer, in bytes.
-pub const CHUNK: usize = 256 * 1024;
+pub(crate) const CHUNK: usize = 256 * 1024;
 
 /// The most read from a stream (1 GiB): past it reading stops with [`Tail::stopped`].
-pub const MAX_STREAM_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_STREAM_BYTES: u64 = 1 << 30;
 
 /// The kept end of an input.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tail {
+pub(crate) struct Tail {
     /// At most `keep` bytes: the input's last bytes before its trailing ASCII whitespace
     /// (when the input was longer, starting at a UTF-8 character boundary if one is
     /// within the first 3 bytes).
@@ -36,7 +36,7 @@ pub struct Tail {
 /// Read the tail of `path` (`-`: standard input), keeping `keep` bytes.
 ///
 /// Errors: the file cannot be opened or read.
-pub fn read_tail(path: &Path, keep: usize) -> io::Result<Tail> {
+pub(crate) fn read_tail(path: &Path, keep: usize) -> io::Result<Tail> {
     if path == Path::new("-") {
         return stream(io::stdin().lock(), keep);
     }

@@ -3,16 +3,16 @@
 //! depends on nothing else in the crate.
 
 /// The trailer that marks a milestone commit.
-pub const PHASE_TRAILER: &str = "Recode-Phase";
+pub(crate) const PHASE_TRAILER: &str = "Recode-Phase";
 
 /// The trailer git-recode's WIP snapshots carry (`Recode-Wip: true`).
-pub const WIP_TRAILER: &str = "Recode-Wip";
+pub(crate) const WIP_TRAILER: &str = "Recode-Wip";
 
 /// Trailers of a commit message, parsed as `git interpret-trailers --parse` does (by
 /// gix-object: the last paragraph, continuation lines unfolded, git's 25% rule for blocks
 /// mixing prose and trailers). Returns `(key, value)` pairs in order; none for a subject
 /// alone.
-pub fn trailers(message: &str) -> Vec<(String, String)> {
+pub(crate) fn trailers(message: &str) -> Vec<(String, String)> {
     use gix::bstr::ByteSlice;
     let Some(body) = gix::objs::commit::MessageRef::from_bytes(message.as_bytes()).body() else {
         return Vec::new();
@@ -28,14 +28,14 @@ pub fn trailers(message: &str) -> Vec<(String, String)> {
 }
 
 /// Whether a commit message is a git-recode WIP snapshot (a `Recode-Wip: true` trailer).
-pub fn is_wip(message: &str) -> bool {
+pub(crate) fn is_wip(message: &str) -> bool {
     trailers(message)
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case(WIP_TRAILER) && v.eq_ignore_ascii_case("true"))
 }
 
 /// The phase a commit message declares (the last `Recode-Phase:` trailer), if any.
-pub fn phase_of(message: &str) -> Option<String> {
+pub(crate) fn phase_of(message: &str) -> Option<String> {
     trailers(message)
         .into_iter()
         .filter(|(k, _)| k.eq_ignore_ascii_case(PHASE_TRAILER))

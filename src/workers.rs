@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::ledger::{Ledger, Ledgers};
 
 /// The newest branch `ledger` names: the `branch` of its newest event that has one.
-pub fn ledger_branch(ledger: &Ledger) -> Option<String> {
+pub(crate) fn ledger_branch(ledger: &Ledger) -> Option<String> {
     ledger.events().rev().find_map(|e| e.branch.clone())
 }
 
@@ -18,7 +18,7 @@ pub fn ledger_branch(ledger: &Ledger) -> Option<String> {
 /// `cfg`'s pattern, then the branch each of `ledgers` names (a branch matching the
 /// pattern keeps the pattern's task); without `base`. The named branches need not exist
 /// locally (a deleted worker branch with a ledger is still a worker).
-pub fn worker_branches<'a>(
+pub(crate) fn worker_branches<'a>(
     local: impl IntoIterator<Item = &'a str>,
     cfg: &Config,
     ledgers: &Ledgers,

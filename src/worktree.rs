@@ -12,12 +12,12 @@ use jiff::Timestamp;
 use crate::model::{Dirty, Operation};
 use crate::repo::{RepoError, git};
 
-pub mod bind;
+pub(crate) mod bind;
 mod proof;
 
 /// One registered worktree.
 #[derive(Clone, Debug)]
-pub struct Worktree {
+pub(crate) struct Worktree {
     /// Absolute path of the working directory.
     pub path: PathBuf,
     /// Its own git dir (`.git` for the main one, `.git/worktrees/<id>` for linked ones).
@@ -47,7 +47,7 @@ pub struct Worktree {
 
 /// Dirty counts plus the newest mtime of the changed files and the index.
 #[derive(Clone, Debug, Default)]
-pub struct Status {
+pub(crate) struct Status {
     /// The counts.
     pub dirty: Dirty,
     /// Newest mtime of changed and untracked files and of the index.
@@ -66,7 +66,7 @@ pub struct Status {
 /// List every worktree of `repo` (main first, when there is one).
 ///
 /// Errors: [`RepoError::Git`] when the worktree registry cannot be read.
-pub fn list(repo: &gix::Repository) -> Result<Vec<Worktree>, RepoError> {
+pub(crate) fn list(repo: &gix::Repository) -> Result<Vec<Worktree>, RepoError> {
     let mut out = Vec::new();
     let common = repo.common_dir().to_path_buf();
     let main_git_dir = common.clone();
@@ -96,7 +96,7 @@ pub fn list(repo: &gix::Repository) -> Result<Vec<Worktree>, RepoError> {
 
 /// `p` made absolute (against the current directory, [`std::path::absolute`]) and
 /// canonicalized when it exists.
-pub fn absolute(p: &Path) -> PathBuf {
+pub(crate) fn absolute(p: &Path) -> PathBuf {
     let p = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     p.canonicalize().unwrap_or(p)
 }
@@ -169,7 +169,7 @@ fn read_one(
 /// `head-name` git keeps in `rebase-merge/` or `rebase-apply/`, when it names a branch
 /// (`refs/heads/…`; a rebase of a detached HEAD has none). gix reads this file only
 /// privately, hence by hand here.
-pub fn rebase_head_name(git_dir: &Path) -> Option<String> {
+pub(crate) fn rebase_head_name(git_dir: &Path) -> Option<String> {
     ["rebase-merge", "rebase-apply"].iter().find_map(|d| {
         let name = std::fs::read_to_string(git_dir.join(d).join("head-name")).ok()?;
         let name = name.trim();
@@ -192,7 +192,7 @@ fn head_reflog(git_dir: &Path) -> Vec<gix::refs::log::Line> {
 
 /// The newest commit of the HEAD reflog in `git_dir` (a worktree's own git dir) that is
 /// still in the object store; `None` without a reflog or with no such commit.
-pub fn reflog_head(repo: &gix::Repository, git_dir: &Path) -> Option<ObjectId> {
+pub(crate) fn reflog_head(repo: &gix::Repository, git_dir: &Path) -> Option<ObjectId> {
     head_reflog(git_dir).into_iter().find_map(|line| {
         let id = line.new_oid;
         (!id.is_null() && repo.find_commit(id).is_ok()).then_some(id)
@@ -201,7 +201,7 @@ pub fn reflog_head(repo: &gix::Repository, git_dir: &Path) -> Option<ObjectId> {
 
 /// The operation in progress in a worktree (its own repository `own`), from gix's
 /// `Repository::state()` (modelled on git's `wt_status_get_state`).
-pub fn operation(own: &gix::Repository) -> Option<Operation> {
+pub(crate) fn operation(own: &gix::Repository) -> Option<Operation> {
     use gix::state::InProgress as P;
     Some(match own.state()? {
         // `git am` uses rebase-apply and marks it with `applying`.
@@ -257,7 +257,7 @@ fn without_filter_drivers(repo: &mut gix::Repository) -> Result<(), RepoError> {
 ///
 /// Errors: [`RepoError::Git`] when the worktree or its index cannot be read, or when its
 /// `.git` leads anywhere but `admin`, the admin directory this repository lists for it.
-pub fn status(path: &Path, admin: &Path) -> Result<Status, RepoError> {
+pub(crate) fn status(path: &Path, admin: &Path) -> Result<Status, RepoError> {
     if let Some(other) = bind::foreign(path, admin) {
         return Err(RepoError::Git(
             format!(
@@ -510,7 +510,11 @@ fn unflag(
 /// Where a worktree for `branch` is added: under `recode.worktreeDir` (relative to the
 /// main worktree), else beside the main worktree in `<name>.worktrees/`; the directory is
 /// the branch name with anything but `[A-Za-z0-9._-]` turned into `-`.
-pub fn default_path(repo: &gix::Repository, worktree_dir: Option<&str>, branch: &str) -> String {
+pub(crate) fn default_path(
+    repo: &gix::Repository,
+    worktree_dir: Option<&str>,
+    branch: &str,
+) -> String {
     let root = match worktree_dir {
         Some(d) => main_dir(repo).join(d),
         None => {
@@ -532,7 +536,7 @@ pub fn default_path(repo: &gix::Repository, worktree_dir: Option<&str>, branch: 
 }
 
 /// The main worktree's directory (the common dir's parent for a non-bare repository).
-pub fn main_dir(repo: &gix::Repository) -> std::path::PathBuf {
+pub(crate) fn main_dir(repo: &gix::Repository) -> std::path::PathBuf {
     let common = repo.common_dir();
     let common = common
         .canonicalize()
@@ -545,7 +549,7 @@ pub fn main_dir(repo: &gix::Repository) -> std::path::PathBuf {
 }
 
 /// The mtime of `p` (not following symlinks), if it exists.
-pub fn mtime(p: &Path) -> Option<Timestamp> {
+pub(crate) fn mtime(p: &Path) -> Option<Timestamp> {
     let m = std::fs::symlink_metadata(p).ok()?.modified().ok()?;
     Timestamp::try_from(m).ok()
 }
@@ -554,7 +558,7 @@ pub fn mtime(p: &Path) -> Option<Timestamp> {
 /// newest `checkout: moving from <branch> to …`, or the branch whose tip HEAD was on
 /// when a rebase started (`rebase (start)` / `rebase -i (start)`: its old id). `tips` are
 /// the local branches and their tips. `None` when the reflog names neither.
-pub fn left_branch(
+pub(crate) fn left_branch(
     git_dir: &Path,
     tips: &std::collections::BTreeMap<String, ObjectId>,
 ) -> Option<String> {

@@ -5,14 +5,14 @@
 use std::io::BufRead;
 
 /// The longest line read, in bytes (1 MiB); a longer one is skipped, never held whole.
-pub const MAX_LINE: usize = 1 << 20;
+pub(crate) const MAX_LINE: usize = 1 << 20;
 
 /// Call `f` with each line of `r` (without its line break, decoded lossily as UTF-8).
 /// A line longer than `max` bytes is skipped as it streams past: at most `max` bytes of
 /// it are ever held. Returns how many lines were skipped.
 ///
 /// Errors: the reader's I/O error.
-pub fn for_each_line<R: BufRead>(
+pub(crate) fn for_each_line<R: BufRead>(
     mut r: R,
     max: usize,
     mut f: impl FnMut(&str),
@@ -59,7 +59,7 @@ pub fn for_each_line<R: BufRead>(
 }
 
 /// The last `max` bytes of `s`, cut at a character boundary.
-pub fn tail(s: &str, max: usize) -> String {
+pub(crate) fn tail(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }

@@ -8,17 +8,19 @@
 //! then the text (SPEC `exit`, "Outcomes: reading how an attempt ended").
 
 mod events;
-pub mod lines;
+pub(crate) mod lines;
 mod output;
-pub mod parked;
-pub mod profiles;
-pub mod structured;
+pub(crate) mod parked;
+pub(crate) mod profiles;
+pub(crate) mod structured;
 mod transcript;
 
-pub use output::{AgentResult, TEXT_KEEP, parse_reader, parse_result};
-pub use profiles::{PROFILES, Profile, profile};
-pub use structured::{error_kind, json_kind};
-pub use transcript::{claude_dir, transcript, transcript_error};
+pub use output::parse_result;
+pub(crate) use output::{AgentResult, parse_reader};
+pub(crate) use profiles::{Profile, profile};
+pub(crate) use structured::{error_kind, json_kind};
+pub(crate) use transcript::transcript;
+pub use transcript::transcript_error;
 
 use jiff::Timestamp;
 
@@ -109,7 +111,7 @@ pub fn decide(
     v
 }
 
-pub use crate::fence::session_id_ok;
+pub(crate) use crate::fence::session_id_ok;
 
 #[cfg(test)]
 mod tests {

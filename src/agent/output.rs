@@ -55,7 +55,7 @@ pub fn parse_result(text: &str) -> AgentResult {
 /// [`lines::MAX_LINE`] were skipped.
 ///
 /// Errors: none; an unreadable stream ends the reading where it failed.
-pub fn parse_reader<R: std::io::Read>(r: R) -> (AgentResult, usize) {
+pub(crate) fn parse_reader<R: std::io::Read>(r: R) -> (AgentResult, usize) {
     let mut res = AgentResult::default();
     let mut p = Pending::default();
     let reader = std::io::BufReader::with_capacity(64 * 1024, r);
@@ -68,7 +68,7 @@ pub fn parse_reader<R: std::io::Read>(r: R) -> (AgentResult, usize) {
 }
 
 /// How much of the non-JSON text of an output is kept, in bytes (the message's 4 KiB).
-pub const TEXT_KEEP: usize = 4096;
+pub(crate) const TEXT_KEEP: usize = 4096;
 
 /// The reading state between lines: a JSON object spread over several lines, and the
 /// tail of the text lines.

@@ -12,13 +12,13 @@ use crate::outcome::signs::Kind;
 use crate::outcome::{backoff, find_sign, reset_time};
 
 /// How much of the file's end is read, in bytes (64 KiB): the newest line is in it.
-pub const TAIL_BYTES: u64 = 64 * 1024;
+pub(crate) const TAIL_BYTES: u64 = 64 * 1024;
 
 /// When a worker whose newest output line is `path`'s last reads as a limit may go on:
 /// the reset the line names (read from the file's mtime, when the line was written),
 /// else the mtime plus the first backoff ([`backoff::BASE_SECS`]). `None` when the file
 /// is missing, empty, or its newest line is no limit.
-pub fn parked_until(path: &Path) -> Option<Timestamp> {
+pub(crate) fn parked_until(path: &Path) -> Option<Timestamp> {
     let mut f = std::fs::File::open(path).ok()?;
     let meta = f.metadata().ok()?;
     let written = Timestamp::try_from(meta.modified().ok()?).ok()?;

@@ -8,20 +8,9 @@
 //! flags, each single-quoted, else [`Profile::default_args`]). Nothing else in this crate asks
 //! which agent it is: every difference between agents is a field here.
 
-/// Where an agent keeps its session transcripts (shown in `docs/agents.md`; read by
-/// [`crate::agent::transcript`] where it is a file git-recode can read).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transcript {
-    /// A JSON-lines file per session under a directory of the home, described by the
-    /// path pattern (`~/.claude/projects/<dir>/<session>.jsonl`).
-    Jsonl(&'static str),
-    /// A database or a server: not read by git-recode (the `record spawn --output` file is).
-    Elsewhere(&'static str),
-}
-
 /// One agent CLI.
 #[derive(Clone, Copy, Debug)]
-pub struct Profile {
+pub(crate) struct Profile {
     /// The `recode.agent` / `record spawn --agent` name.
     pub name: &'static str,
     /// The executable on `PATH`.
@@ -33,16 +22,11 @@ pub struct Profile {
     pub resume: Option<&'static str>,
     /// Whether a session belongs to the directory it ran in (resume must run there).
     pub resume_needs_cwd: bool,
-    /// Where its machine output carries the session id (for `docs/agents.md`; the
-    /// reader is [`crate::agent::parse_result`]).
-    pub session_in: &'static str,
     /// Whether its exit code can be trusted. When false, rc 0 is a success only when the
     /// output says the run completed (a closing event without an error, or for a
     /// text-only agent a final message with no sign of failure): empty output is a
     /// failure.
     pub exit_trusted: bool,
-    /// Where its transcripts are.
-    pub transcript: Transcript,
     /// Environment set on its launch command (`NAME=value` words before the binary).
     pub env: &'static [(&'static str, &'static str)],
     /// The flags `{args}` stands for when the attempt recorded none (`record spawn -- ARGS`
@@ -59,16 +43,16 @@ pub struct Profile {
 }
 
 /// Every known agent, by `recode.agent` name.
-pub const PROFILES: &[Profile] = &[
+pub(crate) const PROFILES: &[Profile] = &[
     Profile {
         name: "claude",
         binary: "claude",
         fresh: "claude -p {args} {prompt}",
         resume: Some("claude -p --resume={session_id} {args} {prompt}"),
         resume_needs_cwd: true,
-        session_in: "`session_id` of the `json` result, of stream-json's `system`/`init` and `result`",
+        // Session id: `session_id` of the `json` result, of stream-json's `system`/`init` and `result`.
         exit_trusted: true,
-        transcript: Transcript::Jsonl("~/.claude/projects/<dir>/<session>.jsonl"),
+        // Transcripts: ~/.claude/projects/<dir>/<session>.jsonl (JSON lines).
         // SPEC 1.2: background work fails loudly instead of half-completing.
         env: &[("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", "0")],
         default_args: &[],
@@ -81,10 +65,10 @@ pub const PROFILES: &[Profile] = &[
         fresh: "codex exec {args} {prompt}",
         resume: Some("codex exec resume {args} {session_id} {prompt}"),
         resume_needs_cwd: true,
-        session_in: "`thread_id` of `thread.started`",
+        // Session id: `thread_id` of `thread.started`.
         // `turn.failed` with exit 0.
         exit_trusted: false,
-        transcript: Transcript::Jsonl("~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<session>.jsonl"),
+        // Transcripts: ~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<session>.jsonl (JSON lines).
         env: &[],
         default_args: &[],
         config_env: Some("CODEX_HOME"),
@@ -96,9 +80,9 @@ pub const PROFILES: &[Profile] = &[
         fresh: "gemini -p {prompt} -o stream-json {args}",
         resume: Some("gemini --resume {session_id} -p {prompt} -o stream-json {args}"),
         resume_needs_cwd: true,
-        session_in: "`session_id` of stream-json's `init`, or of the `json` object",
+        // Session id: `session_id` of stream-json's `init`, or of the `json` object.
         exit_trusted: true,
-        transcript: Transcript::Jsonl("~/.gemini/tmp/<project>/chats/session-<ts>-<id8>.jsonl"),
+        // Transcripts: ~/.gemini/tmp/<project>/chats/session-<ts>-<id8>.jsonl (JSON lines).
         env: &[],
         default_args: &["--yolo", "--skip-trust"],
         config_env: None,
@@ -110,10 +94,10 @@ pub const PROFILES: &[Profile] = &[
         fresh: "opencode run --format json {args} {prompt}",
         resume: Some("opencode run --format json {args} --session={session_id} {prompt}"),
         resume_needs_cwd: true,
-        session_in: "`sessionID` of every event (`ses_…`)",
+        // Session id: `sessionID` of every event (`ses_…`).
         // Exit 0 for a missing session (anomalyco/opencode#27559).
         exit_trusted: false,
-        transcript: Transcript::Elsewhere("SQLite ~/.local/share/opencode/opencode.db"),
+        // Transcripts: SQLite ~/.local/share/opencode/opencode.db (not read: the `record spawn --output` file is).
         env: &[],
         default_args: &["--auto"],
         config_env: None,
@@ -127,10 +111,10 @@ pub const PROFILES: &[Profile] = &[
             "cursor-agent -p --output-format stream-json {args} --resume={session_id} {prompt}",
         ),
         resume_needs_cwd: true,
-        session_in: "`session_id` of stream-json's `system`/`init` and `result` (Claude-shaped)",
+        // Session id: `session_id` of stream-json's `system`/`init` and `result` (Claude-shaped).
         // No JSON at all on failure: the stderr text decides.
         exit_trusted: true,
-        transcript: Transcript::Elsewhere("SQLite ~/.cursor/chats/<md5(cwd)>/<chat>/store.db"),
+        // Transcripts: SQLite ~/.cursor/chats/<md5(cwd)>/<chat>/store.db (not read: the `record spawn --output` file is).
         env: &[],
         default_args: &["--force"],
         config_env: None,
@@ -142,10 +126,10 @@ pub const PROFILES: &[Profile] = &[
         fresh: "copilot -p {prompt} --output-format json -s {args}",
         resume: Some("copilot -p {prompt} --output-format json -s {args} --resume={session_id}"),
         resume_needs_cwd: true,
-        session_in: "`sessionId` of the final `result` event",
+        // Session id: `sessionId` of the final `result` event.
         // Exit 0 with no output on an auth failure (github/copilot-cli#1181).
         exit_trusted: false,
-        transcript: Transcript::Jsonl("~/.copilot/session-state/<session>/events.jsonl"),
+        // Transcripts: ~/.copilot/session-state/<session>/events.jsonl (JSON lines).
         env: &[],
         default_args: &["--allow-all", "--autopilot", "--no-ask-user"],
         config_env: None,
@@ -158,11 +142,9 @@ pub const PROFILES: &[Profile] = &[
         resume: Some("amp threads continue {session_id} -x --stream-json {args} {prompt}"),
         // Threads are server-side: any directory of the account resumes them.
         resume_needs_cwd: false,
-        session_in: "`session_id` of stream-json's `system`/`init` (thread id `T-…`, Claude-shaped)",
+        // Session id: `session_id` of stream-json's `system`/`init` (thread id `T-…`, Claude-shaped).
         exit_trusted: true,
-        transcript: Transcript::Elsewhere(
-            "server-side threads (~/.local/state/amp/last-thread-id)",
-        ),
+        // Transcripts: server-side threads (~/.local/state/amp/last-thread-id) (not read: the `record spawn --output` file is).
         env: &[],
         default_args: &["--dangerously-allow-all"],
         config_env: None,
@@ -176,9 +158,9 @@ pub const PROFILES: &[Profile] = &[
             "goose run -r --name={session_id} {args} -t {prompt} --output-format stream-json",
         ),
         resume_needs_cwd: true,
-        session_in: "not emitted: the session name the loop gave (`-n`), recorded with `record spawn --session-id`",
+        // Session id: not emitted: the session name the loop gave (`-n`), recorded with `record spawn --session-id`.
         exit_trusted: false,
-        transcript: Transcript::Elsewhere("SQLite ~/.local/share/goose/sessions/sessions.db"),
+        // Transcripts: SQLite ~/.local/share/goose/sessions/sessions.db (not read: the `record spawn --output` file is).
         env: &[],
         default_args: &[],
         config_env: None,
@@ -190,10 +172,10 @@ pub const PROFILES: &[Profile] = &[
         fresh: "aider {args} --message-file {prompt_file}",
         resume: None,
         resume_needs_cwd: true,
-        session_in: "none: Aider has no session ids and no JSON output",
+        // Session id: none: Aider has no session ids and no JSON output.
         // Exit 0 after every API call failed (aider/main.py returns None).
         exit_trusted: false,
-        transcript: Transcript::Elsewhere("<git root>/.aider.chat.history.md"),
+        // Transcripts: <git root>/.aider.chat.history.md (not read: the `record spawn --output` file is).
         env: &[],
         default_args: &["--yes-always"],
         config_env: None,
@@ -203,7 +185,7 @@ pub const PROFILES: &[Profile] = &[
 
 /// The profile named `name` (`recode.agent`, `record spawn --agent`), if it is a known
 /// agent; anything else is a command template.
-pub fn profile(name: &str) -> Option<&'static Profile> {
+pub(crate) fn profile(name: &str) -> Option<&'static Profile> {
     PROFILES.iter().find(|p| p.name == name)
 }
 

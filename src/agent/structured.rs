@@ -36,7 +36,7 @@ fn about_size(message: &str) -> bool {
 
 /// The HTTP status an agent's error line names (`API Error: Request rejected (429)`,
 /// `API Error: 529 Overloaded`, `status code 503`, `[API Error: … (Status: 429)]`).
-pub fn status_in_text(message: &str) -> Option<u16> {
+pub(crate) fn status_in_text(message: &str) -> Option<u16> {
     static R: OnceLock<regex::Regex> = OnceLock::new();
     let r = R.get_or_init(|| {
         regex::Regex::new(
@@ -54,7 +54,7 @@ pub fn status_in_text(message: &str) -> Option<u16> {
 
 /// What the HTTP status an agent's error line names means (see [`status_in_text`]), for
 /// a run that failed with no JSON status: Claude Code's text output.
-pub fn text_kind(message: &str) -> Option<Kind> {
+pub(crate) fn text_kind(message: &str) -> Option<Kind> {
     status_in_text(message).and_then(|s| by_status(s, message))
 }
 
@@ -64,7 +64,7 @@ pub fn text_kind(message: &str) -> Option<Kind> {
 /// `error`, Gemini's `error.type`, OpenCode's `error.name`, Codex's `error.code`), then a
 /// `terminal_reason` that says why it stopped (`prompt_too_long` is fresh), then an error
 /// `subtype` or any other `terminal_reason` than completion (cut short).
-pub fn json_kind(r: &AgentResult) -> Option<Kind> {
+pub(crate) fn json_kind(r: &AgentResult) -> Option<Kind> {
     let message = r.message.as_deref().unwrap_or("");
     let status = r.api_error_status.or(r.error_code).or_else(|| {
         (r.is_error || r.error_kind.is_some())
@@ -95,7 +95,7 @@ pub fn json_kind(r: &AgentResult) -> Option<Kind> {
 /// the `error` of an API-error message (`rate_limit`, `server_error`, …); Gemini CLI's
 /// `error.type`/`error.status` (`RESOURCE_EXHAUSTED`, `UNAVAILABLE`, …); Codex's
 /// `error.code`; a `terminal_reason` (`prompt_too_long`, `max_turns`).
-pub fn error_kind(name: &str) -> Option<Kind> {
+pub(crate) fn error_kind(name: &str) -> Option<Kind> {
     let n = name.to_ascii_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| n.contains(w));
     if has(&[

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use super::session_id_ok;
 
 /// Claude's config dir: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
-pub fn claude_dir() -> Option<PathBuf> {
+pub(crate) fn claude_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(d));
     }
@@ -44,7 +44,7 @@ fn transcripts() -> &'static HashMap<String, PathBuf> {
 }
 
 /// The transcript of session `id`, if one is on this machine.
-pub fn transcript(id: &str) -> Option<&'static Path> {
+pub(crate) fn transcript(id: &str) -> Option<&'static Path> {
     transcripts().get(id).map(PathBuf::as_path)
 }
 

@@ -24,7 +24,7 @@ use crate::model::*;
 use crate::outcome::Outcome;
 
 /// Classify one worker. Pure: the same snapshot always gives the same answer.
-pub fn classify(s: &Snapshot) -> Worker {
+pub(crate) fn classify(s: &Snapshot) -> Worker {
     let mut r = s.replayed().clone();
     if s.blocker_closed {
         r.blocked = None; // SPEC: blocked until `record unblock` or the forge reports the blocker closed

@@ -10,7 +10,7 @@ use crate::{render, wire};
 ///
 /// Example: `git recode classify feat/issue-12-parser --json | jq -r .action`
 #[derive(clap::Args, Debug)]
-pub struct ClassifyArgs {
+pub(crate) struct ClassifyArgs {
     /// The worker's branch
     #[arg(value_parser = crate::app::parse_branch)]
     pub branch: String,
@@ -26,7 +26,7 @@ pub struct ClassifyArgs {
 ///
 /// Errors: [`Error::UnknownBranch`] when the branch is nowhere (no local or remote
 /// branch, no worktree, no ledger).
-pub fn run(args: ClassifyArgs, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(args: ClassifyArgs, ui: &Ui) -> Result<i32, Error> {
     let (s, ui) = ui.session()?;
     let worker = ui.after(&s, app::classify(&s, &args.branch, args.offline))?;
     if args.json {

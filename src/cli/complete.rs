@@ -26,7 +26,7 @@ use crate::cli::{Cli, out_err};
 /// `fpath=(~/.zfunc $fpath)` before `compinit` in ~/.zshrc.
 /// fish: `mkdir -p ~/.config/fish/conf.d && git recode completions fish > ~/.config/fish/conf.d/git-recode.fish`.
 #[derive(clap::Args, Debug)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell
     #[arg(value_parser = ["bash", "zsh", "fish"])]
     pub shell: String,
@@ -34,7 +34,7 @@ pub struct CompletionsArgs {
 
 /// The command definition completion runs on: the CLI named `git-recode`, with every
 /// `branch`/`branches` argument completing worker branch names ([`worker_branches`]).
-pub fn command() -> clap::Command {
+pub(crate) fn command() -> clap::Command {
     with_branches(Cli::command().name("git-recode").bin_name("git-recode"))
 }
 
@@ -61,7 +61,7 @@ fn with_branches(cmd: clap::Command) -> clap::Command {
 /// Worker branches starting with `current`: local branches and those of `recode.remote`
 /// (short names) that match `recode.branchPattern`, from the repository of the current
 /// directory. Nothing outside a repository.
-pub fn worker_branches(current: &OsStr) -> Vec<CompletionCandidate> {
+pub(crate) fn worker_branches(current: &OsStr) -> Vec<CompletionCandidate> {
     let current = current.to_string_lossy();
     crate::app::worker_branches()
         .into_iter()
@@ -72,7 +72,7 @@ pub fn worker_branches(current: &OsStr) -> Vec<CompletionCandidate> {
 
 /// Answer a completion request (`COMPLETE=<shell>` in the environment) and return true;
 /// false for an ordinary run.
-pub fn answer() -> bool {
+pub(crate) fn answer() -> bool {
     if std::env::var_os("COMPLETE").is_none_or(|v| v.is_empty() || v == "0") {
         return false;
     }
@@ -152,7 +152,7 @@ complete --keep-order --exclusive --command git --condition "__fish_seen_subcomm
 /// Run `completions`: print the script for the shell.
 ///
 /// Errors: [`Error::Io`] on a write failure.
-pub fn completions(args: CompletionsArgs) -> Result<i32, Error> {
+pub(crate) fn completions(args: CompletionsArgs) -> Result<i32, Error> {
     let script = match args.shell.as_str() {
         "bash" => BASH,
         "zsh" => ZSH,

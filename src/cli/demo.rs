@@ -13,7 +13,7 @@ use crate::render;
 /// publishable, needs-human (a rebase in progress), stalled, running and orphaned.
 /// `status` is printed, then what `recover` would do with each worker.
 #[derive(clap::Args, Debug)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Where to build it [default: a new directory under the system temp dir]
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
@@ -22,7 +22,7 @@ pub struct DemoArgs {
 /// Run `demo`.
 ///
 /// Errors: as [`app::demo`].
-pub fn run(args: DemoArgs, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(args: DemoArgs, ui: &Ui) -> Result<i32, Error> {
     let (demo, warnings) = app::demo(args.dir)?;
     let ui = ui.with_color_ui(demo.color_ui.clone());
     ui.warn(&warnings);

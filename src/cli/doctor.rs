@@ -20,7 +20,7 @@ use crate::render;
 ///
 /// Example: `git recode doctor && ./loop.sh`
 #[derive(clap::Args, Debug)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Print {"schema": 1, "ok": bool, "checks": [{"check", "level", "message", "fix"}]}
     #[arg(long)]
     pub json: bool,
@@ -30,7 +30,7 @@ pub struct DoctorArgs {
 ///
 /// Errors: [`Error::Repo`] outside a repository, [`Error::Clock`]; failed checks are
 /// results (exit 1), not errors.
-pub fn run(args: DoctorArgs, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(args: DoctorArgs, ui: &Ui) -> Result<i32, Error> {
     let d = app::doctor()?;
     let ui = ui.with_color_ui(d.color_ui.clone());
     if args.json {

@@ -3,7 +3,7 @@
 
 /// The text after `--help`: every `recode.*` key from [`crate::app::CONFIG_KEYS`], the
 /// environment, the exit codes and [`crate::app::LOOP_TICK`].
-pub fn long_after() -> String {
+pub(crate) fn long_after() -> String {
     format!(
         "Configuration (git config):\n{}\n\
 Environment: RECODE_NOW replaces the clock; NO_COLOR turns colour off; RUST_LOG sets

@@ -7,7 +7,7 @@ use crate::cli::{Ui, out_err};
 
 /// The post-commit milestone hook
 #[derive(clap::Subcommand, Debug)]
-pub enum HookCommand {
+pub(crate) enum HookCommand {
     /// Install the post-commit hook into the hooks directory git uses (core.hooksPath honoured)
     ///
     /// Refuses (exit 3) where a post-commit hook git-recode did not write exists, unless
@@ -45,7 +45,7 @@ pub enum HookCommand {
 /// Run `hook …`.
 ///
 /// Errors: refusals print a hint and return exit 3; I/O errors.
-pub fn run(cmd: HookCommand, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(cmd: HookCommand, ui: &Ui) -> Result<i32, Error> {
     match cmd {
         HookCommand::PostCommit => Ok(post_commit_hook()),
         HookCommand::Install { chain } => act(Some(chain), ui),
@@ -109,7 +109,7 @@ fn act(install: Option<bool>, ui: &Ui) -> Result<i32, Error> {
 /// The post-commit hook, as git runs it (`hook post-commit`, or the hook file taken
 /// straight from `main` before any argument parsing): never fails, at most one line on
 /// stderr. Returns the exit code, always 0.
-pub fn post_commit_hook() -> i32 {
+pub(crate) fn post_commit_hook() -> i32 {
     let said = app::post_commit();
     if let Some(line) = said.stdout {
         println!("{line}");

@@ -10,7 +10,7 @@ use crate::render;
 ///
 /// Example: `git recode log feat/issue-12-parser --json | jq -c 'select(.kind=="exit")'`
 #[derive(clap::Args, Debug)]
-pub struct LogArgs {
+pub(crate) struct LogArgs {
     /// A worker's branch (its task's ledger); all tasks when omitted
     #[arg(value_parser = crate::app::parse_branch)]
     pub branch: Option<String>,
@@ -23,7 +23,7 @@ pub struct LogArgs {
 /// `git recode log --json | head -1` ends early; a closed pipe ends the run quietly.
 ///
 /// Errors: ledger read errors; [`Error::UnknownBranch`] when the branch's task has no ledger.
-pub fn run(args: LogArgs, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(args: LogArgs, ui: &Ui) -> Result<i32, Error> {
     let (s, ui) = ui.session()?;
     let mut out = Out::new(args.json, &ui);
     let written = app::log(&s, args.branch.as_deref(), &mut |l| out.write(&l));

@@ -14,7 +14,7 @@ use crate::cli::out_err;
 ///
 /// Example: `git recode man --install && git help recode`
 #[derive(clap::Args, Debug)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// Write the page under a man directory instead of printing it [default: <prefix>/share/man]
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
     pub install: Option<String>,
@@ -116,7 +116,7 @@ fn render_command(buf: &mut Vec<u8>, cmd: &clap::Command, path: &str) {
 /// and pages that exist (git's).
 ///
 /// Errors: [`Error::Io`] on a write failure.
-pub fn render() -> Result<Vec<u8>, Error> {
+pub(crate) fn render() -> Result<Vec<u8>, Error> {
     let cmd = crate::cli::complete::command();
     let cmd = {
         let mut c = cmd;
@@ -175,7 +175,7 @@ pub fn render() -> Result<Vec<u8>, Error> {
 /// Run `man`.
 ///
 /// Errors: [`Error::Io`].
-pub fn run(args: ManArgs) -> Result<i32, Error> {
+pub(crate) fn run(args: ManArgs) -> Result<i32, Error> {
     let page = render()?;
     match args.install {
         None => {

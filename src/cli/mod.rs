@@ -8,22 +8,22 @@ use clap::{Parser, Subcommand};
 
 use crate::app::{self, EXIT_ERROR, EXIT_OK, Error};
 
-pub mod classify;
-pub mod complete;
-pub mod demo;
-pub mod doctor;
-pub mod help;
-pub mod hook;
-pub mod log;
-pub mod man;
-pub mod record;
-pub mod recover;
-pub mod report;
-pub mod resume;
-pub mod status;
-pub mod sync;
-pub mod ui;
-pub mod verify;
+pub(crate) mod classify;
+pub(crate) mod complete;
+pub(crate) mod demo;
+pub(crate) mod doctor;
+pub(crate) mod help;
+pub(crate) mod hook;
+pub(crate) mod log;
+pub(crate) mod man;
+pub(crate) mod record;
+pub(crate) mod recover;
+pub(crate) mod report;
+pub(crate) mod resume;
+pub(crate) mod status;
+pub(crate) mod sync;
+pub(crate) mod ui;
+pub(crate) mod verify;
 
 /// `println!` that treats a closed stdout (`git recode … | head`) as the end of output
 /// instead of a panic.
@@ -34,17 +34,17 @@ macro_rules! say {
         let _ = writeln!(std::io::stdout().lock(), $($arg)*);
     }};
 }
-pub use ui::Ui;
+pub(crate) use ui::Ui;
 
 /// The version and the commit the binary was built from: `0.1.0 (abc123def456)`.
-pub const VERSION: &str = concat!(
+pub(crate) const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (",
     env!("GIT_RECODE_COMMIT"),
     ")"
 );
 
-pub use help::long_after;
+pub(crate) use help::long_after;
 
 /// Recover the work of coding-agent workers that die, stall or claim success they did not reach
 ///
@@ -60,7 +60,7 @@ pub use help::long_after;
     after_help = "Configuration: git config recode.* (`git-recode --help` lists every key and a loop tick).\n`git recode --help` opens the manual once `git recode man --install` has put it where man finds it.",
     after_long_help = long_after()
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Run as if started in <path> (like git's -C; may be repeated)
     #[arg(short = 'C', global = true, value_name = "path")]
     pub dirs: Vec<PathBuf>,
@@ -78,7 +78,7 @@ pub struct Cli {
 /// The commands. Each `Args` struct's doc comment is its help text (first line: `-h`).
 #[allow(missing_docs)]
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     Status(status::StatusArgs),
     Classify(classify::ClassifyArgs),
     /// Ledger an event: spawn, exit, gate, unblock, clear
@@ -101,7 +101,7 @@ pub enum Command {
 
 impl Command {
     /// The subcommand's name, as typed (`status`, `record`, …): the command span's field.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Command::Status(_) => "status",
             Command::Classify(_) => "classify",
@@ -149,7 +149,7 @@ fn is_broken_pipe(e: &Error) -> bool {
 }
 
 /// Map an output write error: a broken pipe is not an error (`git recode log | head`).
-pub fn out_err(e: std::io::Error) -> Error {
+pub(crate) fn out_err(e: std::io::Error) -> Error {
     Error::Io {
         what: "write to",
         path: "stdout".into(),
@@ -158,7 +158,7 @@ pub fn out_err(e: std::io::Error) -> Error {
 }
 
 /// Parse arguments, run the command, print errors; return the exit code.
-pub fn main() -> i32 {
+pub(crate) fn main() -> i32 {
     // The post-commit hook runs on every commit: git starting git-recode as the hook's
     // interpreter, or the hook script's `git-recode hook post-commit`, goes straight to
     // it, before argument parsing and logging are set up.

@@ -8,7 +8,7 @@ use crate::cli::{Ui, out_err};
 
 /// Ledger an event
 #[derive(clap::Subcommand, Debug)]
-pub enum RecordCommand {
+pub(crate) enum RecordCommand {
     /// Ledger an attempt's start
     ///
     /// The branch need not exist yet: a loop may record the spawn before the agent creates it.
@@ -95,7 +95,7 @@ pub enum RecordCommand {
 /// Run `record …`.
 ///
 /// Errors: as [`app::record`].
-pub fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(cmd: RecordCommand, ui: &Ui) -> Result<i32, Error> {
     let what = match cmd {
         RecordCommand::Spawn {
             branch,

@@ -17,7 +17,7 @@ use crate::{render, wire};
 #[command(
     override_usage = "git recode recover [OPTIONS] <BRANCHES>...\n       git recode recover [OPTIONS] --all"
 )]
-pub struct RecoverArgs {
+pub(crate) struct RecoverArgs {
     /// The workers' branches (or --all)
     #[arg(conflicts_with = "all", value_parser = crate::app::parse_branch)]
     pub branches: Vec<String>,
@@ -35,7 +35,7 @@ pub struct RecoverArgs {
 /// Run `recover`.
 ///
 /// Errors: as [`app::recover`]; [`app::Recovered::failure`] once the steps are shown.
-pub fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(args: RecoverArgs, ui: &Ui) -> Result<i32, Error> {
     let req = app::RecoverRequest {
         branches: args.branches,
         all: args.all,

@@ -14,7 +14,7 @@ use crate::cli::{Ui, out_err};
 ///
 /// Example, in CI: `git recode sync && git recode report --since 7d --html report.html`
 #[derive(clap::Args, Debug)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Also write the report as one self-contained HTML page (inline CSS and SVG, no script)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -30,7 +30,7 @@ pub struct ReportArgs {
 ///
 /// Errors: [`Error::Usage`] for a bad `--since`; ledger read errors; [`Error::Io`] when
 /// the page cannot be written.
-pub fn run(args: ReportArgs, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(args: ReportArgs, ui: &Ui) -> Result<i32, Error> {
     let (s, ui) = ui.session()?;
     let doc = ui.after(&s, app::report(&s, args.since.as_deref()))?;
     if let Some(path) = &args.html {

@@ -18,7 +18,7 @@ use crate::cli::{Ui, out_err};
 ///
 /// Example: `cmd=$(git recode resume "$branch" --output /tmp/p.md) && sh -c "$cmd"; git recode record exit "$branch" --rc $?`
 #[derive(clap::Args, Debug)]
-pub struct ResumeArgs {
+pub(crate) struct ResumeArgs {
     /// The worker's branch
     #[arg(value_parser = crate::app::parse_branch)]
     pub branch: String,
@@ -37,7 +37,7 @@ pub struct ResumeArgs {
 ///
 /// Errors: [`Error::UnknownBranch`]; [`Error::Refused`] (exit 3) when capped, needing a
 /// human, or running.
-pub fn run(args: ResumeArgs, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(args: ResumeArgs, ui: &Ui) -> Result<i32, Error> {
     let (s, ui) = ui.session()?;
     let req = app::ResumeRequest {
         output: args.output.clone(),

@@ -14,7 +14,7 @@ use crate::{render, wire};
 /// Example, in a loop: `git recode status --porcelain | while IFS=$'\t' read -r task branch
 /// liveness state action attempts; do ...; done`
 #[derive(clap::Args, Debug)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     /// Print one JSON document: {"schema": 1, "workers": [...]}
     #[arg(long, conflicts_with = "porcelain")]
     pub json: bool,
@@ -35,7 +35,7 @@ pub struct StatusArgs {
 /// Run `status`.
 ///
 /// Errors: [`Error`] from opening the repository or reading it.
-pub fn run(args: StatusArgs, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(args: StatusArgs, ui: &Ui) -> Result<i32, Error> {
     let (s, ui) = ui.session()?;
     let req = app::StatusRequest {
         offline: args.offline,

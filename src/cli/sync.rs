@@ -14,7 +14,7 @@ use crate::render;
 ///
 /// Example: `git recode sync origin` at the start of every loop tick
 #[derive(clap::Args, Debug)]
-pub struct SyncArgs {
+pub(crate) struct SyncArgs {
     /// The remote [default: recode.remote]
     pub remote: Option<String>,
     /// Add refspecs so plain `git fetch`/`git push` carry the ledger too, then stop
@@ -25,7 +25,7 @@ pub struct SyncArgs {
 /// Run `sync`.
 ///
 /// Errors: as [`app::sync`].
-pub fn run(args: SyncArgs, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(args: SyncArgs, ui: &Ui) -> Result<i32, Error> {
     let (s, ui) = ui.session()?;
     if args.setup {
         let added = ui.after(&s, app::sync_setup(&s, args.remote))?;

@@ -10,7 +10,7 @@ use crate::render::{Screen, Style};
 
 /// The terminal of one run.
 #[derive(Clone, Debug)]
-pub struct Ui {
+pub(crate) struct Ui {
     /// `--color` as given (`auto` when not given).
     choice: clap::ColorChoice,
     /// What human renderings look like.
@@ -20,7 +20,7 @@ pub struct Ui {
 impl Ui {
     /// From `--color` alone (no repository yet): `always`/`never`, else `NO_COLOR`,
     /// `CLICOLOR_FORCE`, else whether stdout is a terminal ([`crate::render::decide_color`]).
-    pub fn new(choice: clap::ColorChoice) -> Ui {
+    pub(crate) fn new(choice: clap::ColorChoice) -> Ui {
         Ui {
             choice,
             style: Style {
@@ -31,7 +31,7 @@ impl Ui {
 
     /// The same choice, with git's `color.ui` (of the repository) taken into account (as git does:
     /// `--color`, then `NO_COLOR`/`CLICOLOR_FORCE`, then `color.ui`, then the terminal).
-    pub fn with_color_ui(&self, color_ui: Option<String>) -> Ui {
+    pub(crate) fn with_color_ui(&self, color_ui: Option<String>) -> Ui {
         Ui {
             choice: self.choice,
             style: Style {
@@ -41,14 +41,14 @@ impl Ui {
     }
 
     /// How human output looks.
-    pub fn style(&self) -> Style {
+    pub(crate) fn style(&self) -> Style {
         self.style
     }
 
     /// Print each warning once, `warning: …` on stderr, forge credentials redacted
     /// ([`crate::render::redact`]) and control characters escaped ([`Screen`]: a warning
     /// quoting a ledger line or a host name never reaches the terminal raw).
-    pub fn warn(&self, warnings: &[String]) {
+    pub(crate) fn warn(&self, warnings: &[String]) {
         let mut err = Screen::new(std::io::stderr().lock(), Style::default());
         for w in warnings {
             let _ = writeln!(err, "warning: {}", crate::render::redact(w));
@@ -56,13 +56,13 @@ impl Ui {
     }
 
     /// stdout, for machine output (`--json`, `--porcelain`: exact, escaped by its format).
-    pub fn out(&self) -> std::io::StdoutLock<'static> {
+    pub(crate) fn out(&self) -> std::io::StdoutLock<'static> {
         std::io::stdout().lock()
     }
 
     /// stdout for human output: every control character escaped but the line break and
     /// the palette's own colour codes ([`Screen`], SPEC 1.2 "Untrusted input stays out").
-    pub fn screen(&self) -> Screen<std::io::StdoutLock<'static>> {
+    pub(crate) fn screen(&self) -> Screen<std::io::StdoutLock<'static>> {
         Screen::new(std::io::stdout().lock(), self.style)
     }
 }
@@ -71,7 +71,7 @@ impl Ui {
     /// Open the run's [`Session`], and this terminal refined with its `color.ui`.
     ///
     /// Errors: as [`Session::open`].
-    pub fn session(&self) -> Result<(Session, Ui), Error> {
+    pub(crate) fn session(&self) -> Result<(Session, Ui), Error> {
         let s = Session::open()?;
         let ui = self.with_color_ui(s.color_ui());
         Ok((s, ui))
@@ -79,7 +79,7 @@ impl Ui {
 
     /// Show the warnings `s` collected (each once), then pass `r` on: a command's warnings
     /// are shown whether it succeeded or not.
-    pub fn after<T>(&self, s: &Session, r: Result<T, Error>) -> Result<T, Error> {
+    pub(crate) fn after<T>(&self, s: &Session, r: Result<T, Error>) -> Result<T, Error> {
         self.warn(&s.take_warnings());
         r
     }

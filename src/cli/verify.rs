@@ -13,7 +13,7 @@ use crate::cli::{Ui, out_err};
 ///
 /// Example: `[ "$(git recode verify "$branch")" = phantom ] && git recode resume "$branch"`
 #[derive(clap::Args, Debug)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// The worker's branch
     #[arg(value_parser = crate::app::parse_branch)]
     pub branch: String,
@@ -25,7 +25,7 @@ pub struct VerifyArgs {
 /// Run `verify`: the verdict comes from [`app::verify`] through the forge seam.
 ///
 /// Errors: repository and ledger errors; forge failures are the verdict `unknown`.
-pub fn run(args: VerifyArgs, ui: &Ui) -> Result<i32, Error> {
+pub(crate) fn run(args: VerifyArgs, ui: &Ui) -> Result<i32, Error> {
     let (s, ui) = ui.session()?;
     let doc = ui.after(&s, app::verify(&s, &args.branch))?;
     if args.json {

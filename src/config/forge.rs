@@ -63,7 +63,7 @@ impl std::fmt::Display for ForgeSetting {
 }
 
 /// The default of `RECODE_FORGE_MAX_WAIT`: 20 s.
-pub const DEFAULT_FORGE_MAX_WAIT: Duration = Duration::from_secs(20);
+pub(crate) const DEFAULT_FORGE_MAX_WAIT: Duration = Duration::from_secs(20);
 
 /// What the forge needs from outside, read once at the edge (SPEC "Forge", 1.2 "Forges"):
 /// `recode.forge`, the tokens (`GH_TOKEN`/`GITHUB_TOKEN`, `GITLAB_TOKEN`,

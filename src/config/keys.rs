@@ -8,44 +8,44 @@ use jiff::SignedDuration;
 use super::forge::ForgeSetting;
 
 /// `recode.base`: the branch work merges into. Default: the remote's HEAD, else `main`, else `master`.
-pub const BASE: &str = "recode.base";
+pub(crate) const BASE: &str = "recode.base";
 /// `recode.remote`: where branches and notes are pushed.
-pub const REMOTE: &str = "recode.remote";
+pub(crate) const REMOTE: &str = "recode.remote";
 /// Default of [`REMOTE`].
-pub const DEFAULT_REMOTE: &str = "origin";
+pub(crate) const DEFAULT_REMOTE: &str = "origin";
 /// `recode.branchPattern`: regex selecting worker branches; group `task` is the task key.
-pub const BRANCH_PATTERN: &str = "recode.branchPattern";
+pub(crate) const BRANCH_PATTERN: &str = "recode.branchPattern";
 /// Default of [`BRANCH_PATTERN`]: `feat/issue-107-bake-path` is task `107`, `tissue-12` is no worker.
-pub const DEFAULT_BRANCH_PATTERN: &str = r"(?:^|/)issue-(?P<task>[0-9]+)(?:-|$)";
+pub(crate) const DEFAULT_BRANCH_PATTERN: &str = r"(?:^|/)issue-(?P<task>[0-9]+)(?:-|$)";
 /// `recode.stallAfter`: idle time before a worker with no exit is stalled (`s`, `m`, `h`, `d`).
-pub const STALL_AFTER: &str = "recode.stallAfter";
+pub(crate) const STALL_AFTER: &str = "recode.stallAfter";
 /// Default of [`STALL_AFTER`]: 30 minutes.
-pub const DEFAULT_STALL_AFTER: SignedDuration = SignedDuration::from_secs(30 * 60);
+pub(crate) const DEFAULT_STALL_AFTER: SignedDuration = SignedDuration::from_secs(30 * 60);
 /// `recode.maxAttempts`: counted attempts before `needs-human`.
-pub const MAX_ATTEMPTS: &str = "recode.maxAttempts";
+pub(crate) const MAX_ATTEMPTS: &str = "recode.maxAttempts";
 /// Default of [`MAX_ATTEMPTS`].
-pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// `recode.maxTransient`: transient exits in a row on one task with no new commit before
 /// the worker is `needs-human` (SPEC 1.3 "Outcomes: structured first, bounded").
-pub const MAX_TRANSIENT: &str = "recode.maxTransient";
+pub(crate) const MAX_TRANSIENT: &str = "recode.maxTransient";
 /// Default of [`MAX_TRANSIENT`].
-pub const DEFAULT_MAX_TRANSIENT: u32 = 12;
+pub(crate) const DEFAULT_MAX_TRANSIENT: u32 = 12;
 /// `recode.gate`: the test command run before publishing (unset by default).
-pub const GATE: &str = "recode.gate";
+pub(crate) const GATE: &str = "recode.gate";
 /// `recode.notesRef`: where ledgers live.
-pub const NOTES_REF: &str = "recode.notesRef";
+pub(crate) const NOTES_REF: &str = "recode.notesRef";
 /// Default of [`NOTES_REF`].
-pub const DEFAULT_NOTES_REF: &str = "refs/notes/recode";
+pub(crate) const DEFAULT_NOTES_REF: &str = "refs/notes/recode";
 /// `recode.agent`: `claude`, `codex`, or a command template.
-pub const AGENT: &str = "recode.agent";
+pub(crate) const AGENT: &str = "recode.agent";
 /// Default of [`AGENT`].
-pub const DEFAULT_AGENT: &str = "claude";
+pub(crate) const DEFAULT_AGENT: &str = "claude";
 /// `recode.pushWip`: push a branch after its WIP commit when a remote exists.
-pub const PUSH_WIP: &str = "recode.pushWip";
+pub(crate) const PUSH_WIP: &str = "recode.pushWip";
 /// `recode.secrets`: gitignore-style patterns of files never pushed in a WIP nor deleted with a worktree.
-pub const SECRETS: &str = "recode.secrets";
+pub(crate) const SECRETS: &str = "recode.secrets";
 /// Default of [`SECRETS`].
-pub const DEFAULT_SECRETS: &[&str] = &[
+pub(crate) const DEFAULT_SECRETS: &[&str] = &[
     ".env",
     ".env.*",
     "*.pem",
@@ -56,50 +56,50 @@ pub const DEFAULT_SECRETS: &[&str] = &[
     "credentials*.json",
 ];
 /// The longest a push, fetch or forge call may take (SPEC safety rule 0).
-pub const NETWORK_TIMEOUT: &str = "recode.networkTimeout";
+pub(crate) const NETWORK_TIMEOUT: &str = "recode.networkTimeout";
 /// `recode.wipMaxFileSize`: an untracked file larger than this (bytes; `k`, `M`, `G`
 /// suffixes, powers of 1024) is left out of a WIP commit (SPEC 1.2).
-pub const WIP_MAX_FILE_SIZE: &str = "recode.wipMaxFileSize";
+pub(crate) const WIP_MAX_FILE_SIZE: &str = "recode.wipMaxFileSize";
 /// Default `recode.wipMaxFileSize`: 50M.
-pub const DEFAULT_WIP_MAX_FILE_SIZE: u64 = 50 * 1024 * 1024;
+pub(crate) const DEFAULT_WIP_MAX_FILE_SIZE: u64 = 50 * 1024 * 1024;
 /// Default of [`NETWORK_TIMEOUT`]: 60 s.
-pub const DEFAULT_NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_NETWORK_TIMEOUT: Duration = Duration::from_secs(60);
 /// `recode.gateTimeout`: the longest the gate may run (SPEC 1.2 "The loop settles").
-pub const GATE_TIMEOUT: &str = "recode.gateTimeout";
+pub(crate) const GATE_TIMEOUT: &str = "recode.gateTimeout";
 /// Default of [`GATE_TIMEOUT`]: 30 minutes.
-pub const DEFAULT_GATE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+pub(crate) const DEFAULT_GATE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// `recode.commandTimeout`: the longest any other child process may run.
-pub const COMMAND_TIMEOUT: &str = "recode.commandTimeout";
+pub(crate) const COMMAND_TIMEOUT: &str = "recode.commandTimeout";
 /// Default of [`COMMAND_TIMEOUT`]: 5 minutes.
-pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+pub(crate) const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// `recode.staleLockAfter`: age after which a worktree or repository lock is stale.
-pub const STALE_LOCK_AFTER: &str = "recode.staleLockAfter";
+pub(crate) const STALE_LOCK_AFTER: &str = "recode.staleLockAfter";
 /// Default of [`STALE_LOCK_AFTER`]: 5 minutes.
-pub const DEFAULT_STALE_LOCK_AFTER: Duration = Duration::from_secs(5 * 60);
+pub(crate) const DEFAULT_STALE_LOCK_AFTER: Duration = Duration::from_secs(5 * 60);
 /// Where `resume` adds a worktree for a worker that has none (default
 /// `<main worktree>/../<repo>.worktrees`).
-pub const WORKTREE_DIR: &str = "recode.worktreeDir";
+pub(crate) const WORKTREE_DIR: &str = "recode.worktreeDir";
 /// `recode.forge`: `auto` (from the remote's host), `github`, `gitlab`, `gitea` (Forgejo
 /// too; `forgejo` is accepted as its alias) or `none` (SPEC 1.2 "Forges").
-pub const FORGE: &str = "recode.forge";
+pub(crate) const FORGE: &str = "recode.forge";
 /// The values [`FORGE`] takes ([`ForgeSetting::VALUES`]).
-pub const FORGES: &[&str] = ForgeSetting::VALUES;
+pub(crate) const FORGES: &[&str] = ForgeSetting::VALUES;
 /// `recode.hostTimeout`: how long another host may be silent before its workers are taken over.
-pub const HOST_TIMEOUT: &str = "recode.hostTimeout";
+pub(crate) const HOST_TIMEOUT: &str = "recode.hostTimeout";
 /// The default of [`HOST_TIMEOUT`]: 2 h.
-pub const DEFAULT_HOST_TIMEOUT: SignedDuration = SignedDuration::from_secs(2 * 3600);
+pub(crate) const DEFAULT_HOST_TIMEOUT: SignedDuration = SignedDuration::from_secs(2 * 3600);
 /// `recode.hungAfter`: how long a worker whose pid is alive may show no activity before it
 /// is `stalled` and its process group ended (SPEC 1.3 "The loop as people run it").
-pub const HUNG_AFTER: &str = "recode.hungAfter";
+pub(crate) const HUNG_AFTER: &str = "recode.hungAfter";
 /// The default of [`HUNG_AFTER`]: 2 h.
-pub const DEFAULT_HUNG_AFTER: SignedDuration = SignedDuration::from_secs(2 * 3600);
+pub(crate) const DEFAULT_HUNG_AFTER: SignedDuration = SignedDuration::from_secs(2 * 3600);
 /// `recode.agentConfigDirs` (multi-valued): the agent configuration directories of the loop's accounts.
-pub const AGENT_CONFIG_DIRS: &str = "recode.agentConfigDirs";
+pub(crate) const AGENT_CONFIG_DIRS: &str = "recode.agentConfigDirs";
 /// git's own key for the ssh command: honoured by network steps, batch mode added
 /// ([`crate::ssh`]).
-pub const SSH_COMMAND: &str = "core.sshCommand";
+pub(crate) const SSH_COMMAND: &str = "core.sshCommand";
 /// The ref that keeps task anchors reachable (SPEC "Where state lives").
-pub const ANCHORS_REF: &str = "refs/recode/anchors";
+pub(crate) const ANCHORS_REF: &str = "refs/recode/anchors";
 
 /// The shape of a key's value, checked where it is read and by `doctor`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,7 +162,7 @@ pub const KEYS: &[Key] = &[
 ];
 
 /// The largest `recode.maxAttempts` accepted: a cap nobody reaches is no cap.
-pub const MAX_ATTEMPTS_LIMIT: u32 = 1000;
+pub(crate) const MAX_ATTEMPTS_LIMIT: u32 = 1000;
 
 /// The `--help` list of keys, generated from [`KEYS`]: `  recode.key  meaning [default: …]`.
 pub fn help_list() -> String {

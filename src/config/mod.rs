@@ -6,11 +6,11 @@ mod secrets;
 mod source;
 mod values;
 
-pub use forge::{DEFAULT_FORGE_MAX_WAIT, ForgeOptions, ForgeSetting};
+pub(crate) use forge::{ForgeOptions, ForgeSetting};
 pub use keys::*;
-pub use secrets::matches_secret;
-pub use source::{command_line_settings, interpolate_path, string};
-pub use values::{ValueError, check, count, duration_secs, parse_size, size_bytes, task_pattern};
+pub(crate) use secrets::matches_secret;
+pub(crate) use source::{command_line_settings, interpolate_path, string};
+pub(crate) use values::{ValueError, check, count, duration_secs, parse_size, task_pattern};
 
 use std::time::Duration;
 
@@ -45,7 +45,7 @@ impl ConfigError {
 
 /// The resolved `recode.*` configuration.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     /// `recode.base` if set (the fallback chain is resolved against refs elsewhere).
     pub base: Option<String>,
     /// `recode.remote`.
@@ -112,7 +112,7 @@ impl Config {
     /// Errors: [`ConfigError::Invalid`] for a value of the wrong shape (a bad regex, a
     /// non-number, a duration without a unit, a `recode.forge` that is none of
     /// [`FORGES`]: the error names them).
-    pub fn load(repo: &gix::Repository) -> Result<Config, ConfigError> {
+    pub(crate) fn load(repo: &gix::Repository) -> Result<Config, ConfigError> {
         let get = |key: &str| string(repo, key).filter(|v| !v.trim().is_empty());
         let pattern_text = get(BRANCH_PATTERN).unwrap_or_else(|| DEFAULT_BRANCH_PATTERN.into());
         let branch_pattern = task_pattern(&pattern_text).map_err(|why| ConfigError::Invalid {
@@ -191,7 +191,7 @@ impl Config {
     /// count as ahead. A repository with no branch yet has nothing to check.
     ///
     /// Errors: [`ConfigError::Invalid`] naming the key and the value.
-    pub fn check_base(&self, repo: &gix::Repository) -> Result<(), ConfigError> {
+    pub(crate) fn check_base(&self, repo: &gix::Repository) -> Result<(), ConfigError> {
         check_base_of(repo, self.base.as_deref(), &self.remote)
     }
 }
@@ -231,7 +231,7 @@ fn timeout_of(
 /// whole configuration from loading).
 ///
 /// Errors: [`ConfigError::Invalid`] naming [`BASE`].
-pub fn check_base_of(
+pub(crate) fn check_base_of(
     repo: &gix::Repository,
     base: Option<&str>,
     remote: &str,
@@ -268,7 +268,7 @@ impl Config {
     /// command that could delete or push: `recover`, `sync`).
     ///
     /// Errors: [`ConfigError::Invalid`] naming the value and what is wrong with it.
-    pub fn check_secrets(&self) -> Result<(), ConfigError> {
+    pub(crate) fn check_secrets(&self) -> Result<(), ConfigError> {
         match &self.secrets_error {
             Some(e) => Err(e.clone()),
             None => Ok(()),
@@ -278,12 +278,12 @@ impl Config {
     /// The task key of `branch`: the pattern's `task` group when it matches (a pattern
     /// without one is refused when the configuration is read, [`task_pattern`]). `None`
     /// when the pattern does not match (the branch is not a worker by name).
-    pub fn task_of(&self, branch: &str) -> Option<String> {
+    pub(crate) fn task_of(&self, branch: &str) -> Option<String> {
         task_key(&self.branch_pattern, branch)
     }
 
     /// The task key of `branch`, or the branch itself when it does not match (SPEC "task").
-    pub fn key_of(&self, branch: &str) -> String {
+    pub(crate) fn key_of(&self, branch: &str) -> String {
         self.task_of(branch).unwrap_or_else(|| branch.to_string())
     }
 }

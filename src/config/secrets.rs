@@ -88,7 +88,7 @@ fn secret_pattern_problem(pattern: &str) -> Option<&'static str> {
 /// (a leading `/` anchors it), `**` spans directories, `[...]` classes and `\` escapes work,
 /// and a trailing `/` matches only directories. Negations (`!pat`) are not secrets patterns
 /// and match nothing.
-pub fn matches_secret(patterns: &[String], path: &str) -> bool {
+pub(crate) fn matches_secret(patterns: &[String], path: &str) -> bool {
     use gix::bstr::ByteSlice;
     // A listing entry ending in `/` is a directory (`ls-files --directory`).
     let is_dir = path.ends_with('/');

@@ -4,7 +4,7 @@
 /// `git -c key=value` settings, which git passes to subcommands in
 /// `GIT_CONFIG_PARAMETERS` (`'key'='value' 'key2'='value2'`, or older `'key=value'`),
 /// in order; a key without a value is `true`.
-pub fn command_line_settings() -> Vec<(String, String)> {
+pub(crate) fn command_line_settings() -> Vec<(String, String)> {
     let Ok(text) = std::env::var("GIT_CONFIG_PARAMETERS") else {
         return Vec::new();
     };
@@ -58,7 +58,7 @@ pub fn command_line_settings() -> Vec<(String, String)> {
 /// leading `~/` is `$HOME`, `~user/` that user's home; a value that cannot be
 /// interpolated (no `HOME`, an unknown user) is taken as it is. Relative values stay
 /// relative: the caller knows what they are relative to.
-pub fn interpolate_path(value: &str) -> std::path::PathBuf {
+pub(crate) fn interpolate_path(value: &str) -> std::path::PathBuf {
     let home = gix::path::env::home_dir();
     let raw = gix::config::Path::from(std::borrow::Cow::Owned(gix::bstr::BString::from(value)));
     let ctx = gix::config::path::interpolate::Context {
@@ -71,7 +71,7 @@ pub fn interpolate_path(value: &str) -> std::path::PathBuf {
 }
 
 /// The value of `key` (like `recode.base`), `git -c` first, then git's config files.
-pub fn string(repo: &gix::Repository, key: &str) -> Option<String> {
+pub(crate) fn string(repo: &gix::Repository, key: &str) -> Option<String> {
     let lower = key.to_ascii_lowercase();
     command_line_settings()
         .into_iter()

@@ -70,7 +70,7 @@ pub enum ValueError {
 /// "durations need a unit").
 ///
 /// Errors: [`ValueError::NoUnit`], [`ValueError::NotADuration`].
-pub fn duration_secs(value: &str) -> Result<i64, ValueError> {
+pub(crate) fn duration_secs(value: &str) -> Result<i64, ValueError> {
     let v = value.trim();
     if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ValueError::NoUnit(v.to_string()));
@@ -82,7 +82,7 @@ pub fn duration_secs(value: &str) -> Result<i64, ValueError> {
 ///
 /// Errors: [`ValueError::NotACount`], [`ValueError::ZeroCount`],
 /// [`ValueError::CountTooLarge`].
-pub fn count(value: &str) -> Result<u32, ValueError> {
+pub(crate) fn count(value: &str) -> Result<u32, ValueError> {
     let v = value.trim();
     if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ValueError::NotACount);
@@ -98,7 +98,7 @@ pub fn count(value: &str) -> Result<u32, ValueError> {
 /// as git's `core.bigFileThreshold`), as `doctor` checks it.
 ///
 /// Errors: [`ValueError::NotASize`].
-pub fn size_bytes(value: &str) -> Result<u64, ValueError> {
+pub(crate) fn size_bytes(value: &str) -> Result<u64, ValueError> {
     size_with(value, "50M (k, M or G)")
 }
 
@@ -106,7 +106,7 @@ pub fn size_bytes(value: &str) -> Result<u64, ValueError> {
 /// other examples: `500k, 50M or 1G`).
 ///
 /// Errors: [`ValueError::NotASize`].
-pub fn parse_size(value: &str) -> Result<u64, ValueError> {
+pub(crate) fn parse_size(value: &str) -> Result<u64, ValueError> {
     size_with(value, "500k, 50M or 1G")
 }
 
@@ -130,7 +130,7 @@ fn size_with(value: &str, example: &'static str) -> Result<u64, ValueError> {
 /// Check one value against its key's shape ([`KEYS`]); unknown keys pass.
 ///
 /// Errors: the [`ValueError`] of its shape.
-pub fn check(key: &str, value: &str) -> Result<(), ValueError> {
+pub(crate) fn check(key: &str, value: &str) -> Result<(), ValueError> {
     let Some(k) = KEYS.iter().find(|k| k.name.eq_ignore_ascii_case(key)) else {
         return Ok(());
     };
@@ -157,7 +157,7 @@ pub fn check(key: &str, value: &str) -> Result<(), ValueError> {
 /// one task would never share a ledger).
 ///
 /// Errors: [`ValueError::BadRegex`], [`ValueError::NoTaskGroup`].
-pub fn task_pattern(value: &str) -> Result<regex::Regex, ValueError> {
+pub(crate) fn task_pattern(value: &str) -> Result<regex::Regex, ValueError> {
     let re = regex::Regex::new(value).map_err(|e| ValueError::BadRegex(e.to_string()))?;
     if re.capture_names().flatten().any(|n| n == "task") {
         Ok(re)

@@ -7,7 +7,7 @@ use super::{Check, Level, check, ok};
 use crate::config;
 
 /// The binary `recode.agent` runs: a profile's binary, or a template's first word.
-pub fn agent_binary(agent: &str) -> String {
+pub(crate) fn agent_binary(agent: &str) -> String {
     match crate::agent::profile(agent) {
         Some(p) => p.binary.to_string(),
         None => agent.split_whitespace().next().unwrap_or(agent).to_string(),
@@ -115,7 +115,7 @@ fn answers_version(program: &Path) -> Result<String, String> {
 /// `.claude.json` (no token is read: tokens live in another file).
 ///
 /// Errors: the sentence saying why there is none.
-pub fn claude_account(dir: &Path) -> Result<String, String> {
+pub(crate) fn claude_account(dir: &Path) -> Result<String, String> {
     let file = dir.join(".claude.json");
     let text = std::fs::read_to_string(&file)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?;

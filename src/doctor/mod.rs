@@ -28,9 +28,6 @@ use serde::Serialize;
 
 use crate::config::{self, Config};
 
-pub use agent::{agent_binary, claude_account};
-pub use repo::stale_locks;
-
 /// How a check came out.
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
@@ -82,7 +79,7 @@ fn ok(name: &'static str, message: String) -> Check {
 }
 
 /// Run every check on `repo`. `now` is the clock (`RECODE_NOW`), for lock ages.
-pub fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
+pub(crate) fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
     let mut out = vec![git::git_version(repo), git::identity(repo)];
     let (cfg, load_error) = match Config::load(repo) {
         Ok(c) => (Some(c), None),
@@ -139,7 +136,7 @@ pub fn run(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
 }
 
 /// Exit code of a run: 0 with no `fail`, else 1.
-pub fn exit_code(checks: &[Check]) -> i32 {
+pub(crate) fn exit_code(checks: &[Check]) -> i32 {
     if checks.iter().any(|c| c.level == Level::Fail) {
         crate::error::EXIT_ERROR
     } else {

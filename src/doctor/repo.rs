@@ -11,7 +11,7 @@ use crate::config;
 /// the repository (`index.lock`, `HEAD.lock`, `packed-refs.lock`, a ref's `.lock`) or of
 /// a worktree after `stale_after_secs` (`recode.staleLockAfter`). A simple age check by
 /// mtime: the one place `doctor` decides what is stale (SPEC 1.2 "Stale locks").
-pub fn stale_locks(
+pub(crate) fn stale_locks(
     repo: &gix::Repository,
     notes_ref: &str,
     stale_after_secs: i64,

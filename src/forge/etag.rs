@@ -15,14 +15,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// How long an entry nobody used is kept: 7 days, in seconds.
-pub const KEEP_SECS: i64 = 7 * 24 * 3600;
+pub(crate) const KEEP_SECS: i64 = 7 * 24 * 3600;
 /// An entry's `used` time is refreshed (and the file rewritten) only when older than this
 /// many seconds, so a tick in which nothing changed does not rewrite the file.
 const TOUCH_SECS: i64 = 3600;
 
 /// One remembered answer.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The `etag` header GitHub sent (opaque, quoted).
     pub etag: String,
     /// The body that came with it.
@@ -37,7 +37,7 @@ pub struct Entry {
 
 /// The ETag cache of one run.
 #[derive(Debug, Default)]
-pub struct Cache {
+pub(crate) struct Cache {
     path: Option<PathBuf>,
     entries: BTreeMap<String, Entry>,
     dirty: bool,
@@ -55,12 +55,12 @@ fn read(path: &Path) -> BTreeMap<String, Entry> {
 
 impl Cache {
     /// No file: remembers answers within the run only.
-    pub fn in_memory() -> Cache {
+    pub(crate) fn in_memory() -> Cache {
         Cache::default()
     }
 
     /// The cache kept in `path` (read now; a missing or unreadable file is empty).
-    pub fn at(path: PathBuf) -> Cache {
+    pub(crate) fn at(path: PathBuf) -> Cache {
         Cache {
             entries: read(&path),
             path: Some(path),
@@ -69,7 +69,7 @@ impl Cache {
     }
 
     /// The entry for `key`, marked used at `now` (epoch seconds).
-    pub fn get(&mut self, key: &str, now: i64) -> Option<Entry> {
+    pub(crate) fn get(&mut self, key: &str, now: i64) -> Option<Entry> {
         let e = self.entries.get_mut(key)?;
         if now - e.used > TOUCH_SECS {
             e.used = now;
@@ -79,7 +79,7 @@ impl Cache {
     }
 
     /// Remember an answer.
-    pub fn put(&mut self, key: &str, entry: Entry) {
+    pub(crate) fn put(&mut self, key: &str, entry: Entry) {
         if self.entries.get(key) != Some(&entry) {
             self.entries.insert(key.to_string(), entry);
             self.dirty = true;
@@ -89,7 +89,7 @@ impl Cache {
     /// Write the file when something changed: merge with what is on disk now (the newer
     /// `used` wins), drop entries unused since `now - KEEP_SECS`, write a temporary file
     /// beside it and rename it over. Returns a warning when it cannot be written.
-    pub fn save(&mut self, now: i64) -> Option<String> {
+    pub(crate) fn save(&mut self, now: i64) -> Option<String> {
         let path = self.path.as_ref()?;
         if !self.dirty {
             return None;

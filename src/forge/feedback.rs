@@ -17,11 +17,11 @@ use serde::Deserialize;
 use crate::model::{ChangeRequest, Checks, FailingCheck, Feedback, Review};
 
 /// The longest summary, description or body kept, in characters (longer ones end in `…`).
-pub const MAX_TEXT: usize = 2000;
+pub(crate) const MAX_TEXT: usize = 2000;
 
 /// One check run (`check_runs[]`).
 #[derive(Deserialize, Clone, Debug, Default)]
-pub struct CheckRun {
+pub(crate) struct CheckRun {
     /// Its name.
     #[serde(default)]
     pub name: String,
@@ -45,7 +45,7 @@ pub struct CheckRun {
 
 /// `check_runs[].output`.
 #[derive(Deserialize, Clone, Debug, Default)]
-pub struct CheckOutput {
+pub(crate) struct CheckOutput {
     /// Title.
     #[serde(default)]
     pub title: Option<String>,
@@ -56,7 +56,7 @@ pub struct CheckOutput {
 
 /// The check-runs answer (one page).
 #[derive(Deserialize, Clone, Debug, Default)]
-pub struct CheckRuns {
+pub(crate) struct CheckRuns {
     /// The runs on this page.
     #[serde(default)]
     pub check_runs: Vec<CheckRun>,
@@ -64,7 +64,7 @@ pub struct CheckRuns {
 
 /// The combined commit status.
 #[derive(Deserialize, Clone, Debug, Default)]
-pub struct CombinedStatus {
+pub(crate) struct CombinedStatus {
     /// `failure`, `pending` or `success` (`pending` also when there is no status at all).
     #[serde(default)]
     pub state: String,
@@ -75,7 +75,7 @@ pub struct CombinedStatus {
 
 /// One commit status (`statuses[]`).
 #[derive(Deserialize, Clone, Debug, Default)]
-pub struct Status {
+pub(crate) struct Status {
     /// `error`, `failure`, `pending` or `success`.
     #[serde(default)]
     pub state: String,
@@ -92,7 +92,7 @@ pub struct Status {
 
 /// A `user` object (only `login`).
 #[derive(Deserialize, Clone, Debug, Default)]
-pub struct User {
+pub(crate) struct User {
     /// The login.
     #[serde(default)]
     pub login: String,
@@ -100,7 +100,7 @@ pub struct User {
 
 /// One pull request review.
 #[derive(Deserialize, Clone, Debug, Default)]
-pub struct ReviewItem {
+pub(crate) struct ReviewItem {
     /// Review id (what `pull_request_review_id` refers to).
     #[serde(default)]
     pub id: u64,
@@ -120,7 +120,7 @@ pub struct ReviewItem {
 
 /// One inline review comment.
 #[derive(Deserialize, Clone, Debug, Default)]
-pub struct ReviewComment {
+pub(crate) struct ReviewComment {
     /// The review it belongs to.
     #[serde(default)]
     pub pull_request_review_id: Option<u64>,
@@ -139,7 +139,7 @@ pub struct ReviewComment {
 }
 
 /// `text` cut to [`MAX_TEXT`] characters (with `…` when cut).
-pub fn truncate(text: &str) -> String {
+pub(crate) fn truncate(text: &str) -> String {
     match text.char_indices().nth(MAX_TEXT) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),
@@ -156,7 +156,7 @@ fn failing_conclusion(c: &str) -> bool {
 /// `error` (or one of its statuses is); `Pending` when none failed and a run is not
 /// completed or the combined status is `pending` with statuses present; `Passing`
 /// otherwise; `None` with no check run and no status at all. Returns the failing ones too.
-pub fn checks_verdict(
+pub(crate) fn checks_verdict(
     runs: &[CheckRun],
     status: Option<&CombinedStatus>,
 ) -> (Option<Checks>, Vec<FailingCheck>) {
@@ -216,7 +216,7 @@ pub fn checks_verdict(
 
 /// Whether the review verdict needs the inline comments (some reviewer's latest review
 /// requests changes); see [`review_verdict`].
-pub fn changes_requested(reviews: &[ReviewItem]) -> bool {
+pub(crate) fn changes_requested(reviews: &[ReviewItem]) -> bool {
     latest_per_reviewer(reviews)
         .values()
         .any(|r| r.state == "CHANGES_REQUESTED")
@@ -249,7 +249,7 @@ fn latest_per_reviewer(reviews: &[ReviewItem]) -> BTreeMap<String, &ReviewItem> 
 /// else `None` (a dismissed review decides nothing). Returns each change request with
 /// its body and the inline comments of that reviewer's reviews from the request on
 /// (path, `line` else `original_line`, body).
-pub fn review_verdict(
+pub(crate) fn review_verdict(
     reviews: &[ReviewItem],
     comments: &[ReviewComment],
 ) -> (Option<Review>, Vec<ChangeRequest>) {
@@ -298,7 +298,7 @@ pub fn review_verdict(
 }
 
 /// The whole verdict on one pull request: checks, review, and the feedback behind them.
-pub fn verdict(
+pub(crate) fn verdict(
     runs: &[CheckRun],
     status: Option<&CombinedStatus>,
     reviews: &[ReviewItem],

@@ -33,7 +33,7 @@ const LIMIT: &str = "50";
 
 /// A pull request as Gitea answers it (only the fields used).
 #[derive(Deserialize, Clone, Debug)]
-pub struct GiteaPull {
+pub(crate) struct GiteaPull {
     /// Its index.
     pub number: u64,
     /// `open` or `closed` (a merged one is `closed` with `merged`).
@@ -52,7 +52,7 @@ pub struct GiteaPull {
 
 /// `head`/`base` of a pull request.
 #[derive(Deserialize, Clone, Debug, Default)]
-pub struct Branch {
+pub(crate) struct Branch {
     /// The branch name.
     #[serde(rename = "ref", default)]
     pub ref_name: String,
@@ -69,7 +69,7 @@ pub struct Branch {
 
 /// A repository (only `full_name`).
 #[derive(Deserialize, Clone, Debug, Default)]
-pub struct Repo {
+pub(crate) struct Repo {
     /// `owner/name`.
     #[serde(default)]
     pub full_name: String,
@@ -79,7 +79,7 @@ impl GiteaPull {
     /// Whether its head lives in `full` (`owner/name`), this repository (SPEC 1.3): by
     /// `head.repo.full_name`, else by `head.repo_id` equal to `base.repo_id`. A deleted
     /// fork (`head.repo: null`, no matching id) or a fork never is.
-    pub fn is_from(&self, full: &str) -> bool {
+    pub(crate) fn is_from(&self, full: &str) -> bool {
         match (&self.head.repo, self.head.repo_id, &self.base) {
             (Some(r), _, _) if !r.full_name.is_empty() => r.full_name.eq_ignore_ascii_case(full),
             (None, Some(h), Some(b)) => h != 0 && Some(h) == b.repo_id,
@@ -88,7 +88,7 @@ impl GiteaPull {
     }
 
     /// The classifier's view of it (no feedback yet).
-    pub fn to_pr(&self) -> Pr {
+    pub(crate) fn to_pr(&self) -> Pr {
         Pr {
             number: self.number,
             state: if self.merged {
@@ -157,7 +157,7 @@ struct GiteaComment {
 }
 
 /// A Gitea or Forgejo repository to ask.
-pub struct Gitea {
+pub(crate) struct Gitea {
     http: Client,
     /// Repository owner.
     pub owner: String,
@@ -182,7 +182,13 @@ pub(super) fn api_base(host: &str) -> String {
 
 impl Gitea {
     /// A client for `owner/repo` at `api` with `token`, within `limits`.
-    pub fn new(api: &str, token: String, owner: String, repo: String, limits: Limits) -> Gitea {
+    pub(crate) fn new(
+        api: &str,
+        token: String,
+        owner: String,
+        repo: String,
+        limits: Limits,
+    ) -> Gitea {
         Gitea {
             http: Client::new(
                 "Gitea",
@@ -206,7 +212,7 @@ impl Gitea {
     /// Every pull request of the repository's own branches (every page).
     ///
     /// Errors: [`ForgeError`].
-    pub fn list(&self) -> Result<Vec<GiteaPull>, ForgeError> {
+    pub(crate) fn list(&self) -> Result<Vec<GiteaPull>, ForgeError> {
         let all = self.http.all::<GiteaPull>(
             &self.url("pulls"),
             &[("state", "all"), ("limit", LIMIT)],
@@ -217,7 +223,7 @@ impl Gitea {
     }
 
     /// Each branch's pull request: open first, else the highest number.
-    pub fn by_branch(pulls: &[GiteaPull]) -> BTreeMap<String, Pr> {
+    pub(crate) fn by_branch(pulls: &[GiteaPull]) -> BTreeMap<String, Pr> {
         let mut by: BTreeMap<String, &GiteaPull> = BTreeMap::new();
         for p in pulls {
             let key = |p: &GiteaPull| (p.state == "open" && !p.merged, p.number);

@@ -21,14 +21,11 @@ use super::pulls::{PullRequest, pick};
 use super::{Forge, ForgeError};
 use crate::model::{Checks, Feedback, Pr, Review};
 
-/// Environment variable overriding the API base URL (tests point it at a loopback
-/// server); `RECODE_FORGE_API` does the same for every forge and wins.
-pub const API_ENV: &str = "RECODE_GITHUB_API";
 /// Items per page (GitHub's maximum).
 const PER_PAGE: &str = "100";
 /// Slack under the listing cutoff for clocks that disagree (the ledger's and GitHub's),
 /// in seconds: one day.
-pub const CUTOFF_SLACK_SECS: i64 = 24 * 3600;
+pub(crate) const CUTOFF_SLACK_SECS: i64 = 24 * 3600;
 
 /// A GitHub repository to ask.
 pub struct GitHub {

@@ -38,7 +38,7 @@ const PER_PAGE: &str = "100";
 
 /// A merge request as GitLab answers it (only the fields used).
 #[derive(Deserialize, Clone, Debug)]
-pub struct MergeRequest {
+pub(crate) struct MergeRequest {
     /// The project-scoped number every MR route takes.
     pub iid: u64,
     /// `opened`, `closed`, `locked` or `merged`.
@@ -63,7 +63,7 @@ pub struct MergeRequest {
 
 impl MergeRequest {
     /// The classifier's view of it (no feedback yet).
-    pub fn to_pr(&self) -> Pr {
+    pub(crate) fn to_pr(&self) -> Pr {
         Pr {
             number: self.iid,
             state: match self.state.as_str() {
@@ -183,7 +183,7 @@ struct Position {
 }
 
 /// A GitLab project to ask.
-pub struct GitLab {
+pub(crate) struct GitLab {
     http: Client,
     /// The project's full path (`group/subgroup/project`).
     pub project: String,
@@ -202,7 +202,7 @@ pub(super) fn api_base(host: &str) -> String {
 
 impl GitLab {
     /// A client for `project` (its full path) at `api` with `token`, within `limits`.
-    pub fn new(api: &str, token: String, project: String, limits: Limits) -> GitLab {
+    pub(crate) fn new(api: &str, token: String, project: String, limits: Limits) -> GitLab {
         GitLab {
             http: Client::new("GitLab", api, ("PRIVATE-TOKEN", token), Vec::new(), limits),
             project,
@@ -210,7 +210,7 @@ impl GitLab {
     }
 
     /// Keep ETags between runs in `path`.
-    pub fn with_cache(mut self, path: std::path::PathBuf) -> GitLab {
+    pub(crate) fn with_cache(mut self, path: std::path::PathBuf) -> GitLab {
         self.http.set_cache(path);
         self
     }
@@ -223,7 +223,7 @@ impl GitLab {
     /// The merge requests, newest first, until a page ends before `since` less a day.
     ///
     /// Errors: [`ForgeError`].
-    pub fn list(&self, since: Option<Timestamp>) -> Result<Vec<MergeRequest>, ForgeError> {
+    pub(crate) fn list(&self, since: Option<Timestamp>) -> Result<Vec<MergeRequest>, ForgeError> {
         let pages = self.http.pages::<Vec<MergeRequest>>(
             &self.url("merge_requests"),
             &[
@@ -241,7 +241,7 @@ impl GitLab {
     /// The merge request of `branch` (`?source_branch=B&state=all`; open first).
     ///
     /// Errors: [`ForgeError`].
-    pub fn find(&self, branch: &str) -> Result<Option<MergeRequest>, ForgeError> {
+    pub(crate) fn find(&self, branch: &str) -> Result<Option<MergeRequest>, ForgeError> {
         let mrs: Vec<MergeRequest> = self.http.get(
             &self.url("merge_requests"),
             &[

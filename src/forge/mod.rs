@@ -24,23 +24,23 @@ use crate::config::Config;
 use crate::model::{Checks, Feedback, Pr, PrState, Review};
 
 mod client;
-pub mod etag;
-pub mod feedback;
+pub(crate) mod etag;
+pub(crate) mod feedback;
 mod gitea;
 mod github;
 mod gitlab;
 mod http;
 mod origin;
 mod pulls;
-pub mod select;
-pub mod verify;
+pub(crate) mod select;
+pub(crate) mod verify;
 
-pub use client::Limits;
-pub use gitea::Gitea;
-pub use github::{API_ENV, CUTOFF_SLACK_SECS, GitHub};
-pub use gitlab::GitLab;
-pub use pulls::{Head, PullRequest};
-pub use select::Kind;
+pub(crate) use client::Limits;
+pub(crate) use gitea::Gitea;
+pub(crate) use github::CUTOFF_SLACK_SECS;
+pub use github::GitHub;
+pub(crate) use gitlab::GitLab;
+pub(crate) use select::Kind;
 
 /// Errors talking to the forge.
 #[derive(Debug, thiserror::Error)]
@@ -133,7 +133,7 @@ pub trait Forge: std::fmt::Debug {
 }
 
 /// A URL with any `user:password@` removed, for messages (tokens ride in remote URLs).
-pub fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     match url.split_once("://") {
         Some((scheme, rest)) => {
             let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
@@ -149,7 +149,7 @@ pub fn redact_url(url: &str) -> String {
 /// The host and the repository path (no leading or trailing `/`, no `.git`) of a remote
 /// URL in any form git takes (`https://HOST/p(.git)`, `ssh://git@HOST(:port)/p(.git)`,
 /// `git@HOST:p(.git)`), parsed by `gix::url`. `None` for a local path or an empty path.
-pub fn remote_parts(url: &str) -> Option<(String, String)> {
+pub(crate) fn remote_parts(url: &str) -> Option<(String, String)> {
     let url = gix::url::parse(url.trim()).ok()?;
     let host = url.host()?.to_ascii_lowercase();
     let path = std::str::from_utf8(url.path.as_ref()).ok()?;
@@ -159,8 +159,10 @@ pub fn remote_parts(url: &str) -> Option<(String, String)> {
 }
 
 /// Owner and repository name from a remote URL on `host` ([`remote_parts`]). `None` for
-/// another host, a local path, or a path that is not `OWNER/REPO`.
-pub fn parse_remote(url: &str, host: &str) -> Option<(String, String)> {
+/// another host, a local path, or a path that is not `OWNER/REPO` (the tests' reading of
+/// [`remote_parts`] for GitHub-shaped remotes).
+#[cfg(test)]
+fn parse_remote(url: &str, host: &str) -> Option<(String, String)> {
     let (h, path) = remote_parts(url)?;
     if !h.eq_ignore_ascii_case(host) {
         return None;
@@ -171,7 +173,7 @@ pub fn parse_remote(url: &str, host: &str) -> Option<(String, String)> {
 
 /// The issue number a `--blocker` names in this repository: `#12`, `12`,
 /// `OWNER/REPO#12` or `https://HOST/OWNER/REPO/issues/12`.
-pub fn blocker_issue(blocker: &str) -> Option<u64> {
+pub(crate) fn blocker_issue(blocker: &str) -> Option<u64> {
     let b = blocker.trim();
     let tail = b
         .rsplit_once("/issues/")
@@ -246,14 +248,14 @@ mod tests {
 pub use crate::model::ForgeView as View;
 
 /// The raw URL of remote `name` (`remote.<name>.url`), if configured.
-pub fn remote_url(repo: &gix::Repository, name: &str) -> Option<String> {
+pub(crate) fn remote_url(repo: &gix::Repository, name: &str) -> Option<String> {
     repo.config_snapshot()
         .string(format!("remote.{name}.url").as_str())
         .map(|v| v.to_string())
 }
 
 /// Where the ETag cache of a repository lives: `<common-dir>/recode/etags.json`.
-pub fn etag_path(repo: &gix::Repository) -> std::path::PathBuf {
+pub(crate) fn etag_path(repo: &gix::Repository) -> std::path::PathBuf {
     repo.common_dir().join("recode").join("etags.json")
 }
 
@@ -262,7 +264,10 @@ pub fn etag_path(repo: &gix::Repository) -> std::path::PathBuf {
 /// is no such remote, the forge is `none`, or its token is not set (unknown).
 ///
 /// Errors: [`ForgeError::NoProject`] when the remote URL names no repository there.
-pub fn open(repo: &gix::Repository, cfg: &Config) -> Result<Option<Box<dyn Forge>>, ForgeError> {
+pub(crate) fn open(
+    repo: &gix::Repository,
+    cfg: &Config,
+) -> Result<Option<Box<dyn Forge>>, ForgeError> {
     match remote_url(repo, &cfg.remote) {
         Some(url) => select::client(&cfg.forge, &url, Some(etag_path(repo))),
         None => Ok(None),
@@ -273,7 +278,7 @@ pub fn open(repo: &gix::Repository, cfg: &Config) -> Result<Option<Box<dyn Forge
 /// when the remote is on no forge; with the warnings for stderr: the remote names no
 /// repository on the forge chosen, or a token is set but `auto` found no forge for the
 /// remote's host (there is no forge to ask, so nothing failed and nothing waits on it).
-pub fn open_run(
+pub(crate) fn open_run(
     repo: &gix::Repository,
     cfg: &Config,
     offline: bool,
@@ -296,7 +301,7 @@ pub fn open_run(
 
 /// What the forge of the repository's remote `cfg.remote` calls its requests (SPEC 1.3:
 /// merge request on GitLab; pull request on GitHub, Gitea, and with no forge).
-pub fn noun(repo: &gix::Repository, cfg: &Config) -> crate::model::reason::RequestNoun {
+pub(crate) fn noun(repo: &gix::Repository, cfg: &Config) -> crate::model::reason::RequestNoun {
     remote_url(repo, &cfg.remote)
         .and_then(|u| select::kind_of(&cfg.forge, &u))
         .map(Kind::noun)
@@ -305,13 +310,13 @@ pub fn noun(repo: &gix::Repository, cfg: &Config) -> crate::model::reason::Reque
 
 /// The warning `status` gives once when the remote is on a forge whose token is not set:
 /// pull requests are unknown, and which variable to set. `None` otherwise.
-pub fn missing_token(repo: &gix::Repository, cfg: &Config) -> Option<String> {
+pub(crate) fn missing_token(repo: &gix::Repository, cfg: &Config) -> Option<String> {
     select::missing_token(&cfg.forge, &remote_url(repo, &cfg.remote)?)
 }
 
 /// Why a pushed branch gets no pull request from us (for `publish`'s message): no token
 /// (naming the forge's variables), `recode.forge` none, or no forge for the remote.
-pub fn why_none(repo: &gix::Repository, cfg: &Config) -> String {
+pub(crate) fn why_none(repo: &gix::Repository, cfg: &Config) -> String {
     let url = remote_url(repo, &cfg.remote).unwrap_or_default();
     select::why_none(&cfg.forge, &url, &cfg.remote)
 }

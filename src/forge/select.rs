@@ -13,7 +13,7 @@ use crate::model::reason::RequestNoun;
 
 /// A forge kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// GitHub (github.com or Enterprise).
     GitHub,
     /// GitLab (gitlab.com or self-managed).
@@ -24,7 +24,7 @@ pub enum Kind {
 
 impl Kind {
     /// Its name in messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::GitHub => "GitHub",
             Kind::GitLab => "GitLab",
@@ -33,7 +33,7 @@ impl Kind {
     }
 
     /// The environment variables its token is read from, in order.
-    pub fn token_vars(self) -> &'static str {
+    pub(crate) fn token_vars(self) -> &'static str {
         match self {
             Kind::GitHub => "GH_TOKEN/GITHUB_TOKEN",
             Kind::GitLab => "GITLAB_TOKEN",
@@ -42,7 +42,7 @@ impl Kind {
     }
 
     /// What it calls a request to merge a branch (in reasons): merge request on GitLab.
-    pub fn noun(self) -> RequestNoun {
+    pub(crate) fn noun(self) -> RequestNoun {
         match self {
             Kind::GitLab => RequestNoun::MergeRequest,
             Kind::GitHub | Kind::Gitea => RequestNoun::PullRequest,
@@ -50,7 +50,7 @@ impl Kind {
     }
 
     /// The token set for it, if any.
-    pub fn token(self, opts: &ForgeOptions) -> Option<&str> {
+    pub(crate) fn token(self, opts: &ForgeOptions) -> Option<&str> {
         match self {
             Kind::GitHub => opts.github_token.as_deref(),
             Kind::GitLab => opts.gitlab_token.as_deref(),
@@ -61,7 +61,7 @@ impl Kind {
 
 /// The forge of `remote_url` under `opts.kind` (`recode.forge`): `None` for `none`, and
 /// for `auto` on a host that is no known forge or a URL with no host (a local path).
-pub fn kind_of(opts: &ForgeOptions, remote_url: &str) -> Option<Kind> {
+pub(crate) fn kind_of(opts: &ForgeOptions, remote_url: &str) -> Option<Kind> {
     match opts.kind {
         ForgeSetting::GitHub => Some(Kind::GitHub),
         ForgeSetting::GitLab => Some(Kind::GitLab),
@@ -87,7 +87,7 @@ pub fn kind_of(opts: &ForgeOptions, remote_url: &str) -> Option<Kind> {
 /// base and where it came from, the project. What `doctor` names (SPEC 1.3 "Self-hosted
 /// forges").
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The forge.
     pub kind: Kind,
     /// Why this forge: `recode.forge gitlab`, or `recode.forge auto: host gitlab.com`.
@@ -114,7 +114,7 @@ fn api_path(kind: Kind) -> Option<&'static str> {
 /// `RECODE_FORGE_API` as the base of `kind`'s API: an instance root (a URL with no
 /// `/api/vN` in its path, e.g. `http://127.0.0.1:8080` or `https://host/gitlab`) gets the
 /// forge's API path added (SPEC 1.3: "`RECODE_FORGE_API` may be the instance root").
-pub fn api_of(kind: Kind, given: &str) -> String {
+pub(crate) fn api_of(kind: Kind, given: &str) -> String {
     let base = given.trim().trim_end_matches('/');
     let path = base.split_once("://").map_or(base, |(_, rest)| {
         rest.split_once('/').map_or("", |(_, p)| p)
@@ -137,7 +137,10 @@ pub fn api_of(kind: Kind, given: &str) -> String {
 ///
 /// Errors: [`ForgeError::NoProject`] when the URL names no project there (a local path,
 /// no host, or a path that is not `OWNER/REPO`; GitLab: `GROUP/…/PROJECT`).
-pub fn resolve(opts: &ForgeOptions, remote_url: &str) -> Result<Option<Resolved>, ForgeError> {
+pub(crate) fn resolve(
+    opts: &ForgeOptions,
+    remote_url: &str,
+) -> Result<Option<Resolved>, ForgeError> {
     let Some(kind) = kind_of(opts, remote_url) else {
         return Ok(None);
     };
@@ -193,7 +196,7 @@ pub fn resolve(opts: &ForgeOptions, remote_url: &str) -> Result<Option<Resolved>
 ///
 /// Errors: [`ForgeError::NoProject`] when the URL has no host or its path is not a
 /// repository there (`OWNER/REPO`; GitLab: `GROUP/…/PROJECT`).
-pub fn client(
+pub(crate) fn client(
     opts: &ForgeOptions,
     remote_url: &str,
     cache: Option<PathBuf>,
@@ -237,7 +240,7 @@ pub fn client(
 
 /// With `recode.forge auto`, a remote on no known forge while a token is set: one hint
 /// naming the URL (the token is not used). `None` otherwise.
-pub fn no_forge_hint(opts: &ForgeOptions, remote_url: &str) -> Option<String> {
+pub(crate) fn no_forge_hint(opts: &ForgeOptions, remote_url: &str) -> Option<String> {
     let any_token =
         opts.github_token.is_some() || opts.gitlab_token.is_some() || opts.gitea_token.is_some();
     (opts.kind == ForgeSetting::Auto && any_token && kind_of(opts, remote_url).is_none()).then(|| {
@@ -252,7 +255,7 @@ pub fn no_forge_hint(opts: &ForgeOptions, remote_url: &str) -> Option<String> {
 
 /// The remote is on a forge whose token is not set: pull requests are unknown; say which
 /// variable to set. `None` when there is no forge or the token is set.
-pub fn missing_token(opts: &ForgeOptions, remote_url: &str) -> Option<String> {
+pub(crate) fn missing_token(opts: &ForgeOptions, remote_url: &str) -> Option<String> {
     let kind = kind_of(opts, remote_url)?;
     kind.token(opts).is_none().then(|| {
         let first = kind.token_vars().split('/').next().unwrap_or_default();
@@ -268,7 +271,7 @@ pub fn missing_token(opts: &ForgeOptions, remote_url: &str) -> Option<String> {
 }
 
 /// Why no pull request is opened for a pushed branch of `remote`.
-pub fn why_none(opts: &ForgeOptions, remote_url: &str, remote: &str) -> String {
+pub(crate) fn why_none(opts: &ForgeOptions, remote_url: &str, remote: &str) -> String {
     match kind_of(opts, remote_url) {
         Some(k) if k.token(opts).is_none() => format!("no {}", k.token_vars()),
         Some(k) => format!("the remote '{remote}' is not a {} repository", k.name()),

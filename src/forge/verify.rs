@@ -34,7 +34,7 @@ impl Verdict {
 
 /// What `verify` found.
 #[derive(Clone, Debug)]
-pub struct Verification {
+pub(crate) struct Verification {
     /// The verdict.
     pub verdict: Verdict,
     /// The branch's pull request, when the forge has one.
@@ -46,11 +46,11 @@ pub struct Verification {
 }
 
 /// The reason a `phantom` event carries.
-pub use crate::model::replay::PHANTOM_REASON;
+pub(crate) use crate::model::replay::PHANTOM_REASON;
 
 /// The verdict on `branch`, whose task's ledger is `events`, asking `forge` (one lookup of
 /// the branch's pull request; `None`: no forge, the verdict is `unknown`).
-pub fn verify(forge: Option<&dyn Forge>, branch: &str, events: &[Event]) -> Verification {
+pub(crate) fn verify(forge: Option<&dyn Forge>, branch: &str, events: &[Event]) -> Verification {
     let mut v = Verification {
         verdict: Verdict::Unknown,
         pr: None,

@@ -9,7 +9,7 @@ use super::walk::{HooksDir, rel};
 /// What `hook install` must ask the user to add, for a manager (or a hooks directory in a
 /// working tree) that keeps hooks in the repository.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Advice {
+pub(crate) struct Advice {
     /// Why git-recode does not write the hook itself.
     pub reason: String,
     /// The exact line or stanza to add (printed on stdout).
@@ -23,7 +23,7 @@ pub struct Advice {
 }
 
 /// The advice for `manager` in the worktree `wt` whose hooks directory is `dir`.
-pub fn advice(manager: Option<Manager>, wt: &Path, dir: &HooksDir) -> Advice {
+pub(crate) fn advice(manager: Option<Manager>, wt: &Path, dir: &HooksDir) -> Advice {
     let d = &dir.path;
     let hook = d.join("post-commit");
     let configured = dir.configured.clone().unwrap_or_default();

@@ -12,7 +12,7 @@ use crate::model::{Body, Event};
 
 /// What the hook did.
 #[derive(Debug, PartialEq)]
-pub enum Milestone {
+pub(crate) enum Milestone {
     /// HEAD's message declares no phase (or HEAD is unborn).
     NoPhase,
     /// HEAD is detached outside a rebase: no branch to ledger against.
@@ -32,7 +32,7 @@ pub enum Milestone {
     short = head.to_hex_with_len(12),
     trailer = super::PHASE_TRAILER
 )]
-pub struct CommitError {
+pub(crate) struct CommitError {
     /// The file or directory the write failed on.
     pub path: std::path::PathBuf,
     /// The phase.
@@ -59,7 +59,7 @@ fn branch_of(repo: &gix::Repository) -> Option<String> {
 /// Errors: the warning when it is not a session id ([`crate::fence::session_id_ok`]: an
 /// option word such as `--dangerously-skip-permissions` never enters the ledger, SPEC 1.2
 /// "Untrusted input stays out"), the value shown escaped and cut at 200 characters.
-pub fn session_from_env() -> Result<Option<String>, String> {
+pub(crate) fn session_from_env() -> Result<Option<String>, String> {
     let Some(raw) = std::env::var_os(super::SESSION_ENV).filter(|s| !s.is_empty()) else {
         return Ok(None);
     };
@@ -82,7 +82,7 @@ pub fn session_from_env() -> Result<Option<String>, String> {
 /// warning) and the task from `recode.branchPattern`.
 ///
 /// Errors: [`CommitError`] when the journal cannot be appended to.
-pub fn post_commit(
+pub(crate) fn post_commit(
     repo: &gix::Repository,
     cfg: &Config,
     now: jiff::Timestamp,

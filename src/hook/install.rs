@@ -11,7 +11,7 @@ use super::{Installed, advice, walk};
 
 /// What `install` or `uninstall` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Done {
+pub(crate) enum Done {
     /// Our hook was already at this path.
     AlreadyInstalled(PathBuf),
     /// A hook manager or chain already reaches the hook: how.
@@ -45,7 +45,7 @@ pub enum Done {
 
 /// Why `install` or `uninstall` did not act.
 #[derive(Debug, thiserror::Error)]
-pub enum InstallError {
+pub(crate) enum InstallError {
     /// Refused (exit 3): `advice` is the line or stanza to add to a manager's
     /// configuration, for stdout.
     #[error("{message}")]
@@ -121,7 +121,7 @@ fn here(repo: &gix::Repository) -> (PathBuf, walk::HooksDir) {
 /// or a working tree holds it, refuse with the configuration to add.
 ///
 /// Errors: [`InstallError::Refused`], [`InstallError::Io`].
-pub fn install(repo: &gix::Repository, chain: bool) -> Result<Done, InstallError> {
+pub(crate) fn install(repo: &gix::Repository, chain: bool) -> Result<Done, InstallError> {
     let (wt, dir) = here(repo);
     let hook_path = dir.path.join("post-commit");
     let kind = super::installed(&dir.path);
@@ -259,7 +259,7 @@ fn write_into(
 
 /// The post-commit hook in `hooks_dir` when someone else wrote it (or edited ours) and it
 /// cannot start: its `#!` interpreter is gone ([`super::runs::interpreter_problem`]).
-pub fn unrunnable(hooks_dir: &Path) -> Option<PathBuf> {
+pub(crate) fn unrunnable(hooks_dir: &Path) -> Option<PathBuf> {
     let hook = hooks_dir.join("post-commit");
     let theirs = matches!(
         super::installed(hooks_dir),
@@ -272,7 +272,7 @@ pub fn unrunnable(hooks_dir: &Path) -> Option<PathBuf> {
 /// What to do about a hook git-recode did not write (or one someone edited) that cannot
 /// start: its `#!` interpreter is gone; `install` is the command that installs ours after
 /// (`git recode hook install`, or doctor's `git -C DIR recode hook install`).
-pub fn unrunnable_hint(hook: &Path, install: &str) -> String {
+pub(crate) fn unrunnable_hint(hook: &Path, install: &str) -> String {
     format!(
         "correct the `#!` line of {} (or reinstall it with the tool that wrote it), then run `{install}`",
         hook.display()
@@ -282,7 +282,7 @@ pub fn unrunnable_hint(hook: &Path, install: &str) -> String {
 /// Remove our hook, restore a chained hook, or splice our lines out of an edited one.
 ///
 /// Errors: [`InstallError::Refused`] inside a working tree, [`InstallError::Io`].
-pub fn uninstall(repo: &gix::Repository) -> Result<Done, InstallError> {
+pub(crate) fn uninstall(repo: &gix::Repository) -> Result<Done, InstallError> {
     let (_, dir) = here(repo);
     let dir = dir.path;
     let hook_path = dir.join("post-commit");

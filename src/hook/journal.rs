@@ -18,17 +18,17 @@ use std::path::{Path, PathBuf};
 use crate::model::{Body, Event};
 
 /// The live journal's file name, in [`dir`].
-pub const LIVE: &str = "milestones.journal";
+pub(crate) const LIVE: &str = "milestones.journal";
 
 /// The directory holding the journals: `<git common dir>/recode` (one for every worktree
 /// of the repository).
-pub fn dir(repo: &gix::Repository) -> PathBuf {
+pub(crate) fn dir(repo: &gix::Repository) -> PathBuf {
     repo.common_dir().join("recode")
 }
 
 /// Whether `name` is a journal's file name: `milestones*.journal*` (the live one, and the
 /// ones a fold renamed aside).
-pub fn is_journal(name: &str) -> bool {
+pub(crate) fn is_journal(name: &str) -> bool {
     name.strip_prefix("milestones")
         .is_some_and(|rest| rest.contains(".journal"))
 }
@@ -39,7 +39,7 @@ pub fn is_journal(name: &str) -> bool {
 /// path.
 ///
 /// Errors: the I/O error, with the path it concerns.
-pub fn append(dir: &Path, event: &Event) -> Result<PathBuf, (PathBuf, std::io::Error)> {
+pub(crate) fn append(dir: &Path, event: &Event) -> Result<PathBuf, (PathBuf, std::io::Error)> {
     let path = dir.join(LIVE);
     let mut line = event.canonical();
     line.push('\n');
@@ -64,7 +64,7 @@ pub fn append(dir: &Path, event: &Event) -> Result<PathBuf, (PathBuf, std::io::E
 
 /// The milestone events in `text` (a journal's content), in file order; other lines are
 /// skipped.
-pub fn parse(text: &str) -> Vec<Event> {
+pub(crate) fn parse(text: &str) -> Vec<Event> {
     text.lines()
         .filter_map(|l| serde_json::from_str::<Event>(l).ok())
         .filter(|e| matches!(e.body, Body::Milestone { .. }) && e.head.is_some())
@@ -73,7 +73,7 @@ pub fn parse(text: &str) -> Vec<Event> {
 
 /// Every journal file in `dir` ([`is_journal`], regular files only): those renamed aside
 /// by name, then the live one. None when `dir` does not exist.
-pub fn files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -92,7 +92,7 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
 /// fold not yet finished), file by file in [`files`] order, each file's lines in order. A file
 /// that vanishes while being read (a fold deleted it: its lines are in the ledger) is
 /// skipped.
-pub fn read(repo: &gix::Repository) -> Vec<Event> {
+pub(crate) fn read(repo: &gix::Repository) -> Vec<Event> {
     files(&dir(repo))
         .iter()
         .filter_map(|p| std::fs::read(p).ok())
@@ -103,7 +103,7 @@ pub fn read(repo: &gix::Repository) -> Vec<Event> {
 /// The journal a fold took: renamed aside from the live name (so hooks start a new live
 /// journal), held open so that it can be read again for a hook that opened it before the
 /// rename and wrote after it.
-pub struct Taken {
+pub(crate) struct Taken {
     /// Its name after the rename.
     pub path: PathBuf,
     file: std::fs::File,
@@ -117,7 +117,7 @@ impl Taken {
     /// each commit; the trailers still carry the milestones).
     ///
     /// Errors: the I/O error of the rename or the open.
-    pub fn take(dir: &Path) -> std::io::Result<Option<Taken>> {
+    pub(crate) fn take(dir: &Path) -> std::io::Result<Option<Taken>> {
         match std::fs::symlink_metadata(dir.join(LIVE)) {
             Ok(m) if m.is_file() => {}
             Ok(_) => return Ok(None),
@@ -144,7 +144,7 @@ impl Taken {
     /// lines only, so a line being written is left for the next call.
     ///
     /// Errors: the I/O error of the read.
-    pub fn more(&mut self) -> std::io::Result<Vec<Event>> {
+    pub(crate) fn more(&mut self) -> std::io::Result<Vec<Event>> {
         self.file.seek(std::io::SeekFrom::Start(self.read))?;
         let mut bytes = Vec::new();
         self.file.read_to_end(&mut bytes)?;
@@ -155,7 +155,7 @@ impl Taken {
 }
 
 /// `(head, phase)` of a milestone event.
-pub fn key(e: &Event) -> Option<(gix::ObjectId, &str)> {
+pub(crate) fn key(e: &Event) -> Option<(gix::ObjectId, &str)> {
     match (&e.body, e.head) {
         (Body::Milestone { phase, .. }, Some(head)) => Some((head, phase.as_str())),
         _ => None,
@@ -165,7 +165,7 @@ pub fn key(e: &Event) -> Option<(gix::ObjectId, &str)> {
 /// A test-only kill point of the pickup (see [`crate::failpoint`]): `journal-renamed`
 /// (the live journal renamed aside, nothing ledgered yet), `journal-folded` (its
 /// milestones ledgered, the files not yet deleted).
-pub fn failpoint(step: &str) {
+pub(crate) fn failpoint(step: &str) {
     crate::failpoint::hit(step);
 }
 

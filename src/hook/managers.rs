@@ -15,10 +15,10 @@ use yaml_rust2::{Yaml, YamlLoader};
 use super::walk::normalize;
 
 /// The command a manager's configuration must run.
-pub const COMMAND: &str = "git-recode hook post-commit";
+pub(crate) const COMMAND: &str = "git-recode hook post-commit";
 /// The line to add to a hook script (`|| true`: husky runs its scripts with `sh -e`, and a
 /// missing binary must not stop the user's later lines).
-pub const LINE: &str = "git-recode hook post-commit || true";
+pub(crate) const LINE: &str = "git-recode hook post-commit || true";
 /// Spellings of the command that count as calling it.
 const SPELLINGS: [&str; 2] = ["git-recode hook post-commit", "git recode hook post-commit"];
 
@@ -55,7 +55,7 @@ impl Manager {
     }
 }
 /// Whether a non-comment line of `text` runs the command.
-pub fn calls_us(text: &str) -> bool {
+pub(crate) fn calls_us(text: &str) -> bool {
     text.lines().any(|l| {
         let l = l.trim_start();
         !l.starts_with('#')
@@ -119,7 +119,7 @@ fn package_json(wt: &Path) -> Option<serde_json::Value> {
 
 /// Which manager wrote `hook_text` (the `post-commit` file in `dir`), or whose configuration
 /// in `wt` claims the hooks.
-pub fn detect(wt: &Path, dir: &Path, hook_text: Option<&str>) -> Option<Manager> {
+pub(crate) fn detect(wt: &Path, dir: &Path, hook_text: Option<&str>) -> Option<Manager> {
     let dir_is = |rel: &str| dir == normalize(&wt.join(rel));
     if dir_is(".husky/_") || dir.ends_with(".husky/_") {
         return Some(Manager::Husky9);

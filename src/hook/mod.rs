@@ -6,21 +6,22 @@ use gix::ObjectId;
 use crate::model::Event;
 use crate::repo::RepoError;
 
-pub mod advice;
-pub mod commit;
-pub mod install;
-pub mod journal;
-pub mod managers;
-pub mod pickup;
-pub mod runs;
-pub mod walk;
-pub use managers::Manager;
-pub use walk::{WorktreeReach, reach, reach_and_run};
+pub(crate) mod advice;
+pub(crate) mod commit;
+pub(crate) mod install;
+pub(crate) mod journal;
+pub(crate) mod managers;
+pub(crate) mod pickup;
+pub(crate) mod runs;
+pub(crate) mod walk;
+pub(crate) use managers::Manager;
+pub use walk::reach;
+pub(crate) use walk::{WorktreeReach, reach_and_run};
 
 /// Environment variable carrying the agent's session id into the hook.
-pub const SESSION_ENV: &str = "RECODE_SESSION_ID";
+pub(crate) const SESSION_ENV: &str = "RECODE_SESSION_ID";
 
-pub use crate::trailer::{PHASE_TRAILER, WIP_TRAILER, is_wip, phase_of, trailers};
+pub(crate) use crate::trailer::{PHASE_TRAILER, is_wip, phase_of};
 
 /// Milestone commits the ledger lacks: commits reachable from `branch_tip` but from none
 /// of `base_tips` (the branch's commits ahead of the base; the newest
@@ -44,7 +45,7 @@ pub fn unledgered_milestones<'a>(
 }
 
 /// The commit HEAD points to and its message.
-pub fn head_commit(repo: &gix::Repository) -> Option<(ObjectId, String)> {
+pub(crate) fn head_commit(repo: &gix::Repository) -> Option<(ObjectId, String)> {
     let id = repo.head_id().ok()?.detach();
     let commit = repo.find_commit(id).ok()?;
     let msg = commit.message_raw().ok()?.to_string();
@@ -52,11 +53,11 @@ pub fn head_commit(repo: &gix::Repository) -> Option<(ObjectId, String)> {
 }
 
 /// First line of the block git-recode writes into a hook.
-pub const BEGIN: &str = "# BEGIN git-recode";
+pub(crate) const BEGIN: &str = "# BEGIN git-recode";
 /// Last line of that block.
-pub const END: &str = "# END git-recode";
+pub(crate) const END: &str = "# END git-recode";
 /// Where a chained user hook is kept while git-recode's hook runs it first.
-pub const CHAINED_SUFFIX: &str = ".pre-recode";
+pub(crate) const CHAINED_SUFFIX: &str = ".pre-recode";
 
 /// The post-commit hook git-recode installs. With `chained`, the previous hook (kept as
 /// `post-commit.pre-recode`) runs first with the same arguments and its status is kept.
@@ -98,7 +99,7 @@ fn is_direct(text: &str) -> bool {
 /// path as found, so a package manager's symlink survives upgrades), when it is this very
 /// binary and its absolute path has no whitespace (a `#!` line cannot quote). `None`: use
 /// [`script`].
-pub fn direct_interpreter() -> Option<std::path::PathBuf> {
+pub(crate) fn direct_interpreter() -> Option<std::path::PathBuf> {
     let me = std::env::current_exe().ok()?.canonicalize().ok()?;
     let found = std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join("git-recode"))
@@ -113,7 +114,7 @@ pub fn direct_interpreter() -> Option<std::path::PathBuf> {
 
 /// Whether the arguments after the program name are those a [`direct_script`] gets: one
 /// path (with a `/`) whose file name is `post-commit`.
-pub fn is_hook_path(args: &[std::ffi::OsString]) -> bool {
+pub(crate) fn is_hook_path(args: &[std::ffi::OsString]) -> bool {
     match args {
         [one] => {
             let p = std::path::Path::new(one);
@@ -126,7 +127,7 @@ pub fn is_hook_path(args: &[std::ffi::OsString]) -> bool {
 
 /// What is in the hooks directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Installed {
+pub(crate) enum Installed {
     /// No post-commit hook.
     Nothing,
     /// git-recode's hook, alone, exactly as written ([`script`] or [`direct_script`]).
@@ -140,7 +141,7 @@ pub enum Installed {
 }
 
 /// Inspect `dir/post-commit`.
-pub fn installed(dir: &std::path::Path) -> Installed {
+pub(crate) fn installed(dir: &std::path::Path) -> Installed {
     match std::fs::read_to_string(dir.join("post-commit")) {
         Err(_) => Installed::Nothing,
         Ok(text) if text == script(true) => Installed::Chained,
@@ -153,7 +154,7 @@ pub fn installed(dir: &std::path::Path) -> Installed {
 }
 
 /// `text` without git-recode's block (from the `BEGIN` line to the `END` line).
-pub fn splice_out(text: &str) -> String {
+pub(crate) fn splice_out(text: &str) -> String {
     let mut out = String::new();
     let mut inside = false;
     for line in text.split_inclusive('\n') {
@@ -175,7 +176,7 @@ pub fn splice_out(text: &str) -> String {
 /// worktree's git dir; when that file does not mention the trailer and no rebase,
 /// cherry-pick, revert or am is running (their picks do not go through that file), the
 /// commit has none. Any doubt (no git dir found, an unreadable file) says `false`.
-pub fn certainly_no_phase() -> bool {
+pub(crate) fn certainly_no_phase() -> bool {
     let Some(git_dir) = worktree_git_dir() else {
         return false;
     };

@@ -20,7 +20,7 @@ use crate::model::{Body, Event};
 use crate::repo::{self, RepoError};
 
 /// Most commits ahead of the base looked at per branch (the newest ones).
-pub const SCAN_LIMIT: usize = 256;
+pub(crate) const SCAN_LIMIT: usize = 256;
 
 /// Milestone commits among `ahead` (commits ahead of the base, newest first, as
 /// [`repo::commits_between`] gives them; only the first [`SCAN_LIMIT`] are read) with no
@@ -28,7 +28,7 @@ pub const SCAN_LIMIT: usize = 256;
 /// committer time in seconds)`, oldest first.
 ///
 /// Errors: [`RepoError::Git`] when a commit cannot be read.
-pub fn unledgered_in<'a>(
+pub(crate) fn unledgered_in<'a>(
     repo: &gix::Repository,
     ahead: &[(ObjectId, i64)],
     events: impl IntoIterator<Item = &'a Event>,
@@ -59,7 +59,12 @@ pub fn unledgered_in<'a>(
 
 /// The journal's milestones of `branch` of task `task` (from `journal`, in journal order)
 /// that `events` (the task's ledger) lacks, each `(head, phase)` once (its first line).
-pub fn journaled(journal: &[Event], task: &str, branch: &str, events: &[Event]) -> Vec<Event> {
+pub(crate) fn journaled(
+    journal: &[Event],
+    task: &str,
+    branch: &str,
+    events: &[Event],
+) -> Vec<Event> {
     let mut seen: std::collections::BTreeSet<(ObjectId, &str)> =
         events.iter().filter_map(super::journal::key).collect();
     let mut out = Vec::new();
@@ -81,7 +86,7 @@ pub fn journaled(journal: &[Event], task: &str, branch: &str, events: &[Event]) 
 /// [`unledgered_in`] takes them) whose trailer neither the ledger nor the journal holds.
 ///
 /// Errors: [`RepoError::Git`] when a commit cannot be read.
-pub fn unledgered_with(
+pub(crate) fn unledgered_with(
     repo: &gix::Repository,
     journal: &[Event],
     task: &str,
@@ -97,7 +102,11 @@ pub fn unledgered_with(
 
 /// The `milestone` events for `found` (from [`unledgered_in`]) on `branch` of `task`,
 /// stamped with each commit's committer time; `seq` is 0 until appended.
-pub fn events_for(task: &str, branch: &str, found: Vec<(ObjectId, String, i64)>) -> Vec<Event> {
+pub(crate) fn events_for(
+    task: &str,
+    branch: &str,
+    found: Vec<(ObjectId, String, i64)>,
+) -> Vec<Event> {
     found
         .into_iter()
         .map(|(id, phase, secs)| {
@@ -116,7 +125,7 @@ pub fn events_for(task: &str, branch: &str, found: Vec<(ObjectId, String, i64)>)
 }
 
 /// Put `extra` into `events` (in ledger order) by `ts`, after the events with the same `ts`.
-pub fn merge(events: &mut Vec<Event>, extra: Vec<Event>) {
+pub(crate) fn merge(events: &mut Vec<Event>, extra: Vec<Event>) {
     let key = |e: &Event| e.ts;
     for e in extra {
         let k = key(&e);
@@ -134,7 +143,7 @@ pub fn merge(events: &mut Vec<Event>, extra: Vec<Event>) {
 /// trailers for the base branch.
 ///
 /// Errors: [`RepoError`] when the branch's commits cannot be walked or read.
-pub fn pending(
+pub(crate) fn pending(
     repo: &gix::Repository,
     cfg: &Config,
     branch: &str,
@@ -147,7 +156,7 @@ pub fn pending(
 /// [`pending`] with the journal already read (`journal`).
 ///
 /// Errors: as [`pending`].
-pub fn pending_with(
+pub(crate) fn pending_with(
     repo: &gix::Repository,
     cfg: &Config,
     journal: &[Event],
@@ -171,7 +180,7 @@ pub fn pending_with(
 /// `ledgers`; never the base branch).
 ///
 /// Errors: [`RepoError`] when the refs cannot be read.
-pub fn local_worker_branches(
+pub(crate) fn local_worker_branches(
     repo: &gix::Repository,
     cfg: &Config,
     ledgers: &Ledgers,
@@ -196,7 +205,7 @@ pub fn local_worker_branches(
 /// named by a ledger), for `log` of all tasks and `recover --all`.
 ///
 /// Errors: [`RepoError`] when refs or commits cannot be read.
-pub fn pending_all(
+pub(crate) fn pending_all(
     repo: &gix::Repository,
     cfg: &Config,
     ledgers: &Ledgers,
@@ -218,7 +227,10 @@ pub fn pending_all(
 /// some of `worktrees` (the workers' worktree directories): commits there do not run the
 /// hook, so their milestones reach the ledger only late, from their trailers. `None` when
 /// every one of them reaches the hook, or when no worktree does (the hook is not in use).
-pub fn unreached_warning(repo: &gix::Repository, worktrees: &[&std::path::Path]) -> Option<String> {
+pub(crate) fn unreached_warning(
+    repo: &gix::Repository,
+    worktrees: &[&std::path::Path],
+) -> Option<String> {
     let all = super::reach(repo);
     if !all.iter().any(|r| r.reaches) {
         return None;

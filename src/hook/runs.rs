@@ -12,11 +12,11 @@
 use std::path::{Path, PathBuf};
 
 /// Set for a dry call: `hook post-commit` prints [`DRY_RUN_ANSWER`] and does nothing.
-pub const DRY_RUN_ENV: &str = "RECODE_HOOK_DRY_RUN";
+pub(crate) const DRY_RUN_ENV: &str = "RECODE_HOOK_DRY_RUN";
 /// What `hook post-commit` prints on a dry call (then its version and path).
-pub const DRY_RUN_ANSWER: &str = "git-recode: the post-commit hook runs";
+pub(crate) const DRY_RUN_ANSWER: &str = "git-recode: the post-commit hook runs";
 /// How long a dry call may take.
-pub const DRY_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const DRY_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The interpreter a script's `#!` line names and its argument, if it has such a line.
 fn shebang(text: &str) -> Option<(String, Option<String>)> {
@@ -42,7 +42,7 @@ fn find_on(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
 /// Why the script at `path` (text `text`) cannot start: the interpreter its `#!` line
 /// names is missing or not executable, or `#!/usr/bin/env X` finds no `X` on `PATH`.
 /// `None` when it can (or has no `#!` line: git then runs it with `sh`).
-pub fn interpreter_problem(path: &Path, text: &str) -> Option<String> {
+pub(crate) fn interpreter_problem(path: &Path, text: &str) -> Option<String> {
     let (interp, arg) = shebang(text)?;
     let gone = |what: &str| {
         format!(
@@ -68,7 +68,7 @@ pub fn interpreter_problem(path: &Path, text: &str) -> Option<String> {
 /// The program words of a line that runs `git-recode hook post-commit`: `[P]` for a word
 /// `P` whose file name is `git-recode` (bare, a path, quoted), `[G, "recode"]` for `git
 /// recode` (`G` a word whose file name is `git`). `None` when the line does not run it.
-pub fn invocation_in_line(line: &str) -> Option<Vec<String>> {
+pub(crate) fn invocation_in_line(line: &str) -> Option<Vec<String>> {
     let line = line.trim_start();
     if line.starts_with('#') {
         return None;
@@ -93,7 +93,7 @@ pub fn invocation_in_line(line: &str) -> Option<Vec<String>> {
 }
 
 /// The first line of `text` that runs `git-recode hook post-commit` ([`invocation_in_line`]).
-pub fn invocation(text: &str) -> Option<Vec<String>> {
+pub(crate) fn invocation(text: &str) -> Option<Vec<String>> {
     text.lines().find_map(invocation_in_line)
 }
 
@@ -118,7 +118,7 @@ fn hook_path_var(wt: &Path) -> std::ffi::OsString {
 ///
 /// Errors: why it did not answer: the command git would start is not there, exited
 /// non-zero, or is not git-recode.
-pub fn dry_call(wt: &Path, hook: &Path, whole: bool, text: &str) -> Result<String, String> {
+pub(crate) fn dry_call(wt: &Path, hook: &Path, whole: bool, text: &str) -> Result<String, String> {
     let path_var = hook_path_var(wt);
     let (mut cmd, shown) = if whole {
         (std::process::Command::new(hook), hook.display().to_string())

@@ -16,7 +16,7 @@ use super::{Installed, installed};
 
 /// The hooks directory git uses in one worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HooksDir {
+pub(crate) struct HooksDir {
     /// Absolute path.
     pub path: PathBuf,
     /// `core.hooksPath` as configured for that worktree (`None`: unset, the common `hooks`).
@@ -43,7 +43,7 @@ pub struct WorktreeReach {
 }
 
 /// `p` made absolute and free of `.`/`..`, symlinks resolved as far as the path exists.
-pub fn normalize(p: &Path) -> PathBuf {
+pub(crate) fn normalize(p: &Path) -> PathBuf {
     let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let mut existing = abs.as_path();
     let mut rest = Vec::new();
@@ -96,7 +96,7 @@ fn configured_hooks_path(repo: &gix::Repository, wt_git_dir: &Path) -> Option<St
 
 /// The hooks directory git uses in the worktree at `wt` (git dir `wt_git_dir`): a relative
 /// `core.hooksPath` is relative to the worktree's top, where git runs hooks.
-pub fn hooks_dir(repo: &gix::Repository, wt: &Path, wt_git_dir: &Path) -> HooksDir {
+pub(crate) fn hooks_dir(repo: &gix::Repository, wt: &Path, wt_git_dir: &Path) -> HooksDir {
     let configured = configured_hooks_path(repo, wt_git_dir).filter(|v| !v.is_empty());
     let path = match &configured {
         None => normalize(&repo.common_dir().join("hooks")),
@@ -118,7 +118,7 @@ pub(super) fn rel(p: &Path, base: &Path) -> String {
 }
 
 /// The verdict for one worktree at `wt` whose hooks directory is `dir`.
-pub fn reach_one(wt: &Path, dir: &HooksDir) -> (Option<Manager>, Result<String, String>) {
+pub(crate) fn reach_one(wt: &Path, dir: &HooksDir) -> (Option<Manager>, Result<String, String>) {
     let d = &dir.path;
     let hook = d.join("post-commit");
     let text = read(&hook);
@@ -370,7 +370,7 @@ pub fn reach(repo: &gix::Repository) -> Vec<WorktreeReach> {
 /// ([`super::runs::dry_call`]; once a hooks directory): a hook that is installed but does
 /// not run (its interpreter or the binary it names moved) is not reached. For `hook
 /// status` and `doctor`; `status` reads only [`reach`].
-pub fn reach_and_run(repo: &gix::Repository) -> Vec<WorktreeReach> {
+pub(crate) fn reach_and_run(repo: &gix::Repository) -> Vec<WorktreeReach> {
     let mut done: Vec<(PathBuf, Result<String, String>)> = Vec::new();
     let mut all = reach(repo);
     for r in all.iter_mut().filter(|r| r.reaches) {
@@ -400,7 +400,7 @@ fn run_one(wt: &Path, hooks_dir: &Path) -> Result<String, String> {
 
 /// Whether `dir` is inside the working tree of some repository (any worktree of `repo`,
 /// or another repository's), outside its git dir: a place git-recode never writes.
-pub fn in_a_working_tree(repo: &gix::Repository, dir: &Path) -> bool {
+pub(crate) fn in_a_working_tree(repo: &gix::Repository, dir: &Path) -> bool {
     let dir = normalize(dir);
     let common = normalize(repo.common_dir());
     if dir.starts_with(&common) {

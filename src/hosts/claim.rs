@@ -22,14 +22,14 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Body, Event};
 
 /// Where the claims live: `refs/recode/claims/<hex>`.
-pub const CLAIMS_PREFIX: &str = "refs/recode/claims/";
+pub(crate) const CLAIMS_PREFIX: &str = "refs/recode/claims/";
 
 /// The longest claim blob read; a larger one is garbage.
-pub const MAX_CLAIM: u64 = 4 << 10;
+pub(crate) const MAX_CLAIM: u64 = 4 << 10;
 
 /// A claim blob.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct ClaimDoc {
+pub(crate) struct ClaimDoc {
     /// The worker's branch.
     pub branch: String,
     /// The host of the attempt resumed (its id).
@@ -42,14 +42,14 @@ pub struct ClaimDoc {
 
 impl ClaimDoc {
     /// The blob's text (one line, keys in this order).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         // Serializing four strings cannot fail.
         format!("{}\n", serde_json::to_string(self).unwrap_or_default())
     }
 }
 
 /// The claim ref of `branch`.
-pub fn claim_ref(branch: &str) -> String {
+pub(crate) fn claim_ref(branch: &str) -> String {
     format!(
         "{CLAIMS_PREFIX}{}",
         super::id::digest(&format!("recode-claim {branch}"))
@@ -57,7 +57,7 @@ pub fn claim_ref(branch: &str) -> String {
 }
 
 /// Whether `name` is a claim ref git-recode writes: one hex component under the prefix.
-pub fn is_claim_name(name: &str) -> bool {
+pub(crate) fn is_claim_name(name: &str) -> bool {
     name.strip_prefix(CLAIMS_PREFIX)
         .is_some_and(|h| (40..=64).contains(&h.len()) && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
@@ -65,7 +65,7 @@ pub fn is_claim_name(name: &str) -> bool {
 /// Read the claim blob `id` in bounded memory.
 ///
 /// Errors: a message when it is not a blob, is larger than [`MAX_CLAIM`], or not a claim.
-pub fn read(repo: &gix::Repository, id: ObjectId) -> Result<ClaimDoc, String> {
+pub(crate) fn read(repo: &gix::Repository, id: ObjectId) -> Result<ClaimDoc, String> {
     let h = repo.find_header(id).map_err(|e| e.to_string())?;
     if h.kind() != gix::object::Kind::Blob {
         return Err(format!("a {}, not a claim blob", h.kind()));
@@ -101,7 +101,7 @@ fn attempts<'a>(
 /// What a claim found on the remote means for resuming `(from_host, attempt_ts)` on
 /// `branch` with `events` (this host's ledger).
 #[derive(Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// This host's own claim on that attempt (a retry): won.
     Ours,
     /// It names an older attempt than the one resumed: replace it.
@@ -112,7 +112,7 @@ pub enum Verdict {
 }
 
 /// Judge the claim `doc` (SPEC 1.3 claims): see [`Verdict`].
-pub fn judge(
+pub(crate) fn judge(
     doc: &ClaimDoc,
     events: &[Event],
     branch: &str,
@@ -142,7 +142,7 @@ pub fn judge(
 /// an `exit` or a newer attempt on the branch follows it. A claim whose attempt is not
 /// ledgered yet stands (its claimer may be between its claim and its append; its lease
 /// covers a claimer that died there).
-pub fn ended(doc: &ClaimDoc, events: &[Event]) -> bool {
+pub(crate) fn ended(doc: &ClaimDoc, events: &[Event]) -> bool {
     let all: Vec<_> = attempts(events, &doc.branch).collect();
     let Some(resumed) = all
         .iter()
@@ -163,7 +163,7 @@ pub fn ended(doc: &ClaimDoc, events: &[Event]) -> bool {
 /// Whether the claimer `host` has been silent for `timeout_secs` on this host's clock:
 /// its heartbeat (first seen at its current value) or, with none, the claim itself (first
 /// seen at its current value, `claim_seen`) is that old at `now`.
-pub fn lease_ran_out(
+pub(crate) fn lease_ran_out(
     beat_seen: Option<Timestamp>,
     claim_seen: Timestamp,
     now: Timestamp,

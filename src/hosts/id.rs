@@ -14,11 +14,11 @@
 use gix::bstr::ByteSlice;
 
 /// The config key of this host's identity.
-pub const HOST_ID: &str = "recode.hostId";
+pub(crate) const HOST_ID: &str = "recode.hostId";
 
 /// This host: its identity and its label.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Me {
+pub(crate) struct Me {
     /// `recode.hostId` (what `host` fields, heartbeats and claims carry).
     pub id: String,
     /// The hostname (`process::hostname()`): shown beside the id, never compared.
@@ -57,14 +57,14 @@ fn machine_part(seed: &str) -> String {
 }
 
 /// Whether `id` has the shape of a generated id (`<12 hex>-<8 hex>`).
-pub fn is_generated(id: &str) -> bool {
+pub(crate) fn is_generated(id: &str) -> bool {
     let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
     id.split_once('-')
         .is_some_and(|(m, c)| hex(m, 12) && hex(c, 8))
 }
 
 /// The id generated for the clone whose common dir is `common` on this machine.
-pub fn generate(common: &std::path::Path) -> String {
+pub(crate) fn generate(common: &std::path::Path) -> String {
     let seed = machine_seed();
     let path = std::fs::canonicalize(common).unwrap_or_else(|_| common.to_path_buf());
     let clone = digest(&format!("recode-clone {seed}\n{}", path.display()));
@@ -75,7 +75,7 @@ pub fn generate(common: &std::path::Path) -> String {
 /// the clone's config (best effort: a clone whose config cannot be written still gets the
 /// same generated id on every run). The write is a git run killed past `timeout`
 /// (`recode.commandTimeout`).
-pub fn me(repo: &gix::Repository, timeout: std::time::Duration) -> Me {
+pub(crate) fn me(repo: &gix::Repository, timeout: std::time::Duration) -> Me {
     let configured = repo
         .config_snapshot()
         .string(HOST_ID)
@@ -105,24 +105,24 @@ pub fn me(repo: &gix::Repository, timeout: std::time::Duration) -> Me {
 impl Me {
     /// Whether an attempt's `host` is this host: its id; or, for a ledger written before
     /// 1.3 (a hostname, not a generated id), this machine's hostname.
-    pub fn is(&self, host: &str) -> bool {
+    pub(crate) fn is(&self, host: &str) -> bool {
         host == self.id || (host == self.label && !is_generated(host))
     }
 
     /// Whether a pid recorded by `host` was recorded on this machine, so it can be probed
     /// here: this host, or another clone of this machine (a generated id with this
     /// machine's part).
-    pub fn same_machine(&self, host: &str) -> bool {
+    pub(crate) fn same_machine(&self, host: &str) -> bool {
         self.is(host) || (is_generated(host) && host.split('-').next() == Some(&self.machine))
     }
 
     /// The host as shown: `label (id)` when they differ, else the id.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         shown(&self.id, Some(&self.label))
     }
 }
 
-pub use crate::model::host_shown as shown;
+pub(crate) use crate::model::host_shown as shown;
 
 #[cfg(test)]
 mod tests {

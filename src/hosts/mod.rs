@@ -7,14 +7,14 @@
 //! host's work was taken over) and the heartbeat's name and reading; `write.rs` writes
 //! this host's heartbeat (gix objects and one compare-and-swap ref edit).
 
-pub mod claim;
-pub mod id;
-pub mod prune;
-pub mod seen;
+pub(crate) mod claim;
+pub(crate) mod id;
+pub(crate) mod prune;
+pub(crate) mod seen;
 mod write;
-pub use id::{Me, me};
-pub use seen::Seen;
-pub use write::{BeatWorker, WriteError, write_heartbeat};
+pub(crate) use id::{Me, me};
+pub(crate) use seen::Seen;
+pub(crate) use write::{BeatWorker, write_heartbeat};
 
 use std::collections::BTreeMap;
 
@@ -25,14 +25,14 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Body, Event};
 
 /// Where heartbeats live, one ref a host.
-pub const HOSTS_PREFIX: &str = "refs/recode/hosts/";
+pub(crate) const HOSTS_PREFIX: &str = "refs/recode/hosts/";
 
 /// The one blob's name in a heartbeat commit's tree.
-pub const HEARTBEAT_FILE: &str = "heartbeat.json";
+pub(crate) const HEARTBEAT_FILE: &str = "heartbeat.json";
 
 /// Where a host's WIP goes when its worker was taken over by another host:
 /// `recode/takeover/<branch>/<host>` (a branch name; the host sanitized like its ref).
-pub fn side_branch(branch: &str, host: &str) -> String {
+pub(crate) fn side_branch(branch: &str, host: &str) -> String {
     format!("recode/takeover/{branch}/{}", ref_component(host))
 }
 
@@ -40,7 +40,7 @@ pub fn side_branch(branch: &str, host: &str) -> String {
 /// two hosts (SPEC 1.3: identities never collide): a plain id (`box-1.lan`, a generated
 /// id) is kept as it is; any other gets [`sanitized`] plus `-` and 8 hex digits of a hash
 /// of the id itself (`hostB.` → `hostB-<hash>`, beside `hostB`).
-pub fn ref_component(host: &str) -> String {
+pub(crate) fn ref_component(host: &str) -> String {
     let s = sanitized(host);
     if s == host {
         return s;
@@ -51,7 +51,7 @@ pub fn ref_component(host: &str) -> String {
 
 /// `host` made a valid ref component ([`crate::fence::component`]); empty →
 /// `unknown-host`.
-pub fn sanitized(host: &str) -> String {
+pub(crate) fn sanitized(host: &str) -> String {
     let s = crate::fence::component(host);
     if s.is_empty() {
         "unknown-host".into()
@@ -61,14 +61,14 @@ pub fn sanitized(host: &str) -> String {
 }
 
 /// The heartbeat ref of `host`: `refs/recode/hosts/<ref_component(host)>`.
-pub fn heartbeat_ref(host: &str) -> String {
+pub(crate) fn heartbeat_ref(host: &str) -> String {
     format!("{HOSTS_PREFIX}{}", ref_component(host))
 }
 
 /// Whether another host than `here` (an id) has a heartbeat ref in this repository (fetched by
 /// `sync`): the repository is shared by several machines, so every resume claims its
 /// attempt on the remote first (SPEC 1.2 "Several machines"). Only ref names are read.
-pub fn other_hosts_known(repo: &gix::Repository, here: &str) -> bool {
+pub(crate) fn other_hosts_known(repo: &gix::Repository, here: &str) -> bool {
     let mine = heartbeat_ref(here);
     repo.references()
         .ok()
@@ -84,7 +84,7 @@ pub fn other_hosts_known(repo: &gix::Repository, here: &str) -> bool {
 /// One worker in a heartbeat: its newest spawn's pid (none recorded: null) and whether
 /// it is alive on that host.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct BeatEntry {
+pub(crate) struct BeatEntry {
     /// The pid of the worker's newest `spawn`, when recorded.
     pub pid: Option<u32>,
     /// Whether the worker is running on its host (its pid probed alive, or recent activity).
@@ -93,7 +93,7 @@ pub struct BeatEntry {
 
 /// The heartbeat blob, as written (keys in this order; `workers` sorted by branch).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct HeartbeatDoc {
+pub(crate) struct HeartbeatDoc {
     /// The host's id (`recode.hostId`, unsanitized).
     pub host: String,
     /// Its hostname, when it differs from the id (SPEC 1.3: a label shown beside it).
@@ -107,7 +107,7 @@ pub struct HeartbeatDoc {
 
 /// One host's heartbeat as read from its ref.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Heartbeat {
+pub(crate) struct Heartbeat {
     /// The host (the blob's `host`; the ref's last component when it names none).
     pub host: String,
     /// The host's label (its hostname), when the blob names one.
@@ -127,12 +127,12 @@ pub struct Heartbeat {
 
 impl Heartbeat {
     /// Workers the blob lists.
-    pub fn worker_count(&self) -> u32 {
+    pub(crate) fn worker_count(&self) -> u32 {
         self.workers.len() as u32
     }
 
     /// Of those, the ones marked `"alive": true`.
-    pub fn alive_count(&self) -> u32 {
+    pub(crate) fn alive_count(&self) -> u32 {
         self.workers.values().filter(|a| **a).count() as u32
     }
 }
@@ -140,7 +140,7 @@ impl Heartbeat {
 /// Parse a heartbeat blob (`ref_host` names the ref's host, used when the blob has none).
 ///
 /// Errors: a message when the text is not a JSON object with a string `ts`.
-pub fn parse_heartbeat(ref_host: &str, text: &str) -> Result<Heartbeat, String> {
+pub(crate) fn parse_heartbeat(ref_host: &str, text: &str) -> Result<Heartbeat, String> {
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON ({e})"))?;
     let ts = v
         .get("ts")
@@ -178,12 +178,12 @@ pub fn parse_heartbeat(ref_host: &str, text: &str) -> Result<Heartbeat, String> 
 
 /// The longest heartbeat blob read (a heartbeat of 100 workers is 4 KiB): a larger one
 /// is named and ignored, never read whole (SPEC 1.3: refs on the remote are untrusted).
-pub const MAX_HEARTBEAT: u64 = 1 << 20;
+pub(crate) const MAX_HEARTBEAT: u64 = 1 << 20;
 
 /// Every heartbeat under [`HOSTS_PREFIX`], by ref component, each with when this host first
 /// saw it at its current value (`seen`, at `now` when new), and one warning per ref that
 /// cannot be read (a tag, a blob, a nested name, a huge or garbled blob): ignored.
-pub fn read_heartbeats(
+pub(crate) fn read_heartbeats(
     repo: &gix::Repository,
     seen: &mut Seen,
     now: Timestamp,
@@ -227,7 +227,7 @@ pub fn read_heartbeats(
 
 /// The warning for a ref under `refs/recode/` that is not what git-recode writes: named,
 /// ignored, and how to remove it from the remote and here.
-pub fn untrusted_warning(name: &str, why: &str) -> String {
+pub(crate) fn untrusted_warning(name: &str, why: &str) -> String {
     format!(
         "ignoring {name}: {why}; remove it with `git push origin :{name}` and `git update-ref -d {name}`"
     )
@@ -283,7 +283,7 @@ fn on_branch(e: &Event, branch: &str) -> bool {
 /// a `resume`'s `host`, or, for a resume written before 1.2 without one, the host of the
 /// attempt before it. Returns `(index into events, host)`; `None` without an attempt or
 /// when no host is known.
-pub fn newest_attempt(events: &[Event], branch: &str) -> Option<(usize, String)> {
+pub(crate) fn newest_attempt(events: &[Event], branch: &str) -> Option<(usize, String)> {
     let mut host: Option<String> = None;
     let mut at = None;
     for (i, e) in events
@@ -308,16 +308,10 @@ pub fn newest_attempt(events: &[Event], branch: &str) -> Option<(usize, String)>
     Some((at?, host?))
 }
 
-/// Whether two hosts are one (their ids, compared exactly: two names that sanitize alike
-/// are two hosts, SPEC 1.3).
-pub fn same_host(a: &str, b: &str) -> bool {
-    a == b
-}
-
 /// The newest `takeover` of `branch` away from `this_host` that is newer than this host's
 /// own newest attempt on it: `(index, the host that took it)`. SPEC 1.2: back on the old
 /// host, `recover` sees the takeover and never pushes onto the branch.
-pub fn taken_from(events: &[Event], branch: &str, me: &Me) -> Option<(usize, String)> {
+pub(crate) fn taken_from(events: &[Event], branch: &str, me: &Me) -> Option<(usize, String)> {
     let own = events
         .iter()
         .enumerate()

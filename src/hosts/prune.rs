@@ -15,7 +15,7 @@ use crate::config::Config;
 /// ended in this host's ledger; forget local copies of claims the remote no longer has.
 /// Returns the user's line (none when nothing was removed); a claim that cannot be read is
 /// named in `warnings` and left alone.
-pub fn prune_claims(
+pub(crate) fn prune_claims(
     repo: &gix::Repository,
     cfg: &Config,
     remote: &str,

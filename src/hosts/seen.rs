@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use jiff::Timestamp;
 
 /// The file's name under `<common dir>/recode/`.
-pub const FILE: &str = "hosts-seen";
+pub(crate) const FILE: &str = "hosts-seen";
 
 /// One thing watched: its value, when first seen at that value, and the writer's skew.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,7 +28,7 @@ struct Entry {
 
 /// The store, read once per command and written back when it changed.
 #[derive(Debug)]
-pub struct Seen {
+pub(crate) struct Seen {
     path: PathBuf,
     entries: BTreeMap<String, Entry>,
     changed: bool,
@@ -36,7 +36,7 @@ pub struct Seen {
 
 /// When a thing was first seen at its current value, on this host's clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sighting {
+pub(crate) struct Sighting {
     /// First seen at its current value (this host's clock).
     pub first: Timestamp,
     /// The writer's `ts` minus this host's clock at that moment, in seconds.
@@ -52,7 +52,7 @@ pub(crate) fn read_at_most(r: impl std::io::Read, limit: u64) -> Option<Vec<u8>>
 
 impl Seen {
     /// Read the store of `repo` (empty when missing or unreadable).
-    pub fn load(repo: &gix::Repository) -> Seen {
+    pub(crate) fn load(repo: &gix::Repository) -> Seen {
         let path = repo.common_dir().join("recode").join(FILE);
         // Bounded: a store is a few lines per host and worker; a huge one is ignored.
         let text = std::fs::File::open(&path)
@@ -82,7 +82,7 @@ impl Seen {
     /// When `key` was first seen at `value`: now (with `skew`) when it is new or changed,
     /// or when the recorded moment is after `now` (this clock went back: ageing starts
     /// again from now, which only delays a takeover).
-    pub fn sight(&mut self, key: &str, value: &str, now: Timestamp, skew: i64) -> Sighting {
+    pub(crate) fn sight(&mut self, key: &str, value: &str, now: Timestamp, skew: i64) -> Sighting {
         let now_s = now.as_second();
         let fresh = Entry {
             value: value.to_string(),
@@ -104,7 +104,7 @@ impl Seen {
     }
 
     /// Forget the keys starting with `prefix` that `keep` does not hold (refs gone).
-    pub fn retain(&mut self, prefix: &str, keep: impl Fn(&str) -> bool) {
+    pub(crate) fn retain(&mut self, prefix: &str, keep: impl Fn(&str) -> bool) {
         let before = self.entries.len();
         self.entries
             .retain(|k, _| !k.starts_with(prefix) || keep(k));
@@ -113,7 +113,7 @@ impl Seen {
 
     /// Write the store back when it changed (best effort: a failure only makes things
     /// look seen later).
-    pub fn save(&self) {
+    pub(crate) fn save(&self) {
         if !self.changed {
             return;
         }

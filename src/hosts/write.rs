@@ -17,11 +17,11 @@ use jiff::Timestamp;
 use super::{BeatEntry, HEARTBEAT_FILE, HeartbeatDoc, Me, heartbeat_ref, parse_heartbeat};
 
 /// One worker to list: its branch and its entry.
-pub type BeatWorker = (String, BeatEntry);
+pub(crate) type BeatWorker = (String, BeatEntry);
 
 /// Errors writing the heartbeat.
 #[derive(Debug, thiserror::Error)]
-pub enum WriteError {
+pub(crate) enum WriteError {
     /// Writing an object or the ref failed (not a lost race: another writer of this
     /// host's ref moved it first, which is retried once).
     #[error("cannot write the heartbeat {name}: {why}")]
@@ -39,7 +39,7 @@ pub enum WriteError {
 /// when the heartbeat stood.
 ///
 /// Errors: [`WriteError::Write`] when an object or the ref cannot be written.
-pub fn write_heartbeat(
+pub(crate) fn write_heartbeat(
     repo: &gix::Repository,
     me: &Me,
     now: Timestamp,

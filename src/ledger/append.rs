@@ -55,14 +55,11 @@ fn write_commit(
 
 /// How an append waits: on a ref lock, and for how long it keeps trying.
 #[derive(Clone, Copy)]
-enum Pace<'a> {
+enum Pace {
     /// Waits on a held ref lock (gix's lock timeout) and retries lost races for
-    /// [`RETRY_BUDGET_MS`], with a growing jittered pause.
+    /// [`RETRY_BUDGET_MS`], with a growing jittered pause. (The post-commit hook, which
+    /// never waited, journals instead of appending: SPEC 1.3 "The milestone journal".)
     Patient,
-    /// The post-commit hook: never waits on a ref lock (a held lock is a lost race, at
-    /// once), pauses a few ms between tries, gives up at the deadline; the reflog is
-    /// written as this signature (no local time-zone lookup).
-    Hurried(&'a gix::actor::Signature, std::time::Instant),
 }
 
 /// Move `name` from `expected` to `new` (compare-and-swap). `Ok(false)`: lost the race.
@@ -95,15 +92,6 @@ fn cas_ref(
     let edit = RefEdit::update(full, new, previous, log);
     let result: Result<Vec<RefEdit>, Box<dyn std::error::Error + Send + Sync>> = match pace {
         Pace::Patient => repo.edit_reference(edit).map_err(|e| Box::new(e) as _),
-        Pace::Hurried(sig, _) => {
-            let fail = gix::lock::acquire::Fail::Immediately;
-            let mut time = gix::date::parse::TimeBuf::default();
-            repo.refs
-                .transaction()
-                .prepare([edit], fail, fail)
-                .and_then(|t| t.commit(Some(sig.to_ref(&mut time))))
-                .map_err(|e| Box::new(e) as _)
-        }
     };
     match result {
         Ok(edits) => {
@@ -228,12 +216,6 @@ const PATIENT: crate::retry::Pause = crate::retry::Pause {
     cap: std::time::Duration::from_millis(64),
     jitter: std::time::Duration::from_millis(7),
 };
-const HURRIED: crate::retry::Pause = crate::retry::Pause {
-    first: std::time::Duration::from_millis(1),
-    growth: crate::retry::Growth::Constant,
-    cap: std::time::Duration::from_millis(1),
-    jitter: std::time::Duration::from_millis(3),
-};
 
 /// Retry `attempt` until it wins its compare-and-swap, or the pace's budget runs out
 /// ([`LedgerError::Contended`]); any other error returns at once. The loop is
@@ -252,10 +234,6 @@ fn with_retry<T>(
                 std::time::Instant::now() + std::time::Duration::from_millis(RETRY_BUDGET_MS),
             ),
         },
-        Pace::Hurried(_, deadline) => Policy {
-            pause: HURRIED,
-            limit: Limit::Until(deadline),
-        },
     };
     crate::retry::retry(policy, |tries| match attempt() {
         Ok(Some(v)) => Try::Done(v),
@@ -265,22 +243,6 @@ fn with_retry<T>(
             tries,
         }),
         Err(e) => Try::Fail(e),
-    })
-}
-
-/// Make sure task `key`'s anchor blob exists and is reachable from `refs/recode/anchors`.
-/// A stale lock of the anchors ref is moved aside and reported to `cfg.locks.moves`.
-///
-/// Errors: [`LedgerError::Git`], [`LedgerError::Contended`], [`LedgerError::StaleLock`],
-/// [`LedgerError::Unwritable`].
-pub fn ensure_anchor(
-    repo: &gix::Repository,
-    cfg: &Config,
-    key: &str,
-    now: Timestamp,
-) -> Result<ObjectId, LedgerError> {
-    with_retry(key, ANCHORS_REF, Pace::Patient, || {
-        try_anchor(repo, &cfg.locks, key, now, Pace::Patient)
     })
 }
 
@@ -348,7 +310,11 @@ fn try_anchor(
 /// Errors: [`LedgerError::Contended`] when races kept being lost; at once, without
 /// retrying, [`LedgerError::StaleLock`], [`LedgerError::Unwritable`] (the ref cannot be
 /// written: not a race), [`LedgerError::Git`].
-pub fn append(repo: &gix::Repository, cfg: &Config, event: Event) -> Result<Event, LedgerError> {
+pub(crate) fn append(
+    repo: &gix::Repository,
+    cfg: &Config,
+    event: Event,
+) -> Result<Event, LedgerError> {
     let now = event.ts;
     let task = event.task.clone();
     let mut stored = append_with(repo, cfg, &task, now, |_| vec![event.clone()])?;
@@ -397,7 +363,7 @@ fn ledger_owed(
 /// stored (`seq` filled in), in order. Stale locks: as [`append`].
 ///
 /// Errors: as [`append`].
-pub fn append_with(
+pub(crate) fn append_with(
     repo: &gix::Repository,
     cfg: &Config,
     task: &str,
@@ -407,32 +373,6 @@ pub fn append_with(
     let (notes_ref, locks) = (cfg.notes_ref.as_str(), &cfg.locks);
     let stored = append_paced(repo, notes_ref, locks, task, now, decide, |_| Pace::Patient)?;
     ledger_owed(repo, notes_ref, locks, task, now, |_| Pace::Patient);
-    Ok(stored)
-}
-
-/// [`append_with`] for the post-commit hook, which must never delay a commit: it never
-/// waits on a ref lock and gives up once `deadline` has passed. The reflog is written with
-/// the ledger commit's own signature (UTC), which spares the local time-zone lookup.
-/// Returns the events as stored.
-///
-/// Errors: [`LedgerError::Contended`] when the deadline passed before a compare-and-swap
-/// won (a held or contended ref lock); at once, [`LedgerError::StaleLock`],
-/// [`LedgerError::Unwritable`], [`LedgerError::Git`].
-pub fn append_with_deadline(
-    repo: &gix::Repository,
-    cfg: &Config,
-    task: &str,
-    now: Timestamp,
-    deadline: std::time::Instant,
-    decide: impl FnMut(&[Event]) -> Vec<Event>,
-) -> Result<Vec<Event>, LedgerError> {
-    let (notes_ref, locks) = (cfg.notes_ref.as_str(), &cfg.locks);
-    let stored = append_paced(repo, notes_ref, locks, task, now, decide, |sig| {
-        Pace::Hurried(sig, deadline)
-    })?;
-    ledger_owed(repo, notes_ref, locks, task, now, |sig| {
-        Pace::Hurried(sig, deadline)
-    });
     Ok(stored)
 }
 

@@ -16,12 +16,12 @@ mod fuzz;
 mod read;
 mod stream;
 pub(crate) use append::signature;
-pub use append::{append, append_with, append_with_deadline, ensure_anchor};
-pub use error::LedgerError;
+pub(crate) use append::{append, append_with};
+pub(crate) use error::LedgerError;
 use error::git_err;
-pub use read::{
+pub use read::read_task;
+pub(crate) use read::{
     Entry, Ledger, Ledgers, anchor_content, anchor_id, notes_in_tree, notes_refs, read_all,
-    read_task,
 };
 use read::{note_bytes, note_text, parse_note, ref_tip, sort_entries, tree_of, walk_notes};
-pub use stream::{Line, Stream, task_order};
+pub(crate) use stream::{Line, Stream, task_order};

@@ -39,7 +39,7 @@ impl Ledger {
 
 /// Every ledger found, keyed by task, and the problems met while reading.
 #[derive(Debug, Default)]
-pub struct Ledgers {
+pub(crate) struct Ledgers {
     /// Ledgers by task key.
     pub by_task: BTreeMap<String, Ledger>,
     /// One message per unreadable line (`task 7: ledger line 3 is not valid JSON; skipped`).
@@ -48,7 +48,7 @@ pub struct Ledgers {
 
 /// The notes refs whose union is the ledger: `local` (`recode.notesRef`) first, then the
 /// fetched copies (`refs/recode/remotes/<remote>/notes`, written by `sync`).
-pub fn notes_refs(repo: &gix::Repository, local: &str) -> Vec<String> {
+pub(crate) fn notes_refs(repo: &gix::Repository, local: &str) -> Vec<String> {
     let mut refs = vec![local.to_string()];
     if let Ok(platform) = repo.references()
         && let Ok(iter) = platform.prefixed("refs/recode/remotes/")
@@ -64,12 +64,12 @@ pub fn notes_refs(repo: &gix::Repository, local: &str) -> Vec<String> {
 }
 
 /// The anchor blob's content for task `key`: `recode-task <key>\n`.
-pub fn anchor_content(key: &str) -> Vec<u8> {
+pub(crate) fn anchor_content(key: &str) -> Vec<u8> {
     format!("recode-task {key}\n").into_bytes()
 }
 
 /// The anchor id of task `key` (what `git hash-object --stdin` prints for [`anchor_content`]).
-pub fn anchor_id(key: &str) -> ObjectId {
+pub(crate) fn anchor_id(key: &str) -> ObjectId {
     gix::objs::compute_hash(
         gix::hash::Kind::Sha1,
         gix::objs::Kind::Blob,
@@ -203,7 +203,7 @@ pub(super) fn walk_notes(
 /// Every `(annotated object, note blob)` of the notes tree `tree`, in any fanout `git notes` writes.
 ///
 /// Errors: [`LedgerError::Git`].
-pub fn notes_in_tree(
+pub(crate) fn notes_in_tree(
     repo: &gix::Repository,
     tree: ObjectId,
     notes_ref: &str,
@@ -220,7 +220,7 @@ pub fn notes_in_tree(
 ///
 /// Errors: [`LedgerError::Git`] when a ref or object cannot be read. Bad lines are not
 /// errors: they land in [`Ledgers::warnings`], once each.
-pub fn read_all(repo: &gix::Repository, refs: &[String]) -> Result<Ledgers, LedgerError> {
+pub(crate) fn read_all(repo: &gix::Repository, refs: &[String]) -> Result<Ledgers, LedgerError> {
     let mut out = Ledgers::default();
     for (anchor, blobs) in super::stream::note_index(repo, refs)? {
         let entries = super::stream::read_note(repo, anchor, &blobs, &mut out.warnings)?;

@@ -21,7 +21,7 @@ use super::{Entry, LedgerError, git_err, parse_note, ref_tip, sort_entries, tree
 use crate::clock;
 
 /// Compare task keys: numbers numerically, before names.
-pub fn task_order(a: &str, b: &str) -> Ordering {
+pub(crate) fn task_order(a: &str, b: &str) -> Ordering {
     match (a.parse::<u64>(), b.parse::<u64>()) {
         (Ok(x), Ok(y)) => x.cmp(&y),
         (Ok(_), Err(_)) => Ordering::Less,
@@ -32,7 +32,7 @@ pub fn task_order(a: &str, b: &str) -> Ordering {
 
 /// One stored ledger line with its place in `log` order.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Line {
+pub(crate) struct Line {
     /// `ts` parsed (the epoch when unparseable, so such lines sort first).
     pub ts: Timestamp,
     /// The event's task key (shared by the lines of a task).
@@ -98,7 +98,7 @@ enum Slot {
 
 /// Every ledger's lines in `log` order, read lazily (see the module doc). Bad lines are
 /// skipped and described in [`Stream::warnings`], once each.
-pub struct Stream<'r> {
+pub(crate) struct Stream<'r> {
     repo: &'r gix::Repository,
     slots: Vec<Slot>,
     heap: BinaryHeap<Reverse<(Line, usize)>>,
@@ -177,7 +177,10 @@ impl<'r> Stream<'r> {
     /// copies): one scan of every note for its task's first key.
     ///
     /// Errors: [`LedgerError::Git`] when a ref or a note cannot be read.
-    pub fn open(repo: &'r gix::Repository, refs: &[String]) -> Result<Stream<'r>, LedgerError> {
+    pub(crate) fn open(
+        repo: &'r gix::Repository,
+        refs: &[String],
+    ) -> Result<Stream<'r>, LedgerError> {
         let mut s = Stream {
             repo,
             slots: Vec::new(),

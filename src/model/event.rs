@@ -9,17 +9,17 @@ use super::{Action, State};
 use crate::outcome::Outcome;
 
 /// Version written in every event's `v` field.
-pub const EVENT_VERSION: u32 = 1;
+pub(crate) const EVENT_VERSION: u32 = 1;
 
 /// Largest task prompt kept in a `spawn` event, in bytes (its first 16 KiB).
-pub const PROMPT_KEEP_BYTES: usize = 16 * 1024;
+pub(crate) const PROMPT_KEEP_BYTES: usize = 16 * 1024;
 
 /// The exit code ledgered for an agent git-recode ended (a hung one, SPEC 1.3): 128 +
 /// SIGKILL, as a shell reports it.
-pub const KILLED_RC: i32 = 137;
+pub(crate) const KILLED_RC: i32 = 137;
 
 /// How the message of the `exit` git-recode ledgers for an agent it ended ends.
-pub const ENDED_BY_US: &str = "ended by git-recode (SIGKILL)";
+pub(crate) const ENDED_BY_US: &str = "ended by git-recode (SIGKILL)";
 
 /// Who ran a gate: `recover` (git-recode itself) or `record` (the worker or loop).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -348,7 +348,7 @@ pub(crate) mod wire_retry_after {
 
 /// Whether a ledger `line` that parsed as `event` (an `exit`) had a `retry_after` that is
 /// not an RFC 3339 time (read as none by `wire_retry_after`), for the reader's warning.
-pub fn retry_after_unreadable(line: &str, event: &Event) -> bool {
+pub(crate) fn retry_after_unreadable(line: &str, event: &Event) -> bool {
     matches!(
         event.body,
         Body::Exit {
@@ -362,7 +362,7 @@ pub fn retry_after_unreadable(line: &str, event: &Event) -> bool {
 
 /// Whether a ledger `line` that parsed as `event` had a `head` string that is not a
 /// commit id (read as no head by `wire_head`), for the reader's warning.
-pub fn head_unreadable(line: &str, event: &Event) -> bool {
+pub(crate) fn head_unreadable(line: &str, event: &Event) -> bool {
     event.head.is_none()
         && line.contains("\"head\"")
         && serde_json::from_str::<serde_json::Value>(line)

@@ -10,20 +10,19 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-pub mod event;
-pub use event::{Body, EVENT_VERSION, Event, GateBy};
+pub(crate) mod event;
+pub(crate) use event::{Body, Event, GateBy};
 
 mod names;
-pub mod reason;
-pub mod replay;
+pub(crate) mod reason;
+pub(crate) mod replay;
 use crate::outcome::Outcome;
-pub use reason::Reason;
 
 /// A commit id read from text at the edge (`git` output, forge JSON, a command-line
 /// argument): 40 hex digits, surrounding whitespace ignored; `None` for anything else
 /// (an abbreviated id, an empty or garbled string), which callers treat as unknown or
 /// report as an error. Never panics.
-pub fn commit_id(text: &str) -> Option<gix::ObjectId> {
+pub(crate) fn commit_id(text: &str) -> Option<gix::ObjectId> {
     gix::ObjectId::from_hex(text.trim().as_bytes()).ok()
 }
 
@@ -286,7 +285,7 @@ impl ForgeView {
 
 /// What is known about a worker's worktree.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct WorktreeFacts {
+pub(crate) struct WorktreeFacts {
     /// Absolute path.
     pub path: String,
     /// The registered directory does not exist (maybe an unmounted volume).
@@ -337,7 +336,7 @@ pub struct WorktreeFacts {
 
 /// Everything the classifier needs about one worker. Gathered by [`crate::snapshot`].
 #[derive(Clone, Debug)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Task key.
     pub task: String,
     /// Branch name (short).
@@ -418,7 +417,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// The ledger facts of this worker's branch (`replay_for(events, branch)`), replayed once
     /// however many readers ask (the classifier, `resume`'s facts and launch, `recover`).
-    pub fn replayed(&self) -> &replay::Replay {
+    pub(crate) fn replayed(&self) -> &replay::Replay {
         self.replay_cache
             .get_or_init(|| replay::replay_for(&self.events, &self.branch))
     }
@@ -427,7 +426,7 @@ impl Snapshot {
 /// How a pull request's head stands to the worker's head (SPEC 1.3 "Merged needs proof":
 /// only a head that is the tip, or contains it, proves a merged request is the worker's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PrHead {
+pub(crate) enum PrHead {
     /// No pull request, or its head is unknown here (not given, not in this repository).
     #[default]
     Unknown,
@@ -443,7 +442,7 @@ pub enum PrHead {
 
 impl PrHead {
     /// The head is the tip or contains it: proof for a merged request.
-    pub fn proves(self) -> bool {
+    pub(crate) fn proves(self) -> bool {
         matches!(self, PrHead::Tip | PrHead::Contains)
     }
 }
@@ -452,7 +451,7 @@ impl PrHead {
 /// directory (holding a `.git` file that names this repository's worktrees) and the
 /// admin directory that file names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Deregistered {
+pub(crate) struct Deregistered {
     /// The directory.
     pub path: String,
     /// The admin directory its `.git` names (gone, or another worktree's).
@@ -462,7 +461,7 @@ pub struct Deregistered {
 /// What the gather found about the worker's host (SPEC 1.2 "Several machines"): whose
 /// it is, what its host's heartbeat says, and whether this host's work was taken over.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct HostFacts {
+pub(crate) struct HostFacts {
     /// The host of the newest attempt on the branch (this one or another); `None`
     /// without an attempt.
     pub attempt_host: Option<String>,
@@ -474,7 +473,7 @@ pub struct HostFacts {
 
 /// The other host a worker belongs to, and what is known of it here.
 #[derive(Clone, Debug, PartialEq)]
-pub struct OtherHost {
+pub(crate) struct OtherHost {
     /// The host's id, as its attempt recorded it.
     pub host: String,
     /// Its label (hostname), as its heartbeat names it.
@@ -492,19 +491,19 @@ pub struct OtherHost {
 
 impl OtherHost {
     /// When the host was last heard of: its heartbeat, else its newest attempt here.
-    pub fn last_seen(&self) -> Timestamp {
+    pub(crate) fn last_seen(&self) -> Timestamp {
         self.beat_at
             .map_or(self.attempt_at, |b| b.max(self.attempt_at))
     }
 
     /// Seconds from `beat` to `now` (a heartbeat from the future counts as written now).
-    pub fn beat_age(&self, now: Timestamp, beat: Timestamp) -> i64 {
+    pub(crate) fn beat_age(&self, now: Timestamp, beat: Timestamp) -> i64 {
         (now.as_second() - beat.as_second()).max(0)
     }
 
     /// Whether the host has been silent for `recode.hostTimeout` at `now` (its workers may
     /// then be taken over here).
-    pub fn silent(&self, now: Timestamp) -> bool {
+    pub(crate) fn silent(&self, now: Timestamp) -> bool {
         now.as_second() - self.last_seen().as_second() >= self.timeout.as_secs()
     }
 }
@@ -512,7 +511,7 @@ impl OtherHost {
 /// A takeover of this host's work by another host (SPEC 1.2: back on the old host,
 /// nothing is pushed onto the branch; the WIP goes to `side_branch`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct TakenOver {
+pub(crate) struct TakenOver {
     /// The host that took the worker over.
     pub by: String,
     /// This host.
@@ -595,7 +594,7 @@ pub struct Worker {
 
 /// A host as shown: `label (id)` when a label (its hostname) is known and differs from its
 /// id (`recode.hostId`), else the id (SPEC 1.3 "Several machines, by the observer's clock").
-pub fn host_shown(id: &str, label: Option<&str>) -> String {
+pub(crate) fn host_shown(id: &str, label: Option<&str>) -> String {
     match label.filter(|l| !l.is_empty() && *l != id) {
         Some(l) => format!("{l} ({id})"),
         None => id.to_string(),

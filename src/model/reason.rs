@@ -13,7 +13,7 @@ use crate::clock;
 mod overrides;
 
 /// `1 commit`, `2 commits`: a count and a noun, plural when the count is not 1.
-pub fn plural(n: u64, what: &str) -> String {
+pub(crate) fn plural(n: u64, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
     } else {

@@ -11,7 +11,7 @@ use crate::outcome::Outcome;
 
 /// What replaying a ledger yields (SPEC: state is derived by replaying events).
 #[derive(Clone, Debug, Default)]
-pub struct Replay {
+pub(crate) struct Replay {
     /// Counted attempts after the last `cleared`.
     pub attempts: u32,
     /// Index (into the events) of the newest attempt (`spawn`, `resume`, or an exit with no attempt open).
@@ -44,7 +44,7 @@ pub struct Replay {
 }
 
 /// Replay `events` (in ledger order) as one task: every branch's events together.
-pub fn replay(events: &[Event]) -> Replay {
+pub(crate) fn replay(events: &[Event]) -> Replay {
     replay_kept(events, |_| true)
 }
 
@@ -53,7 +53,7 @@ pub fn replay(events: &[Event]) -> Replay {
 /// branch's own (events naming it, or naming no branch); counted attempts, escalation,
 /// blocker and phase stay the task's, over all its branches. Indices still point into
 /// `events`. A branch with no attempt of its own has `last_attempt: None` (`unknown`).
-pub fn replay_for(events: &[Event], branch: &str) -> Replay {
+pub(crate) fn replay_for(events: &[Event], branch: &str) -> Replay {
     let task = replay(events);
     let own = replay_kept(events, |e| e.branch.as_deref().is_none_or(|b| b == branch));
     Replay {
@@ -189,7 +189,7 @@ impl Walk {
 
 /// The newest gate verdict for exactly `head`: a `gate` event or a `tests-green`
 /// milestone on it is a pass; a later failed gate on the same head cancels it.
-pub fn gate_on(events: &[Event], head: gix::ObjectId) -> Option<bool> {
+pub(crate) fn gate_on(events: &[Event], head: gix::ObjectId) -> Option<bool> {
     events
         .iter()
         .filter(|e| e.head == Some(head))
@@ -203,7 +203,7 @@ pub fn gate_on(events: &[Event], head: gix::ObjectId) -> Option<bool> {
 
 /// Whether the pass [`gate_on`] finds for `head` is the agent's own claim: a `tests-green`
 /// milestone, not a `gate` event (SPEC 1.3: with `recode.gate` unset the reason says so).
-pub fn gate_claimed(events: &[Event], head: gix::ObjectId) -> bool {
+pub(crate) fn gate_claimed(events: &[Event], head: gix::ObjectId) -> bool {
     events
         .iter()
         .rfind(|e| {
@@ -219,12 +219,12 @@ pub fn gate_claimed(events: &[Event], head: gix::ObjectId) -> bool {
 
 /// The reason a `phantom` event gives (SPEC table of kinds), written by `recover` and
 /// `verify`.
-pub const PHANTOM_REASON: &str =
+pub(crate) const PHANTOM_REASON: &str =
     "the last exit claimed success but the forge has no pull request for the branch";
 
 /// A `phantom` event stands since the last `exit` (SPEC: phantom is recorded once per
 /// claimed success). `recover` and `verify` both ask this before writing one.
-pub fn phantom_since_last_exit(events: &[Event]) -> bool {
+pub(crate) fn phantom_since_last_exit(events: &[Event]) -> bool {
     let last_exit = events
         .iter()
         .rposition(|e| matches!(e.body, Body::Exit { .. }));
@@ -237,7 +237,7 @@ pub fn phantom_since_last_exit(events: &[Event]) -> bool {
 /// The reason of the escalation that stands (an `escalated` after the last `cleared`):
 /// `recover` and `resume` write `escalated` only when this is `None` (SPEC: once per
 /// escalation).
-pub fn standing_escalation(events: &[Event]) -> Option<String> {
+pub(crate) fn standing_escalation(events: &[Event]) -> Option<String> {
     replay(events).escalated
 }
 
@@ -245,7 +245,7 @@ pub fn standing_escalation(events: &[Event]) -> Option<String> {
 /// newest event: `classified` events carrying an `error` for that action and head; a
 /// failure of another step or head, or any `wip`, `published`, `deleted`, `escalated` or
 /// `cleared` event, ends the streak (SPEC safety rule 0: three in a row escalate).
-pub fn failure_streak(events: &[Event], action: Action, head: Option<gix::ObjectId>) -> u32 {
+pub(crate) fn failure_streak(events: &[Event], action: Action, head: Option<gix::ObjectId>) -> u32 {
     let mut n = 0;
     for e in events.iter().rev() {
         match &e.body {
@@ -275,7 +275,7 @@ pub fn failure_streak(events: &[Event], action: Action, head: Option<gix::Object
 /// `resume` events in `events` (SPEC "attempt": numbered in the task's ledger, counting
 /// every start, before and after a `cleared`). Asked inside the append's
 /// compare-and-swap ([`super::append_with`]), so concurrent starts never share a number.
-pub fn next_attempt(events: &[Event]) -> u32 {
+pub(crate) fn next_attempt(events: &[Event]) -> u32 {
     let starts = events
         .iter()
         .filter(|e| matches!(e.body, Body::Spawn { .. } | Body::Resume { .. }))
@@ -285,7 +285,7 @@ pub fn next_attempt(events: &[Event]) -> u32 {
 
 /// Whether a `milestone` of `phase` on commit `head` is already ledgered (SPEC
 /// "milestone": one per head and phase, whether the hook or a pickup writes it).
-pub fn milestone_ledgered(events: &[Event], head: gix::ObjectId, phase: &str) -> bool {
+pub(crate) fn milestone_ledgered(events: &[Event], head: gix::ObjectId, phase: &str) -> bool {
     events.iter().any(|e| {
         e.head == Some(head) && matches!(&e.body, Body::Milestone { phase: p, .. } if p == phase)
     })
@@ -294,7 +294,7 @@ pub fn milestone_ledgered(events: &[Event], head: gix::ObjectId, phase: &str) ->
 /// The streak a transient exit being recorded now extends: the trailing transient exits
 /// after the last `cleared`, plus one for this one (SPEC "Outcomes": the backoff doubles
 /// for each consecutive transient exit of the task).
-pub fn transient_streak(events: &[Event]) -> u32 {
+pub(crate) fn transient_streak(events: &[Event]) -> u32 {
     let since_cleared = events
         .iter()
         .rposition(|e| matches!(e.body, Body::Cleared { .. }))
@@ -318,7 +318,7 @@ fn on_branch(e: &Event, branch: &str) -> bool {
 /// The newest `classified` event `recover` wrote for `branch`: `(state, action, reason)`
 /// (SPEC 1.2 "The loop settles": a `classified` event is written only when one of them
 /// differs from this).
-pub fn last_classified<'a>(
+pub(crate) fn last_classified<'a>(
     events: &'a [Event],
     branch: &str,
 ) -> Option<(&'a str, &'a str, &'a str)> {
@@ -340,7 +340,7 @@ pub fn last_classified<'a>(
 /// Whether `recover` pushed `branch` at exactly `head` where no forge could open its pull
 /// request: its `classified` event `publishable`/`none` on that head (SPEC 1.2 "The loop
 /// settles": pushed once per head, then `none` until the head changes or a forge answers).
-pub fn pushed_by_hand(events: &[Event], branch: &str, head: gix::ObjectId) -> bool {
+pub(crate) fn pushed_by_hand(events: &[Event], branch: &str, head: gix::ObjectId) -> bool {
     events.iter().any(|e| {
         on_branch(e, branch)
             && e.head == Some(head)
@@ -353,7 +353,7 @@ pub fn pushed_by_hand(events: &[Event], branch: &str, head: gix::ObjectId) -> bo
 /// submodules, oversize files, anything git would not stage). The same content stays left
 /// out on later heads (an agent's commits do not capture it either), so the head is not
 /// compared; empty when the newest WIP step left nothing out.
-pub fn left_out_last(events: &[Event], branch: &str) -> Vec<String> {
+pub(crate) fn left_out_last(events: &[Event], branch: &str) -> Vec<String> {
     events
         .iter()
         .filter(|e| on_branch(e, branch))

@@ -5,15 +5,15 @@
 use crate::outcome::Outcome;
 
 /// The first wait, in seconds (5 minutes).
-pub const BASE_SECS: i64 = 5 * 60;
+pub(crate) const BASE_SECS: i64 = 5 * 60;
 
 /// The longest wait, in seconds (6 hours).
-pub const MAX_SECS: i64 = 6 * 3600;
+pub(crate) const MAX_SECS: i64 = 6 * 3600;
 
 /// The wait in seconds after the `streak`-th consecutive transient exit (counting the
 /// exit being recorded: 1 → 5 min, 2 → 10 min, 3 → 20 min, …, at most 6 h). A streak
 /// of 0 is taken as 1.
-pub fn backoff_secs(streak: u32) -> i64 {
+pub(crate) fn backoff_secs(streak: u32) -> i64 {
     let doublings = streak.max(1) - 1;
     if doublings >= 16 {
         return MAX_SECS;
@@ -23,7 +23,7 @@ pub fn backoff_secs(streak: u32) -> i64 {
 
 /// How many exits at the end of `previous` (the task's earlier exit outcomes, oldest
 /// first) are transient, plus one for the transient exit being recorded.
-pub fn transient_streak(previous: &[Outcome]) -> u32 {
+pub(crate) fn transient_streak(previous: &[Outcome]) -> u32 {
     let trailing = previous
         .iter()
         .rev()

@@ -46,21 +46,21 @@ pub struct Verdict {
     pub retry_after: Option<Timestamp>,
 }
 
-pub mod backoff;
-pub mod reset;
-pub mod signs;
+pub(crate) mod backoff;
+pub(crate) mod reset;
+pub(crate) mod signs;
 
-pub use reset::{reset_time, reset_time_in};
+pub(crate) use reset::{reset_time, reset_time_in};
 use signs::{Kind, SIGNS, Sign};
 
 /// How many of the message's last non-empty lines are read before the rest
 /// (SPEC "Outcomes": the JSON fields, then the last lines, then the rest).
-pub const LAST_LINES: usize = 5;
+pub(crate) const LAST_LINES: usize = 5;
 
 /// The text as the signs are matched against it: JSON string escapes undone (twice, for
 /// JSON inside JSON), ANSI escapes stripped, curly quotes straightened, lowercase, runs
 /// of blanks collapsed to one space. Line breaks are kept.
-pub fn normalize(text: &str) -> String {
+pub(crate) fn normalize(text: &str) -> String {
     let once = unescape_json(text);
     let twice = if once.contains('\\') {
         unescape_json(&once)
@@ -250,7 +250,7 @@ fn strongest<'a>(lines: impl Iterator<Item = &'a str>) -> Option<(Kind, usize)> 
 /// first, then the rest. With rc 0 and success wording anywhere in the message, only
 /// last lines without success wording are read (a success summary that mentions a limit
 /// stays a success).
-pub fn find_sign(rc: i32, message: &str) -> Option<(Kind, &'static Sign)> {
+pub(crate) fn find_sign(rc: i32, message: &str) -> Option<(Kind, &'static Sign)> {
     let text = normalize(message);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let split = lines.len().saturating_sub(LAST_LINES);
@@ -282,7 +282,12 @@ pub fn classify(rc: i32, message: &str, now: Timestamp) -> Verdict {
 }
 
 /// [`classify`] with the zone for clock times that name none given explicitly.
-pub fn classify_in(rc: i32, message: &str, now: Timestamp, local: &jiff::tz::TimeZone) -> Verdict {
+pub(crate) fn classify_in(
+    rc: i32,
+    message: &str,
+    now: Timestamp,
+    local: &jiff::tz::TimeZone,
+) -> Verdict {
     let plain = |outcome| Verdict {
         outcome,
         fresh: false,
@@ -348,7 +353,7 @@ fn limit_with_reset(
 /// whose stored message reads `transient` under the current reading is `transient`,
 /// with the reset the message names (read from `at`, the exit's time); any other
 /// outcome stays as recorded (a re-reading never makes an outcome more severe).
-pub fn reread(
+pub(crate) fn reread(
     recorded: Outcome,
     rc: i32,
     message: Option<&str>,

@@ -29,14 +29,14 @@ use regex::Regex;
 const MAX_AHEAD_SECS: i64 = 400 * 86_400;
 
 /// [`reset_time_in`] in the machine's zone (`TimeZone::system()`, which honours `TZ`).
-pub fn reset_time(message: &str, now: Timestamp) -> Option<Timestamp> {
+pub(crate) fn reset_time(message: &str, now: Timestamp) -> Option<Timestamp> {
     reset_time_in(message, now, &TimeZone::system())
 }
 
 /// When the limit a message names resets, reading times that name no zone in `local`.
 /// `None` when no form is found or the time read is not after `now` (except epoch and
 /// ISO forms, which are taken as written) or is more than 400 days ahead.
-pub fn reset_time_in(message: &str, now: Timestamp, local: &TimeZone) -> Option<Timestamp> {
+pub(crate) fn reset_time_in(message: &str, now: Timestamp, local: &TimeZone) -> Option<Timestamp> {
     let text = super::normalize(message);
     let t = epoch(&text)
         .or_else(|| header(&text, now))

@@ -12,7 +12,7 @@
 
 /// What a sign says about the attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A usage, rate, session or quota limit, an overloaded service, a dropped
     /// connection or a timeout reaching the API: `transient`.
     Transient,
@@ -28,7 +28,7 @@ pub enum Kind {
 
 /// The agent (or layer) a sign is printed by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Agent {
+pub(crate) enum Agent {
     /// Claude Code (`claude`), including the Anthropic API errors it relays.
     Claude,
     /// OpenAI Codex CLI (`codex exec`).
@@ -50,49 +50,35 @@ pub enum Agent {
     /// A kind of signal in any agent's words (a limit noun with a reset or retry, a
     /// context-size phrase, a credential phrase): rows that generalise to wordings not
     /// seen yet.
-    AnyAgent,
+    Any,
     /// HTTP, network and SDK failures any agent may print.
     GenericHttp,
 }
 
-impl Agent {
-    /// The agent's short name as the task brief and `record spawn --agent` spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::Opencode => "opencode",
-            Agent::Aider => "aider",
-            Agent::Cursor => "cursor",
-            Agent::Copilot => "copilot",
-            Agent::Amp => "amp",
-            Agent::Goose => "goose",
-            Agent::AnyAgent => "any",
-            Agent::GenericHttp => "generic-http",
-        }
-    }
-}
-
 /// One sign: a phrase, its kind, who prints it and where it was read.
 #[derive(Clone, Copy, Debug)]
-pub struct Sign {
+pub(crate) struct Sign {
     /// Lowercase literal, or a lowercase regex when `regex` is true.
     pub pattern: &'static str,
     /// Whether `pattern` is a regex.
     pub regex: bool,
-    /// A real message (any case) the pattern matches: used by the tests.
+    /// A real message (any case) the pattern matches: read by the tests (each sign is
+    /// proven against its example), so kept in test builds only.
+    #[cfg(test)]
     pub example: &'static str,
     /// What the sign means.
     pub kind: Kind,
-    /// Who prints it.
+    /// Who prints it (test builds: the tests name it when a sign fails).
+    #[cfg(test)]
     pub agent: Agent,
-    /// The public page or source file the phrase was read from.
+    /// The public page or source file the phrase was read from (test builds; the
+    /// provenance stays beside each sign in this table).
+    #[cfg(test)]
     pub source: &'static str,
 }
 
 use Agent::{
-    Aider, Amp, AnyAgent, Claude, Codex, Copilot, Cursor, Gemini, GenericHttp, Goose, Opencode,
+    Aider, Amp, Any, Claude, Codex, Copilot, Cursor, Gemini, GenericHttp, Goose, Opencode,
 };
 use Kind::{CutShort, Fresh, NeedsHuman, Transient};
 
@@ -103,12 +89,18 @@ const fn lit(
     agent: Agent,
     source: &'static str,
 ) -> Sign {
+    // Outside the tests, the provenance is read here only (see [`Sign`]).
+    #[cfg(not(test))]
+    let _ = (example, agent, source);
     Sign {
         pattern,
         regex: false,
+        #[cfg(test)]
         example,
         kind,
+        #[cfg(test)]
         agent,
+        #[cfg(test)]
         source,
     }
 }
@@ -120,12 +112,18 @@ const fn re(
     agent: Agent,
     source: &'static str,
 ) -> Sign {
+    // Outside the tests, the provenance is read here only (see [`Sign`]).
+    #[cfg(not(test))]
+    let _ = (example, agent, source);
     Sign {
         pattern,
         regex: true,
+        #[cfg(test)]
         example,
         kind,
+        #[cfg(test)]
         agent,
+        #[cfg(test)]
         source,
     }
 }
@@ -159,7 +157,7 @@ const NODE_ERRORS: &str = "https://nodejs.org/api/errors.html#common-system-erro
 /// Every sign, in no particular order: [`super::classify`] ranks a match by kind
 /// (needs-human, then fresh, then transient, then cut short) within the region it is
 /// found in (JSON fields, the last lines, the rest).
-pub const SIGNS: &[Sign] = &[
+pub(crate) const SIGNS: &[Sign] = &[
     // ---- Claude Code -------------------------------------------------------------
     lit(
         "usage limit reached|",
@@ -824,7 +822,7 @@ pub const SIGNS: &[Sign] = &[
         r"\b(limits?|limited|quota|capacity|usage|credits)\b[^\n]{0,200}?(\b(resets?|reset(ting)?|retry(ing)?|try again|available again|refills?)\b[^\n]{0,24}?\b(in|after|at|on|until|when)\s+\S*\d|\bwait (for )?(about )?\d)",
         "You have hit the hourly request limit for this workspace; it resets in 42 minutes.",
         Transient,
-        AnyAgent,
+        Any,
         "https://github.com/google-gemini/gemini-cli/blob/main/packages/core/src/utils/retry.ts",
     ),
     // A retry in progress that names its wait and a limit or overload.
@@ -832,7 +830,7 @@ pub const SIGNS: &[Sign] = &[
         r"\b(retrying|retry) (in|after) \d[^\n]{0,80}\b(rate|limit|quota|overload|capacity|429)|\b(rate limit|rate-limited|rate limited|overloaded|429)\b[^\n]{0,40}\bretrying (in|after) \d",
         "Rate Limited [retrying in 2h5m attempt #4]",
         Transient,
-        AnyAgent,
+        Any,
         OPENCODE_RETRY,
     ),
     // A retry after a named delay, with or without a limit's name: a throttle.
@@ -840,7 +838,7 @@ pub const SIGNS: &[Sign] = &[
         r"\b(try again|retry|available( again)?) in (about )?\d+(\.\d+)?\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|days?)\b",
         "You have reached the maximum number of requests allowed per hour. Try again in 37 minutes.",
         Transient,
-        AnyAgent,
+        Any,
         "https://www.rfc-editor.org/rfc/rfc6585#section-4",
     ),
     // A limit by any name reached, exceeded or hit.
@@ -848,7 +846,7 @@ pub const SIGNS: &[Sign] = &[
         r"\blimits? (has been |have been |was )?(reached|exceeded|hit)\b|\b(requests?|you) (was |were |are |have been |has been )?throttled\b",
         "Free tier limit hit. Upgrade your plan or wait 3 hours.",
         Transient,
-        AnyAgent,
+        Any,
         "https://www.rfc-editor.org/rfc/rfc6585#section-4",
     ),
     // A service that timed out or is unavailable upstream.
@@ -856,7 +854,7 @@ pub const SIGNS: &[Sign] = &[
         r"\b(request|gateway|upstream|read|connect(ion)?) (timed out|timeout)\b|\b50[234]\b[^\n]{0,30}\b(unavailable|bad gateway|gateway time-?out)\b",
         "503 Service Temporarily Unavailable",
         Transient,
-        AnyAgent,
+        Any,
         MDN_STATUS,
     ),
     // The session to resume is gone: resume fresh.
@@ -864,7 +862,7 @@ pub const SIGNS: &[Sign] = &[
         r"\b(session|conversation|thread|chat)\b[^\n]{0,40}?\b(not found|does not exist|doesn't exist|no longer exists)\b",
         "Error: Unable to resume: session 1234 does not exist",
         Fresh,
-        AnyAgent,
+        Any,
         "https://github.com/anomalyco/opencode/issues/34715",
     ),
     // Money: a balance, credits or a spend limit only a human can top up.
@@ -872,7 +870,7 @@ pub const SIGNS: &[Sign] = &[
         r"\binsufficient (balance|funds|credits?)\b|\btop up\b|\b(add|purchase|buy) (more )?credits\b|\bspend(ing)? limit\b|\bpayment (is )?(required|failed|overdue)\b",
         "Insufficient balance: please top up your account to continue.",
         NeedsHuman,
-        AnyAgent,
+        Any,
         "https://github.com/Aider-AI/aider/blob/main/aider/exceptions.py",
     ),
     // A login to do again.
@@ -880,7 +878,7 @@ pub const SIGNS: &[Sign] = &[
         r"^\W*(error: )?unauthori[sz]ed\b|\b(log|sign) ?in again\b|\bre-?(authenticate|login)\b|\brun `?[a-z][\w-]* (auth )?login\b",
         "Unauthorized: please log in again with `qwen auth`.",
         NeedsHuman,
-        AnyAgent,
+        Any,
         "https://docs.github.com/en/copilot/how-tos/copilot-cli/set-up-copilot-cli/authenticate-copilot-cli",
     ),
     // A context-size phrase: the context, prompt or input is over the model's size.
@@ -888,7 +886,7 @@ pub const SIGNS: &[Sign] = &[
         r"\bcontext( window| length| size)?\b[^\n]{0,30}?\b(exceeded|exceeds|is full|overflow(ed)?|too (long|large)|exhausted)\b|\b(exceeds?|exceeded|over|beyond)\b[^\n]{0,30}?\b(context( window| length| size)|max(imum)? (context|input tokens|prompt length))\b|\b(prompt|input|conversation) (is |was )?too (long|large)\b|\btoo many (input )?tokens (in|for) (the |your )?(prompt|input|request|context|message)",
         "Error: conversation too long for the model's context; start a new session.",
         Fresh,
-        AnyAgent,
+        Any,
         "https://platform.openai.com/docs/guides/error-codes",
     ),
     // A credential phrase: a key, token or login that is invalid, expired or missing.
@@ -896,7 +894,7 @@ pub const SIGNS: &[Sign] = &[
         r"\b(api[ _-]?key|access token|oauth token|auth(entication)? token|token|credentials?)( provided)? (is |was |has |have |are )?(been )?(invalid|expired|revoked|missing|not valid|incorrect|rejected)\b|\b(invalid|expired|revoked|missing|incorrect)( or (invalid|expired|revoked|missing))? (api[ _-]?key|access token|oauth token|auth(entication)? token|credentials)\b|\b(authentication|authorization|login|sign[- ]in) (has )?(failed|required|error)\b|\bfailed to authenticate\b|\bnot (authenticated|logged in)\b|\bno authentication information\b|\bplease set an auth method\b",
         "Error: authentication failed: the access token has expired. Sign in again.",
         NeedsHuman,
-        AnyAgent,
+        Any,
         "https://docs.github.com/en/copilot/how-tos/copilot-cli/set-up-copilot-cli/authenticate-copilot-cli",
     ),
     // ---- Copilot CLI.
@@ -1341,7 +1339,7 @@ mod tests {
             Cursor,
             Copilot,
             Goose,
-            AnyAgent,
+            Any,
             GenericHttp,
         ] {
             assert!(

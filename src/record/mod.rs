@@ -45,7 +45,7 @@ pub fn tail_utf8(s: &str, max: usize) -> String {
 /// worktree's HEAD, else the branch tip; `None` when the branch does not exist yet).
 ///
 /// Errors: [`RepoError`] when the worktree registry cannot be read.
-pub fn locate(
+pub(crate) fn locate(
     repo: &gix::Repository,
     branch: &str,
 ) -> Result<(Option<PathBuf>, Option<gix::ObjectId>), RepoError> {
@@ -60,7 +60,7 @@ pub fn locate(
 /// Ledger `body` for `branch`'s task, on `head`, stamped `now`; returns it as stored.
 ///
 /// Errors: [`LedgerError`].
-pub fn append(
+pub(crate) fn append(
     repo: &gix::Repository,
     cfg: &Config,
     now: Timestamp,
@@ -74,7 +74,7 @@ pub fn append(
 
 /// What `record spawn` was told.
 #[derive(Debug, Default)]
-pub struct Spawn {
+pub(crate) struct Spawn {
     /// The worker branch (it need not exist yet).
     pub branch: String,
     /// The agent's session id.
@@ -100,7 +100,7 @@ pub struct Spawn {
 
 /// The first `max` bytes of `bytes` as text (invalid UTF-8 replaced), cut at a character
 /// boundary: a character split by the cut is dropped, never half-kept.
-pub fn head_utf8(bytes: &[u8], max: usize) -> String {
+pub(crate) fn head_utf8(bytes: &[u8], max: usize) -> String {
     let mut end = bytes.len().min(max);
     if end < bytes.len() {
         // The last character's lead byte within 3 bytes of the cut: drop it when the cut
@@ -123,11 +123,9 @@ pub fn head_utf8(bytes: &[u8], max: usize) -> String {
     String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
-/// What `record spawn` ledgered: the event as stored, and warnings for stderr.
+/// What `record spawn` has to say once the spawn is ledgered: warnings for stderr.
 #[derive(Debug)]
-pub struct Spawned {
-    /// The `spawn` event, its attempt numbered in the compare-and-swap.
-    pub event: Event,
+pub(crate) struct Spawned {
     /// E.g. a pid with no process on this host.
     pub warnings: Vec<String>,
 }
@@ -136,7 +134,7 @@ pub struct Spawned {
 /// (start token). The attempt is [`crate::model::replay::next_attempt`] of the ledger it joins.
 ///
 /// Errors: [`RecordError`].
-pub fn spawn(
+pub(crate) fn spawn(
     repo: &gix::Repository,
     cfg: &Config,
     now: Timestamp,
@@ -160,7 +158,7 @@ pub fn spawn(
     }
     let task = cfg.key_of(&s.branch);
     let host = crate::hosts::me(repo, cfg.command_timeout).id;
-    let mut stored = ledger::append_with(repo, cfg, &task, now, |events| {
+    ledger::append_with(repo, cfg, &task, now, |events| {
         let body = Body::Spawn {
             attempt: crate::model::replay::next_attempt(events),
             cwd: cwd.to_string_lossy().to_string(),
@@ -176,15 +174,12 @@ pub fn spawn(
         };
         vec![Event::new(now, &task, Some(&s.branch), body).with_head(head)]
     })?;
-    Ok(Spawned {
-        event: stored.pop().expect("one event decided"),
-        warnings,
-    })
+    Ok(Spawned { warnings })
 }
 
 /// Whether `id` may be recorded as a session id ([`agent::session_id_ok`], SPEC 1.2:
 /// `^[A-Za-z0-9._:@+-]{1,200}$`, not starting with `-`); pushes a warning when not.
-pub fn checked_session(id: &str, warnings: &mut Vec<String>) -> bool {
+pub(crate) fn checked_session(id: &str, warnings: &mut Vec<String>) -> bool {
     let ok = agent::session_id_ok(id);
     if !ok {
         warnings.push(format!(
@@ -206,7 +201,7 @@ fn spawn_agent(events: &[Event]) -> Option<String> {
 /// What `record exit` was told: the exit code, the final message (already cut to
 /// [`MESSAGE_KEEP_BYTES`], or taken from `result`), the agent's JSON result, a blocker.
 #[derive(Debug, Default)]
-pub struct Exit {
+pub(crate) struct Exit {
     /// The worker branch.
     pub branch: String,
     /// The agent's exit code.
@@ -226,7 +221,7 @@ pub struct Exit {
 /// Returns the outcome ledgered.
 ///
 /// Errors: [`RecordError`].
-pub fn exit(
+pub(crate) fn exit(
     repo: &gix::Repository,
     cfg: &Config,
     now: Timestamp,
@@ -333,7 +328,7 @@ fn verdict_of(
 }
 
 /// The sentence added to the message of a resumed run that did nothing (SPEC 1.3).
-pub const IDLE_RESUME: &str =
+pub(crate) const IDLE_RESUME: &str =
     "git-recode: the resumed run exited 0 with no new commit and no change: not a success";
 
 /// Whether the attempt being closed is a `resume` that did nothing: the branch's head is
@@ -361,7 +356,11 @@ fn resumed_idle(
 /// `spawn` needs one of them (SPEC 1.2 "Errors a newcomer meets").
 ///
 /// Errors: [`RecordError`] when the worktrees or the ledger cannot be read.
-pub fn known(repo: &gix::Repository, cfg: &Config, branch: &str) -> Result<bool, RecordError> {
+pub(crate) fn known(
+    repo: &gix::Repository,
+    cfg: &Config,
+    branch: &str,
+) -> Result<bool, RecordError> {
     let (wt, head) = locate(repo, branch)?;
     let remote = format!("refs/remotes/{}/{branch}", cfg.remote);
     if wt.is_some() || head.is_some() || crate::repo::tip(repo, &remote).is_some() {

@@ -144,7 +144,7 @@ pub struct Request {
 
 /// What a run did.
 #[derive(Debug)]
-pub struct Report {
+pub(crate) struct Report {
     /// One step per worker considered.
     pub steps: Vec<Step>,
     /// The forge was asked and failed (the exit code is then 1).
@@ -153,12 +153,7 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-impl Report {
-    /// Whether the run ends in an error (a rejected push, a forge error).
-    pub fn is_error(&self) -> bool {
-        self.forge_error.is_some() || self.steps.iter().any(|s| s.error)
-    }
-}
+impl Report {}
 
 /// What every action needs: the repository, its configuration, the clock and the forge.
 struct Run<'a> {
@@ -286,7 +281,7 @@ impl Run<'_> {
 }
 
 /// Consecutive failures of one step on one head that escalate (SPEC safety rule 0).
-pub const ESCALATE_AFTER: u32 = 3;
+pub(crate) const ESCALATE_AFTER: u32 = 3;
 
 fn step(w: &Worker, result: Outcome, reason: impl Into<String>) -> Step {
     Step {
@@ -420,7 +415,7 @@ fn act_all(r: &Run, workers: &[Worker], req: &Request) -> Vec<Step> {
 /// Errors: [`RecoverError`] for lock, repository or ledger failures, which stop the run;
 /// a failure on one worker is a `failed` step, and the run goes on.
 #[tracing::instrument(level = "debug", skip_all)]
-pub fn run(
+pub(crate) fn run(
     repo: &gix::Repository,
     cfg: &Config,
     now: jiff::Timestamp,

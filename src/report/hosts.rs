@@ -9,11 +9,11 @@ use crate::ledger::Ledgers;
 use crate::model::Body;
 use crate::wire::{HeartbeatJson, HostJson};
 
-pub use crate::hosts::{HOSTS_PREFIX, Heartbeat};
+pub(crate) use crate::hosts::Heartbeat;
 
 /// Every heartbeat under [`HOSTS_PREFIX`] (read by [`crate::hosts::read_heartbeats`]),
 /// in ref order, and one warning per ref that cannot be read.
-pub fn read_heartbeats(
+pub(crate) fn read_heartbeats(
     repo: &gix::Repository,
     now: jiff::Timestamp,
 ) -> (Vec<Heartbeat>, Vec<String>) {
@@ -25,7 +25,7 @@ pub fn read_heartbeats(
 
 /// Every host named by a `spawn` or a heartbeat, in name order: its attempts, the workers
 /// whose newest attempt ran there, its newest attempt's start, its heartbeat.
-pub fn hosts(ledgers: &Ledgers, heartbeats: &[Heartbeat]) -> Vec<HostJson> {
+pub(crate) fn hosts(ledgers: &Ledgers, heartbeats: &[Heartbeat]) -> Vec<HostJson> {
     let mut by: BTreeMap<String, HostJson> = BTreeMap::new();
     let blank = |host: &str| HostJson {
         host: host.to_string(),

@@ -265,7 +265,7 @@ fn page(doc: &ReportDoc) -> Page<'_> {
 /// Render `doc` as the page.
 ///
 /// Errors: a template error (a bug: the template is part of the binary), as text.
-pub fn render(doc: &ReportDoc) -> Result<String, String> {
+pub(crate) fn render(doc: &ReportDoc) -> Result<String, String> {
     let page = page(doc);
     let mut env = minijinja::Environment::new();
     // `{{ ts|when }}`: an RFC 3339 time as `11-20 12:00` (UTC), for the tables.

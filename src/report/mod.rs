@@ -11,12 +11,12 @@
 //!   outcomes per day.
 //! - [`hosts`]: every host named by an attempt and its heartbeat ref, if any.
 
-pub mod hosts;
-pub mod html;
-pub mod text;
-pub mod ticks;
-pub mod timeline;
-pub mod workers;
+pub(crate) mod hosts;
+pub(crate) mod html;
+pub(crate) mod text;
+pub(crate) mod ticks;
+pub(crate) mod timeline;
+pub(crate) mod workers;
 
 use std::collections::BTreeMap;
 
@@ -27,12 +27,12 @@ use crate::config::Config;
 use crate::ledger::{self, LedgerError, Ledgers};
 use crate::wire::{ReportDoc, SCHEMA};
 
-pub use hosts::Heartbeat;
-pub use workers::Human;
+pub(crate) use hosts::Heartbeat;
+pub(crate) use workers::Human;
 
 /// What a report is built from, besides the ledgers.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     /// The report's clock.
     pub now: Timestamp,
     /// Start of the window (`--since`): history before it is left out; `None`: all of it.
@@ -53,7 +53,7 @@ pub struct Options {
 }
 
 /// Build the report from `ledgers` and the hosts' `heartbeats` (pure).
-pub fn build(ledgers: &Ledgers, heartbeats: &[Heartbeat], opts: &Options) -> ReportDoc {
+pub(crate) fn build(ledgers: &Ledgers, heartbeats: &[Heartbeat], opts: &Options) -> ReportDoc {
     let (queue, waiting) = workers::attention(ledgers, opts);
     ReportDoc {
         schema: SCHEMA,
@@ -72,7 +72,7 @@ pub fn build(ledgers: &Ledgers, heartbeats: &[Heartbeat], opts: &Options) -> Rep
 /// build the report. Bad ledger lines and unreadable heartbeats are warnings.
 ///
 /// Errors: [`LedgerError`] when a notes ref or object cannot be read.
-pub fn gather(
+pub(crate) fn gather(
     repo: &gix::Repository,
     cfg: &Config,
     opts: &Options,

@@ -10,7 +10,7 @@ use crate::render::{ALARM, BOLD, DIM, GOOD, Look, PENDING, QUIET, STRAY, Style};
 use crate::wire::{AttemptJson, ReportDoc, TaskHistoryJson};
 
 /// The width every line fits in.
-pub const WIDTH: usize = 80;
+pub(crate) const WIDTH: usize = 80;
 /// Columns of a task's lane on the timeline.
 const LANE: usize = 44;
 
@@ -86,7 +86,7 @@ fn fit(text: &str, n: usize) -> String {
 }
 
 /// The lane letter of an outcome.
-pub fn outcome_letter(outcome: Option<&str>) -> char {
+pub(crate) fn outcome_letter(outcome: Option<&str>) -> char {
     match outcome {
         Some("success") => 'S',
         Some("failed") => 'F',
@@ -123,7 +123,7 @@ fn mark_letter(kind: &str) -> Option<char> {
 
 /// The span a timeline shows (text and page): the window's start, else the oldest
 /// attempt's start (else the oldest mark), to `now`; older marks sit at its left edge.
-pub fn span_of(doc: &ReportDoc) -> (Timestamp, Timestamp) {
+pub(crate) fn span_of(doc: &ReportDoc) -> (Timestamp, Timestamp) {
     let now = t(&doc.now);
     let starts = doc
         .tasks
@@ -185,7 +185,7 @@ fn attempt_line(a: &AttemptJson, now: &str) -> String {
 }
 
 /// The counts line: `9 tasks, 2 need a human, 0 waiting, 2 recover runs, 1 host`.
-pub fn summary(doc: &ReportDoc) -> String {
+pub(crate) fn summary(doc: &ReportDoc) -> String {
     format!(
         "{}, {} need a human, {} waiting, {}, {}",
         plural(doc.tasks.len(), "task"),
@@ -404,7 +404,7 @@ fn hosts(o: &mut String, doc: &ReportDoc, style: Style) {
 }
 
 /// Render the whole report: its sections in order, a blank line between them.
-pub fn render(doc: &ReportDoc, style: Style) -> String {
+pub(crate) fn render(doc: &ReportDoc, style: Style) -> String {
     let mut o = String::new();
     header(&mut o, doc, style);
     let sections: [fn(&mut String, &ReportDoc, Style); 6] =

@@ -15,7 +15,7 @@ use crate::wire::{DayJson, GapJson, TickJson, TicksJson};
 
 /// Events of one run are less than this many seconds apart (a run's appends follow each
 /// other within milliseconds, apart from a gate's run).
-pub const RUN_WINDOW_SECS: i64 = 60;
+pub(crate) const RUN_WINDOW_SECS: i64 = 60;
 
 /// Whether only `recover` writes this kind (`escalated` is also `resume`'s, `phantom`
 /// also `verify`'s: those join a run but never make one alone).
@@ -36,7 +36,7 @@ fn recover_only(b: &Body) -> Option<bool> {
 
 /// The runs in the window, their median period, and the gaps longer than twice it (the
 /// time since the last run included, ending `null`).
-pub fn ticks(ledgers: &Ledgers, opts: &Options) -> TicksJson {
+pub(crate) fn ticks(ledgers: &Ledgers, opts: &Options) -> TicksJson {
     let mut own: Vec<(Timestamp, bool, &str)> = ledgers
         .by_task
         .values()
@@ -101,7 +101,7 @@ pub fn ticks(ledgers: &Ledgers, opts: &Options) -> TicksJson {
 }
 
 /// The five outcomes, in the SPEC's order.
-pub const OUTCOMES: [Outcome; 5] = [
+pub(crate) const OUTCOMES: [Outcome; 5] = [
     Outcome::Success,
     Outcome::Failed,
     Outcome::Transient,
@@ -110,7 +110,7 @@ pub const OUTCOMES: [Outcome; 5] = [
 ];
 
 /// Exits in the window counted by UTC day and outcome, oldest day first.
-pub fn days(ledgers: &Ledgers, opts: &Options) -> Vec<DayJson> {
+pub(crate) fn days(ledgers: &Ledgers, opts: &Options) -> Vec<DayJson> {
     let mut by_day: BTreeMap<String, BTreeMap<String, u32>> = BTreeMap::new();
     for e in ledgers.by_task.values().flat_map(|l| l.entries.iter()) {
         let Body::Exit { outcome, .. } = &e.event.body else {

@@ -15,7 +15,7 @@ fn ts(e: &Event) -> Timestamp {
 }
 
 /// Every task with an attempt or a mark in the window, in task order.
-pub fn tasks(ledgers: &Ledgers, opts: &Options) -> Vec<TaskHistoryJson> {
+pub(crate) fn tasks(ledgers: &Ledgers, opts: &Options) -> Vec<TaskHistoryJson> {
     let mut out: Vec<TaskHistoryJson> = ledgers
         .by_task
         .values()
@@ -78,7 +78,7 @@ impl Spans {
 }
 
 /// One task's history in the window.
-pub fn task(l: &Ledger, opts: &Options) -> TaskHistoryJson {
+pub(crate) fn task(l: &Ledger, opts: &Options) -> TaskHistoryJson {
     let mut spans = Spans::default();
     let mut marks = Vec::new();
     let mut hosts: Vec<String> = Vec::new();

@@ -15,7 +15,7 @@ use crate::outcome::Outcome;
 use crate::wire::{QueueItemJson, WaitingJson};
 
 /// Every branch `l` names, in the order first named; the task key when none is named.
-pub fn branches(l: &Ledger) -> Vec<String> {
+pub(crate) fn branches(l: &Ledger) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for e in l.events() {
         if let Some(b) = &e.branch
@@ -159,7 +159,7 @@ fn human_item(
 
 /// A worker the classifier (here, with its worktree at hand) calls `needs-human`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Human {
+pub(crate) struct Human {
     /// Its task.
     pub task: String,
     /// `escalated`, `needs-human` (the last exit), `capped`, or `classified` (the state
@@ -329,7 +329,10 @@ fn standing(l: &Ledger, branch: String, task_attempts: u32, opts: &Options) -> O
 /// The attention queue (oldest first) and the waiting list (soonest end first) of every
 /// worker in `ledgers`, from the whole ledger (`opts.since` does not apply: these are the
 /// state now). A worker deleted after its newest attempt is in neither.
-pub fn attention(ledgers: &Ledgers, opts: &Options) -> (Vec<QueueItemJson>, Vec<WaitingJson>) {
+pub(crate) fn attention(
+    ledgers: &Ledgers,
+    opts: &Options,
+) -> (Vec<QueueItemJson>, Vec<WaitingJson>) {
     let mut queue = Vec::new();
     let mut waiting = Vec::new();
     for l in ledgers.by_task.values() {

@@ -13,7 +13,7 @@ use crate::wire::{CommitFact, Gate, LeftOutFact, ResumeFacts as Facts, TakeoverF
 
 /// The takeover this resume would be: the worker's newest attempt ran on another host
 /// (SPEC 1.2 "Several machines"); the directory of that host's newest `spawn` on the branch.
-pub fn takeover_facts(snap: &Snapshot) -> Option<TakeoverFacts> {
+pub(crate) fn takeover_facts(snap: &Snapshot) -> Option<TakeoverFacts> {
     let o = snap.hosts.other.as_ref()?;
     let path = snap.events.iter().rev().find_map(|e| match &e.body {
         Body::Spawn { host, cwd, .. }
@@ -33,7 +33,7 @@ pub fn takeover_facts(snap: &Snapshot) -> Option<TakeoverFacts> {
 /// Gather the facts for `w` from the repository and its ledger.
 ///
 /// Errors: [`ResumeError::Repo`], [`ResumeError::Git`] when git cannot be read.
-pub fn facts(
+pub(crate) fn facts(
     repo: &gix::Repository,
     cfg: &Config,
     snap: &Snapshot,

@@ -17,7 +17,7 @@ pub const FEEDBACK_END: &str = "----- END UNTRUSTED PULL REQUEST FEEDBACK -----"
 
 /// The facts of `pr` when it is open and its checks fail or a reviewer requests changes
 /// (what makes the action `resume`); else `None`.
-pub fn facts(pr: Option<&Pr>) -> Option<PrFacts> {
+pub(crate) fn facts(pr: Option<&Pr>) -> Option<PrFacts> {
     let pr = pr.filter(|p| p.state == PrState::Open)?;
     let wanted = pr.checks == Some(Checks::Failing) || pr.review == Some(Review::ChangesRequested);
     wanted.then(|| PrFacts {
@@ -31,7 +31,7 @@ pub fn facts(pr: Option<&Pr>) -> Option<PrFacts> {
 
 /// The untrusted text of the feedback, before fencing: one block per failing check, then
 /// one per requested change with its inline comments.
-pub fn evidence(f: &Feedback) -> String {
+pub(crate) fn evidence(f: &Feedback) -> String {
     let mut t = String::new();
     for c in &f.failing_checks {
         let _ = writeln!(t, "Failing check: {}", c.name);
@@ -67,7 +67,7 @@ pub fn evidence(f: &Feedback) -> String {
 }
 
 /// The prompt's section for `pr`: what the forge says, fenced.
-pub fn section(pr: &PrFacts) -> String {
+pub(crate) fn section(pr: &PrFacts) -> String {
     let mut p = String::new();
     let _ = writeln!(p, "## Pull request #{}\n", pr.number);
     let mut what = Vec::new();
@@ -95,7 +95,7 @@ pub fn section(pr: &PrFacts) -> String {
 }
 
 /// The last step of "What to do" when a pull request is open.
-pub fn step(pr: &PrFacts) -> String {
+pub(crate) fn step(pr: &PrFacts) -> String {
     format!(
         "4. Fix what the failing checks report and address every requested change, commit, then \
          push the branch (`git push`) so pull request #{} updates. Do not open another pull request.",

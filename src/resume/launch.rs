@@ -13,7 +13,7 @@ use super::ResumeError;
 /// How the agent is started.
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Resume the agent's own session.
     Session,
     /// A fresh session with the prompt.
@@ -22,7 +22,7 @@ pub enum Mode {
 
 /// The command a loop runs.
 #[derive(Serialize, Clone, Debug, PartialEq)]
-pub struct Launch {
+pub(crate) struct Launch {
     /// Session or fresh.
     pub mode: Mode,
     /// Why this mode.
@@ -40,13 +40,13 @@ pub struct Launch {
 /// tokens ([`crate::redact::TOKEN_ENV`]) out of the agent's environment (SPEC 1.2: the
 /// commands `resume` prints run without them). A POSIX shell builtin, so the command runs
 /// as shown under `sh -c` and covers every word of a `recode.agent` template.
-pub fn unset_tokens() -> String {
+pub(crate) fn unset_tokens() -> String {
     format!("unset {}", crate::redact::TOKEN_ENV.join(" "))
 }
 
 /// Quote one argument for a POSIX shell: single quotes, `'` and `!` escaped
 /// ([`gix::quote::single`], as git quotes aliases).
-pub fn sh_quote(s: &str) -> String {
+pub(crate) fn sh_quote(s: &str) -> String {
     use gix::bstr::ByteSlice;
     gix::quote::single(s.as_bytes().as_bstr()).to_string()
 }
@@ -54,7 +54,7 @@ pub fn sh_quote(s: &str) -> String {
 /// Fill a `recode.agent` template in one pass, left to right: each placeholder is replaced
 /// by its value, and a value is never scanned again, so a session id, directory or prompt
 /// path that contains `{cwd}` or `{prompt_file}` text stays as it is.
-pub fn fill(template: &str, values: &[(&str, String)]) -> String {
+pub(crate) fn fill(template: &str, values: &[(&str, String)]) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while !rest.is_empty() {
@@ -134,7 +134,7 @@ fn profile_command(
 /// Whether a template's placeholder sits inside the template's own quotes (SPEC
 /// `recode.agent`: refused, since a value quoted again could leave its quotes). Returns
 /// the first such placeholder.
-pub fn quoted_placeholder(template: &str) -> Option<&'static str> {
+pub(crate) fn quoted_placeholder(template: &str) -> Option<&'static str> {
     let (mut single, mut double, mut escaped) = (false, false, false);
     for (i, c) in template.char_indices() {
         if escaped {
@@ -157,7 +157,7 @@ pub fn quoted_placeholder(template: &str) -> Option<&'static str> {
 }
 
 /// The placeholders of a `recode.agent` template.
-pub const PLACEHOLDERS: [&str; 3] = ["{session_id}", "{cwd}", "{prompt_file}"];
+pub(crate) const PLACEHOLDERS: [&str; 3] = ["{session_id}", "{cwd}", "{prompt_file}"];
 
 /// What the newest `spawn` on the branch recorded for the agent resuming it.
 #[derive(Default)]
@@ -261,7 +261,7 @@ fn decide(
 ///
 /// Errors: [`ResumeError::Template`] when the template puts a placeholder inside its own
 /// quotes (exit 2).
-pub fn launch(
+pub(crate) fn launch(
     agent: &str,
     snap: &Snapshot,
     w: &Worker,

@@ -13,20 +13,18 @@ use crate::model::{self, Worker};
 use crate::repo;
 
 mod facts;
-pub mod feedback;
+pub(crate) mod feedback;
 mod launch;
 mod place;
 mod render;
-pub mod start;
-pub mod takeover;
+pub(crate) mod start;
+pub(crate) mod takeover;
 
-pub use crate::wire::ResumeFacts as Facts;
-pub use facts::{facts, takeover_facts};
-pub use launch::{
-    Launch, Mode, PLACEHOLDERS, fill, launch, quoted_placeholder, sh_quote, unset_tokens,
-};
-pub use place::{Place, place};
-pub use render::prompt;
+pub(crate) use crate::wire::ResumeFacts as Facts;
+pub(crate) use facts::facts;
+pub(crate) use launch::{Launch, Mode, launch, sh_quote};
+pub(crate) use place::{Place, place};
+pub(crate) use render::prompt;
 
 /// The fence lines around untrusted output. Every line of the output inside is prefixed
 /// with `| `, so no text in it can close the fence.
@@ -34,18 +32,18 @@ pub const FENCE_BEGIN: &str = "----- BEGIN UNTRUSTED OUTPUT OF THE PREVIOUS ATTE
 /// See [`FENCE_BEGIN`].
 pub const FENCE_END: &str = "----- END UNTRUSTED OUTPUT OF THE PREVIOUS ATTEMPT -----";
 /// The fence lines around the commits' subjects (untrusted text, SPEC 1.2).
-pub const COMMITS_BEGIN: &str = "----- BEGIN UNTRUSTED COMMIT SUBJECTS -----";
+pub(crate) const COMMITS_BEGIN: &str = "----- BEGIN UNTRUSTED COMMIT SUBJECTS -----";
 /// See [`COMMITS_BEGIN`].
-pub const COMMITS_END: &str = "----- END UNTRUSTED COMMIT SUBJECTS -----";
+pub(crate) const COMMITS_END: &str = "----- END UNTRUSTED COMMIT SUBJECTS -----";
 /// The fence around the task's own prompt (SPEC 1.3: kept as untrusted text).
-pub const TASK_BEGIN: &str = "----- BEGIN UNTRUSTED TASK PROMPT -----";
+pub(crate) const TASK_BEGIN: &str = "----- BEGIN UNTRUSTED TASK PROMPT -----";
 /// See [`TASK_BEGIN`].
-pub const TASK_END: &str = "----- END UNTRUSTED TASK PROMPT -----";
+pub(crate) const TASK_END: &str = "----- END UNTRUSTED TASK PROMPT -----";
 
 /// Prefix every line of untrusted text with `| ` so it cannot close its fence: lines end
 /// at every break an agent or terminal honours, other control characters are escaped
 /// ([`crate::fence::quote`], SPEC 1.2).
-pub fn quote_untrusted(text: &str) -> String {
+pub(crate) fn quote_untrusted(text: &str) -> String {
     crate::fence::quote(text)
 }
 
@@ -53,7 +51,7 @@ pub fn quote_untrusted(text: &str) -> String {
 /// with its pid alive, or needing a human: capped, auth, an operation in progress). The
 /// branch and the reason are untrusted (a synced ledger's): shown escaped
 /// ([`crate::fence::shown`]), so the message is one line with no control character.
-pub fn refusal(w: &Worker) -> Option<String> {
+pub(crate) fn refusal(w: &Worker) -> Option<String> {
     let branch = crate::fence::shown(&w.branch);
     let reason = crate::fence::shown(&w.reason.to_string());
     if w.liveness == model::Liveness::Running {

@@ -9,7 +9,7 @@ use super::{ResumeError, sh_quote};
 /// Where a resumed agent runs (SPEC `resume`: always an existing directory with the
 /// worker's branch checked out).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     /// The worker's worktree (or the recorded `cwd` inside it), which exists.
     Existing(String),
     /// No worktree: one was added here with `git worktree add`.
@@ -30,7 +30,7 @@ pub enum Place {
 ///
 /// Errors: [`ResumeError::MissingWorktree`] (exit 1, with the `git worktree repair` hint),
 /// [`ResumeError::Add`].
-pub fn place(
+pub(crate) fn place(
     repo: &gix::Repository,
     cfg: &crate::config::Config,
     snap: &Snapshot,

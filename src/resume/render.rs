@@ -14,7 +14,7 @@ use crate::wire::Gate;
 /// quoted inside a line (task, branch, base, remote branch, worktree, milestone, diffstat
 /// and status lines) have their breaks and control characters escaped
 /// ([`fence::inline`]).
-pub fn prompt(f: &Facts) -> String {
+pub(crate) fn prompt(f: &Facts) -> String {
     let f = &one_line_names(f);
     let mut p = String::new();
     let _ = writeln!(p, "# Resume task {} on branch {}\n", f.task, f.branch);

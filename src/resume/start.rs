@@ -15,7 +15,7 @@ use super::{Facts, Launch, Place, ResumeError};
 
 /// What the command line asked of `resume`.
 #[derive(Debug, Default, Clone)]
-pub struct Request {
+pub(crate) struct Request {
     /// `--output`, made absolute.
     pub output: Option<PathBuf>,
     /// `--json`: without `--output`, the prompt goes to
@@ -27,7 +27,7 @@ pub struct Request {
 
 /// How `resume` ended.
 #[derive(Debug)]
-pub enum Resumed {
+pub(crate) enum Resumed {
     /// Refused (exit 3): the worker is running or needs a human (then `escalated` was
     /// ledgered once, unless a dry run).
     Refused {
@@ -42,7 +42,7 @@ pub enum Resumed {
 
 /// A started attempt: everything `resume` shows.
 #[derive(Debug)]
-pub struct Started {
+pub(crate) struct Started {
     /// The prompt's facts (`attempt` as ledgered).
     pub facts: Facts,
     /// The command that continues the agent.
@@ -59,7 +59,7 @@ pub struct Started {
 
 /// The agent to resume with: `recode.agent` when set; else the agent the last spawn
 /// recorded, when it is one with a profile (`agent::profile`); else `recode.agent`'s default.
-pub fn agent_of(cfg: &Config, snap: &Snapshot) -> String {
+pub(crate) fn agent_of(cfg: &Config, snap: &Snapshot) -> String {
     let recorded_agent = snap.events.iter().rev().find_map(|e| match &e.body {
         Body::Spawn { agent: Some(a), .. } if crate::agent::profile(a).is_some() => Some(a.clone()),
         _ => None,
@@ -384,7 +384,7 @@ fn commit_attempt(
 ///
 /// Errors: [`ResumeError`] (a missing worktree is refused before anything is ledgered;
 /// an unwritable prompt file before the `resume` event).
-pub fn start(
+pub(crate) fn start(
     repo: &gix::Repository,
     cfg: &Config,
     now: jiff::Timestamp,

@@ -34,7 +34,7 @@ fn has_remote(cfg: &Config, remote: &str) -> bool {
 ///
 /// Errors: [`ResumeError::TakeoverSync`] when the sync fails (the takeover is then
 /// refused: this host cannot know whether the old host came back).
-pub fn before(
+pub(crate) fn before(
     repo: &gix::Repository,
     cfg: &Config,
     now: jiff::Timestamp,
@@ -62,7 +62,7 @@ pub fn before(
 
 /// After the takeover was ledgered: push the ledger (best effort: a warning when it
 /// fails; the next `sync` carries it).
-pub fn after(repo: &gix::Repository, cfg: &Config, now: jiff::Timestamp) -> Option<String> {
+pub(crate) fn after(repo: &gix::Repository, cfg: &Config, now: jiff::Timestamp) -> Option<String> {
     let remote = cfg.remote.as_str();
     if !has_remote(cfg, remote) {
         return None;
@@ -74,7 +74,7 @@ pub fn after(repo: &gix::Repository, cfg: &Config, now: jiff::Timestamp) -> Opti
 
 /// Whether this host won the claim on the attempt it resumes.
 #[derive(Debug, PartialEq)]
-pub enum Claim {
+pub(crate) enum Claim {
     /// No remote: the local ledger's compare-and-swap decides alone.
     NoRemote,
     /// The claim ref is this host's (created or replaced now, or by an earlier try).
@@ -87,7 +87,7 @@ pub enum Claim {
 }
 
 /// What is resumed: the branch, the attempt's host and `ts` (as ledgered), and the ledger.
-pub struct Resumed<'a> {
+pub(crate) struct Resumed<'a> {
     /// The worker's branch.
     pub branch: &'a str,
     /// The host of the attempt resumed.
@@ -105,7 +105,7 @@ pub struct Resumed<'a> {
 ///
 /// Errors: [`ResumeError::TakeoverSync`] when the push fails for another reason than a
 /// claim already there (the resume is then refused: this host cannot know).
-pub fn claim(
+pub(crate) fn claim(
     repo: &gix::Repository,
     cfg: &Config,
     r: &Resumed<'_>,

@@ -17,7 +17,7 @@ use crate::repo;
 /// branch exists nowhere (`status --all`), which are otherwise not shown and not asked.
 ///
 /// The workers and ledgers come from the run's `roster` (no second read of the ledger).
-pub fn forge_ask(
+pub(crate) fn forge_ask(
     repo: &gix::Repository,
     cfg: &Config,
     roster: &Roster,
@@ -54,7 +54,7 @@ pub fn forge_ask(
 /// ([`forge_ask`]); [`View::Unknown`] without a forge. Returns the warnings
 /// for stderr.
 ///
-pub fn forge_view(
+pub(crate) fn forge_view(
     repo: &gix::Repository,
     cfg: &Config,
     forge: Option<&dyn Forge>,

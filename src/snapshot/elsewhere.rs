@@ -10,7 +10,7 @@ use crate::worktree::{self, Worktree};
 /// One entry of the repository's stash (`refs/stash` and its reflog, shared by every
 /// worktree): its place (`stash@{N}`, newest 0) and its message.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StashEntry {
+pub(crate) struct StashEntry {
     /// `N` of `stash@{N}`.
     pub index: usize,
     /// The reflog message: `WIP on <branch>: <id> <subject>` or `On <branch>: <message>`.
@@ -21,7 +21,7 @@ impl StashEntry {
     /// The branch it was made on, from git's own message (`WIP on B: …`, `On B: …`; a
     /// branch name holds no `:`); `None` for a detached HEAD (`(no branch)`) or a
     /// message of someone's own (`git stash store -m`).
-    pub fn branch(&self) -> Option<&str> {
+    pub(crate) fn branch(&self) -> Option<&str> {
         let rest = self
             .message
             .strip_prefix("WIP on ")
@@ -31,13 +31,13 @@ impl StashEntry {
     }
 
     /// How a reason names it: `stash@{0} (On issue-5: check baseline)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!("stash@{{{}}} ({})", self.index, self.message)
     }
 }
 
 /// Every stash entry, newest first (read once per gather); none without a stash.
-pub fn stash_entries(repo: &gix::Repository) -> Vec<StashEntry> {
+pub(crate) fn stash_entries(repo: &gix::Repository) -> Vec<StashEntry> {
     let Ok(Some(r)) = repo.try_find_reference("refs/stash") else {
         return Vec::new();
     };
@@ -56,7 +56,7 @@ pub fn stash_entries(repo: &gix::Repository) -> Vec<StashEntry> {
 }
 
 /// The stash entries made on `branch`, described for a reason, newest first.
-pub fn stashes_on(entries: &[StashEntry], branch: &str) -> Vec<String> {
+pub(crate) fn stashes_on(entries: &[StashEntry], branch: &str) -> Vec<String> {
     entries
         .iter()
         .filter(|e| e.branch() == Some(branch))
@@ -70,7 +70,7 @@ pub fn stashes_on(entries: &[StashEntry], branch: &str) -> Vec<String> {
 /// no registered worktree and holds a `.git` file naming an admin directory of this
 /// repository that is gone or another's ([`worktree::bind::deregistered`]). Returns the
 /// directory and the admin directory its `.git` names.
-pub fn deregistered(
+pub(crate) fn deregistered(
     repo: &gix::Repository,
     worktree_dir: Option<&str>,
     registered: &[Worktree],

@@ -5,13 +5,13 @@
 //! branches with ledger events (which may exist only on the remote, or nowhere).
 
 mod ask;
-pub mod elsewhere;
+pub(crate) mod elsewhere;
 mod pickup;
 mod reads;
 mod worker;
-pub use ask::{forge_ask, forge_view};
-pub use pickup::persist as pick_up_milestones;
-pub use reads::{ignored_paths, summarize};
+pub(crate) use ask::forge_view;
+pub(crate) use pickup::persist as pick_up_milestones;
+pub(crate) use reads::{ignored_paths, summarize};
 
 use std::collections::BTreeMap;
 
@@ -48,7 +48,7 @@ impl GatherError {
 
 /// Which workers to gather.
 #[derive(Clone, Debug, Default)]
-pub struct Options {
+pub(crate) struct Options {
     /// Include tasks whose branch exists nowhere (`status --all`).
     pub all: bool,
     /// Only this branch (`classify <branch>`); it is gathered even when it is not a worker by name.
@@ -66,9 +66,7 @@ pub struct Options {
 
 /// The result of a census: one snapshot per worker, in task order.
 #[derive(Debug)]
-pub struct Census {
-    /// The base branch.
-    pub base: String,
+pub(crate) struct Census {
     /// Snapshots, sorted by task (numbers numerically), then branch.
     pub snapshots: Vec<Snapshot>,
     /// Problems worth a line on stderr (bad ledger lines, unreadable worktrees).
@@ -77,11 +75,11 @@ pub struct Census {
 
 /// The notes refs whose union is the ledger: the local one, then fetched copies
 /// (`refs/recode/remotes/*/notes`, written by `sync`).
-pub fn notes_refs(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
+pub(crate) fn notes_refs(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
     crate::ledger::notes_refs(repo, &cfg.notes_ref)
 }
 
-pub use crate::ledger::task_order;
+pub(crate) use crate::ledger::task_order;
 
 /// The `cwd` of the newest attempt that recorded one.
 fn ledger_cwd(l: &Ledger) -> Option<String> {
@@ -125,7 +123,7 @@ pub(crate) fn worker_branches(
 /// ([`forge_ask`]) and the gather ([`gather_from`]) read it, so a run reads and parses
 /// the ledger once.
 #[derive(Debug)]
-pub struct Roster {
+pub(crate) struct Roster {
     /// The ledgers read.
     pub ledgers: ledger::Ledgers,
     /// The base branch.
@@ -142,7 +140,7 @@ pub struct Roster {
 /// The [`Roster`] of a run about every worker, or only `only_branch`.
 ///
 /// Errors: [`GatherError`] when refs, worktrees or the ledger cannot be read.
-pub fn roster(
+pub(crate) fn roster(
     repo: &gix::Repository,
     cfg: &Config,
     only_branch: Option<&str>,
@@ -160,26 +158,12 @@ pub fn roster(
     })
 }
 
-/// Gather a snapshot of every worker.
-///
-/// Errors: [`GatherError`] when refs, objects or the ledger cannot be read. An
-/// unreadable worktree is not an error: its `dirty` is null and a warning says why.
-pub fn gather(
-    repo: &gix::Repository,
-    cfg: &Config,
-    now: Timestamp,
-    opts: &Options,
-) -> Result<Census, GatherError> {
-    let roster = roster(repo, cfg, opts.only_branch.as_deref())?;
-    gather_from(repo, cfg, now, opts, roster)
-}
-
 /// [`gather`] from a [`Roster`] already worked out for `opts.only_branch` (when the run
 /// asked the forge with it first).
 ///
 /// Errors: as [`gather`].
 #[tracing::instrument(level = "debug", skip_all)]
-pub fn gather_from(
+pub(crate) fn gather_from(
     repo: &gix::Repository,
     cfg: &Config,
     now: Timestamp,
@@ -240,7 +224,6 @@ pub fn gather_from(
     ask_blockers(repo, cfg, opts, &mut snapshots, &mut warnings);
     snapshots.sort_by(|a, b| task_order(&a.task, &b.task).then_with(|| a.branch.cmp(&b.branch)));
     Ok(Census {
-        base,
         snapshots,
         warnings,
     })
@@ -417,7 +400,7 @@ fn read_ledgers(
 /// no ledger.
 ///
 /// Errors: as [`gather`].
-pub fn gather_one(
+pub(crate) fn gather_one(
     repo: &gix::Repository,
     cfg: &Config,
     now: Timestamp,
@@ -431,7 +414,7 @@ pub fn gather_one(
 /// [`gather_one`] from the [`Roster`] of `branch` already worked out.
 ///
 /// Errors: as [`gather`].
-pub fn gather_one_from(
+pub(crate) fn gather_one_from(
     repo: &gix::Repository,
     cfg: &Config,
     now: Timestamp,

@@ -14,7 +14,7 @@ use crate::model::Event;
 
 /// Why a pickup failed.
 #[derive(Debug, thiserror::Error)]
-pub enum PickupError {
+pub(crate) enum PickupError {
     /// The ledger or the branches could not be read, or an append failed.
     #[error(transparent)]
     Gather(#[from] GatherError),
@@ -46,7 +46,7 @@ impl From<LedgerError> for PickupError {
 ///
 /// Errors: `PickupError` when the journal, the ledger or the branches cannot be read,
 /// or an append fails.
-pub fn persist(
+pub(crate) fn persist(
     repo: &gix::Repository,
     cfg: &Config,
     branches: &[String],

@@ -146,7 +146,7 @@ fn run_status_jobs(
 /// Errors: [`crate::git::GitError`] when the listing fails: what cannot be read is not
 /// clean (SPEC special cases), so the caller never deletes on that reading. The listing is
 /// killed past `timeout` (`recode.commandTimeout`).
-pub fn ignored_paths(
+pub(crate) fn ignored_paths(
     path: &Path,
     admin: &Path,
     timeout: std::time::Duration,
@@ -168,7 +168,7 @@ pub fn ignored_paths(
 }
 
 /// Ignored paths summarized by their first component (`target/`, `.env`), for messages.
-pub fn summarize(paths: &[String]) -> Vec<String> {
+pub(crate) fn summarize(paths: &[String]) -> Vec<String> {
     let set: BTreeSet<String> = paths
         .iter()
         .map(|p| match p.split_once('/') {

@@ -9,7 +9,7 @@ mod merge;
 mod remote;
 mod setup;
 
-pub use setup::setup;
+pub(crate) use setup::setup;
 
 use std::collections::BTreeMap;
 
@@ -32,18 +32,18 @@ const PAUSE: crate::retry::Pause = crate::retry::Pause {
 };
 
 /// Where a remote's notes are fetched to: `refs/recode/remotes/<remote>/notes`.
-pub fn tracking_notes(remote: &str) -> String {
+pub(crate) fn tracking_notes(remote: &str) -> String {
     format!("refs/recode/remotes/{remote}/notes")
 }
 
 /// Where a remote's anchors are fetched to: `refs/recode/remotes/<remote>/anchors`.
-pub fn tracking_anchors(remote: &str) -> String {
+pub(crate) fn tracking_anchors(remote: &str) -> String {
     format!("refs/recode/remotes/{remote}/anchors")
 }
 
 /// What a sync did, per ref.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Report {
+pub(crate) struct Report {
     /// Lines like `refs/notes/recode: merged 3 notes, pushed` for the user.
     pub lines: Vec<String>,
     /// Refs on the remote that are not what git-recode writes, each named once and
@@ -102,7 +102,7 @@ struct PushSpec {
 ///
 /// Errors: [`SyncError::Git`] when fetch or push fail for another reason than a lost race;
 /// [`SyncError::LostRaces`] after `TRIES` lost races.
-pub fn sync(
+pub(crate) fn sync(
     repo: &gix::Repository,
     cfg: &Config,
     remote: &str,

@@ -8,7 +8,7 @@ use crate::git;
 /// refs (never over the local ones) and plain `git push` carry the local ledger.
 ///
 /// Errors: [`SyncError::Git`] when `git config` fails.
-pub fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, SyncError> {
+pub(crate) fn setup(cfg: &Config, remote: &str) -> Result<Vec<String>, SyncError> {
     let dir = std::path::PathBuf::from(".");
     let existing = |key: &str| -> Vec<String> {
         git::read(&dir, cfg.command_timeout, &["config", "--get-all", key])

@@ -10,14 +10,16 @@ use crate::clock;
 use crate::model::{Dirty, Worker};
 
 mod resume;
-pub use resume::{CommitFact, Gate, LeftOutFact, PrFacts, ResumeDoc, ResumeFacts, TakeoverFacts};
+pub(crate) use resume::{
+    CommitFact, Gate, LeftOutFact, PrFacts, ResumeDoc, ResumeFacts, TakeoverFacts,
+};
 
 /// Version of every JSON document git-recode prints.
-pub const SCHEMA: u32 = 1;
+pub(crate) const SCHEMA: u32 = 1;
 
 /// `dirty`: counts in files.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct DirtyJson {
+pub(crate) struct DirtyJson {
     /// Files staged (index differs from HEAD).
     pub staged: u32,
     /// Tracked files changed in the worktree.
@@ -41,7 +43,7 @@ impl From<Dirty> for DirtyJson {
 
 /// `pr`: the branch's pull request.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct PrJson {
+pub(crate) struct PrJson {
     /// Pull request number.
     pub number: u64,
     /// `open`, `closed` or `merged`.
@@ -57,7 +59,7 @@ pub struct PrJson {
 
 /// One worker (`status --json` items; `classify --json` adds `schema` and `evidence`).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct WorkerJson {
+pub(crate) struct WorkerJson {
     /// Task key.
     pub task: String,
     /// Branch name.
@@ -152,7 +154,7 @@ impl From<&Worker> for WorkerJson {
 
 /// `status --json`: `{"schema": 1, "workers": [...]}`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct StatusDoc {
+pub(crate) struct StatusDoc {
     /// Always [`SCHEMA`].
     pub schema: u32,
     /// Every worker, in task order.
@@ -161,7 +163,7 @@ pub struct StatusDoc {
 
 /// `classify --json`: the worker object with `schema` and the `evidence` behind it.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct ClassifyDoc {
+pub(crate) struct ClassifyDoc {
     /// Always [`SCHEMA`].
     pub schema: u32,
     /// The worker.
@@ -173,7 +175,7 @@ pub struct ClassifyDoc {
 
 /// One item of `recover --json`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct RecoverResultJson {
+pub(crate) struct RecoverResultJson {
     /// Task key.
     pub task: String,
     /// Branch.
@@ -188,7 +190,7 @@ pub struct RecoverResultJson {
 
 /// `recover --json`: `{"schema": 1, "results": [...]}`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct RecoverDoc {
+pub(crate) struct RecoverDoc {
     /// Always [`SCHEMA`].
     pub schema: u32,
     /// One item per worker considered.

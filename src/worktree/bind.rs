@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// of its own), the `gitdir:` of a `.git` file (relative to `dir` when relative), each
 /// canonicalized when it exists. `None` when there is no `.git` or its file has no
 /// `gitdir:` line.
-pub fn dot_git_target(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn dot_git_target(dir: &Path) -> Option<PathBuf> {
     let dot = dir.join(".git");
     let meta = std::fs::symlink_metadata(&dot).ok()?;
     if meta.is_dir() {
@@ -29,7 +29,7 @@ pub fn dot_git_target(dir: &Path) -> Option<PathBuf> {
 /// Where the `.git` of the worktree at `dir` leads when that is not `admin` (the admin
 /// directory this repository lists for it): `None` when it leads there, or when there is
 /// no `.git` to follow (what cannot be read is reported by the status read).
-pub fn foreign(dir: &Path, admin: &Path) -> Option<PathBuf> {
+pub(crate) fn foreign(dir: &Path, admin: &Path) -> Option<PathBuf> {
     let target = dot_git_target(dir)?;
     (target != canonical(admin)).then_some(target)
 }
@@ -40,7 +40,7 @@ pub fn foreign(dir: &Path, admin: &Path) -> Option<PathBuf> {
 /// path (its `gitdir` file does not lead back to `<dir>/.git`). `None` for anything else
 /// (no directory, a repository of its own, another repository's worktree, a registered
 /// worktree).
-pub fn deregistered(common: &Path, dir: &Path) -> Option<PathBuf> {
+pub(crate) fn deregistered(common: &Path, dir: &Path) -> Option<PathBuf> {
     let dot = dir.join(".git");
     if !std::fs::symlink_metadata(&dot).ok()?.is_file() {
         return None;
