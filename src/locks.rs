@@ -3,7 +3,7 @@
 //!
 //! Rules:
 //! - a lock on git-recode's own refs (`<notesRef>.lock`, `refs/recode/anchors.lock`) older
-//!   than [`OWN_REF_STALE_SECS`] (30 s) is stale (an append holds it for milliseconds; the
+//!   than [`crate::lock::OWN_REF_STALE_SECS`] (30 s) is stale (an append holds it for milliseconds; the
 //!   ledger's append moves it aside itself, `ledger/append.rs`);
 //! - a lock in a worker's worktree (`index.lock`, `HEAD.lock` in its own git dir), its
 //!   branch's ref lock (`refs/heads/<branch>.lock`) or the repository's `packed-refs.lock`

@@ -114,7 +114,7 @@ pub enum Kind {
     Count,
     /// git's boolean spellings.
     Bool,
-    /// A size with a unit: `k`, `M`, `G` ([`size_bytes`](super::size_bytes)).
+    /// A size with a unit: `k`, `M`, `G` ([`size_bytes`](super::values::size_bytes)).
     Size,
     /// One of the listed words.
     OneOf(&'static [&'static str]),

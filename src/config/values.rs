@@ -175,7 +175,7 @@ pub(super) fn parse_bool(v: &str) -> Option<bool> {
     }
 }
 
-/// [`Config::task_of`] for a compiled pattern (one with a `task` group,
+/// [`super::Config::task_of`] for a compiled pattern (one with a `task` group,
 /// [`task_pattern`]): the group's text, `None` when the pattern does not match or the
 /// group is empty (an empty key would put unrelated branches into one ledger).
 pub(super) fn task_key(pattern: &regex::Regex, branch: &str) -> Option<String> {

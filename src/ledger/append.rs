@@ -357,7 +357,7 @@ fn ledger_owed(
 /// function of that ledger: `decide` is called on every try of the compare-and-swap with
 /// the task's events as they stand at that try (the local note, merged by union of lines
 /// with the fetched copies `refs/recode/remotes/*/notes`, in ledger order), so a fact it
-/// reads (the next attempt, "already ledgered", a streak: [`super::replay`]) is decided
+/// reads (the next attempt, "already ledgered", a streak: [`crate::model::replay`]) is decided
 /// against exactly the ledger the events join. An empty `Vec` appends nothing (a dedupe
 /// said so) and writes nothing. `now` stamps the ledger commit. Returns the events as
 /// stored (`seq` filled in), in order. Stale locks: as [`append`].
@@ -421,7 +421,7 @@ fn extend_note(text: &mut Vec<u8>, events: &mut [Event]) {
     }
 }
 
-/// The one append loop of [`append_with`] and [`append_with_deadline`]: each try re-reads
+/// The one append loop of [`append_with`]: each try re-reads
 /// the task's note, asks `decide` what to append to it, makes the anchor reachable first
 /// for a task's first note, numbers `seq`, and swaps the notes ref.
 fn append_paced(

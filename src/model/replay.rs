@@ -274,7 +274,7 @@ pub(crate) fn failure_streak(events: &[Event], action: Action, head: Option<gix:
 /// The attempt number a new `spawn` or `resume` takes: one more than the `spawn` and
 /// `resume` events in `events` (SPEC "attempt": numbered in the task's ledger, counting
 /// every start, before and after a `cleared`). Asked inside the append's
-/// compare-and-swap ([`super::append_with`]), so concurrent starts never share a number.
+/// compare-and-swap ([`crate::ledger::append_with`]), so concurrent starts never share a number.
 pub(crate) fn next_attempt(events: &[Event]) -> u32 {
     let starts = events
         .iter()

@@ -113,7 +113,7 @@ fn push_branch(
 }
 
 /// SPEC 1.2 "The loop settles": pushed where no forge can open the pull request: ledger
-/// the worker as `publishable`/`none` on this head ("pushed <head>; open the pull request
+/// the worker as `publishable`/`none` on this head ("pushed `<head>`; open the pull request
 /// by hand"), so the next tick does not push it again; the step is `held`.
 ///
 /// Errors: [`RecoverError`] when the ledger cannot be written.

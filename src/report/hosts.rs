@@ -11,7 +11,7 @@ use crate::wire::{HeartbeatJson, HostJson};
 
 pub(crate) use crate::hosts::Heartbeat;
 
-/// Every heartbeat under [`HOSTS_PREFIX`] (read by [`crate::hosts::read_heartbeats`]),
+/// Every heartbeat under [`crate::hosts::HOSTS_PREFIX`] (read by [`crate::hosts::read_heartbeats`]),
 /// in ref order, and one warning per ref that cannot be read.
 pub(crate) fn read_heartbeats(
     repo: &gix::Repository,

@@ -94,7 +94,7 @@ fn last_exit_was_fresh(snap: &Snapshot, r: &crate::model::replay::Replay) -> boo
 }
 
 /// A known agent's command: its resume form when `in_session` (else its fresh form), with
-/// `{args}` the attempt's recorded flags (else [`Profile::default_args`]; never both, so a
+/// `{args}` the attempt's recorded flags (else [`crate::agent::Profile::default_args`]; never both, so a
 /// resume has no wider permissions than the attempt it continues) and the recorded
 /// configuration directory in the profile's variable (SPEC 1.3 "Real agents").
 fn profile_command(

@@ -120,7 +120,7 @@ pub(crate) fn worker_branches(
 /// Who the workers of one run are, worked out once (SPEC "worker branch"): the ledgers
 /// read (every one, or for one branch only its task's), the local branches, the worker
 /// branches (branch → task) and the worktrees. Both the forge's question
-/// ([`forge_ask`]) and the gather ([`gather_from`]) read it, so a run reads and parses
+/// ([`forge_view`]) and the gather ([`gather_from`]) read it, so a run reads and parses
 /// the ledger once.
 #[derive(Debug)]
 pub(crate) struct Roster {
@@ -158,10 +158,10 @@ pub(crate) fn roster(
     })
 }
 
-/// [`gather`] from a [`Roster`] already worked out for `opts.only_branch` (when the run
+/// The gather of every worker from a [`Roster`] already worked out for `opts.only_branch` (when the run
 /// asked the forge with it first).
 ///
-/// Errors: as [`gather`].
+/// Errors: as [`gather_from`].
 #[tracing::instrument(level = "debug", skip_all)]
 pub(crate) fn gather_from(
     repo: &gix::Repository,
@@ -399,7 +399,7 @@ fn read_ledgers(
 /// warnings met. `None` when the branch is nowhere: no local or remote branch, no worktree,
 /// no ledger.
 ///
-/// Errors: as [`gather`].
+/// Errors: as [`gather_from`].
 pub(crate) fn gather_one(
     repo: &gix::Repository,
     cfg: &Config,
@@ -413,7 +413,7 @@ pub(crate) fn gather_one(
 
 /// [`gather_one`] from the [`Roster`] of `branch` already worked out.
 ///
-/// Errors: as [`gather`].
+/// Errors: as [`gather_from`].
 pub(crate) fn gather_one_from(
     repo: &gix::Repository,
     cfg: &Config,

@@ -11,7 +11,7 @@ use crate::outcome::Outcome;
 /// id, and the facts the prompt was built from.
 #[derive(Serialize, Clone, Debug)]
 pub struct ResumeDoc<'a> {
-    /// [`SCHEMA`].
+    /// [`super::SCHEMA`].
     pub schema: u32,
     /// Task key.
     pub task: &'a str,
