@@ -120,7 +120,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["clock", "config", "git", "lock", "model", "retry"],
     ),
     ("lock", &["clock", "process"]),
-    ("locks", &["config", "lock", "worktree"]),
+    ("locks", &["lock"]),
     ("model", &["clock", "fence", "outcome"]),
     ("outcome", &[]),
     ("process", &[]),
