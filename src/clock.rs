@@ -68,6 +68,12 @@ pub(crate) fn format_secs(ts: Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// `ts` cut to whole seconds (what [`format_secs`] writes), for times compared and
+/// sorted as the report shows them.
+pub(crate) fn whole_secs(ts: Timestamp) -> Timestamp {
+    from_secs(ts.as_second())
+}
+
 /// Timestamp from whole seconds since the Unix epoch; out-of-range values clamp.
 pub(crate) fn from_secs(secs: i64) -> Timestamp {
     Timestamp::from_second(secs).unwrap_or(if secs < 0 {
@@ -129,5 +135,48 @@ mod tests {
         let t = parse("2026-11-29T12:00:00+01:00").unwrap();
         assert_eq!(format(t), "2026-11-29T11:00:00.000Z");
         assert_eq!(format_secs(t), "2026-11-29T11:00:00Z");
+    }
+}
+
+/// Serde for a time written as [`format_secs`] (`2026-11-20T09:50:00Z`, whole seconds, UTC):
+/// the report's times are typed inside and text only in the document.
+pub(crate) mod secs {
+    use jiff::Timestamp;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    /// Write `ts` as [`super::format_secs`].
+    pub(crate) fn serialize<S: Serializer>(ts: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::format_secs(*ts))
+    }
+
+    /// Read an RFC 3339 time. Errors: the text is no time.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
+        super::parse(&String::deserialize(d)?).map_err(D::Error::custom)
+    }
+}
+
+/// [`secs`] for an optional time (`null` when `None`).
+pub(crate) mod secs_opt {
+    use jiff::Timestamp;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    /// Write `ts` as [`super::format_secs`], or null.
+    pub(crate) fn serialize<S: Serializer>(
+        ts: &Option<Timestamp>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match ts {
+            Some(t) => s.serialize_str(&super::format_secs(*t)),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Read an RFC 3339 time or null. Errors: the text is no time.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Timestamp>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|t| super::parse(&t).map_err(D::Error::custom))
+            .transpose()
     }
 }

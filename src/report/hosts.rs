@@ -40,7 +40,7 @@ pub(crate) fn hosts(ledgers: &Ledgers, heartbeats: &[Heartbeat]) -> Vec<HostJson
             if let Body::Spawn { host, .. } = &e.event.body {
                 let h = by.entry(host.clone()).or_insert_with(|| blank(host));
                 h.attempts += 1;
-                let at = crate::clock::format_secs(e.ts);
+                let at = crate::clock::whole_secs(e.ts);
                 if h.last_attempt.as_ref().is_none_or(|l| *l < at) {
                     h.last_attempt = Some(at);
                 }

@@ -77,11 +77,11 @@ struct Page<'a> {
     day_max: u32,
 }
 
-fn t(s: &str) -> Timestamp {
-    super::at(s)
+fn t(s: &Timestamp) -> Timestamp {
+    *s
 }
 
-fn when(s: &str) -> String {
+fn when(s: &Timestamp) -> String {
     t(s).strftime("%Y-%m-%d %H:%M UTC").to_string()
 }
 
@@ -111,16 +111,16 @@ struct Scale {
 
 impl Scale {
     /// The x of the RFC 3339 time `s`, clamped to the plot.
-    fn x(&self, s: &str) -> f64 {
+    fn x(&self, s: &Timestamp) -> f64 {
         LABEL + (secs(self.from, t(s)).clamp(0, self.total as i64) as f64 / self.total) * PLOT
     }
 }
 
 /// One attempt's bar: from its start to its end (`now` when open, at least 4 px wide),
 /// classed by its outcome (`open` without one), its title the attempt in words.
-fn bar(a: &AttemptJson, now: &str, scale: Scale) -> Bar {
+fn bar(a: &AttemptJson, now: &Timestamp, scale: Scale) -> Bar {
     let x0 = scale.x(&a.start);
-    let x1 = scale.x(a.end.as_deref().unwrap_or(now));
+    let x1 = scale.x(a.end.as_ref().unwrap_or(now));
     let outcome = a.outcome.clone().unwrap_or_else(|| "open".into());
     Bar {
         x: x0,
@@ -132,7 +132,7 @@ fn bar(a: &AttemptJson, now: &str, scale: Scale) -> Bar {
             a.host.as_deref().unwrap_or("an unknown host"),
             when(&a.start),
             a.end
-                .as_deref()
+                .as_ref()
                 .map(when)
                 .unwrap_or_else(|| "now (no exit)".into()),
             outcome,
@@ -145,7 +145,7 @@ fn bar(a: &AttemptJson, now: &str, scale: Scale) -> Bar {
 }
 
 /// Task `k`'s row `i` of the timeline: its labels, attempts' bars and marks.
-fn lane(i: usize, k: &TaskHistoryJson, now: &str, scale: Scale) -> Lane {
+fn lane(i: usize, k: &TaskHistoryJson, now: &Timestamp, scale: Scale) -> Lane {
     Lane {
         y: 30.0 + i as f64 * ROW,
         task: k.task.clone(),
@@ -171,7 +171,7 @@ fn axis(scale: Scale) -> Vec<AxisTick> {
     (0..=4)
         .map(|i| {
             let at = scale.from.as_second() + (scale.total as i64) * i / 4;
-            let at = clock::format_secs(clock::from_secs(at));
+            let at = clock::from_secs(at);
             AxisTick {
                 x: scale.x(&at),
                 anchor: match i {
@@ -203,7 +203,7 @@ fn tick_strips(doc: &ReportDoc, scale: Scale) -> (Vec<Strip>, Vec<Strip>) {
         .gaps
         .iter()
         .map(|g| {
-            let to = g.to.as_deref().unwrap_or(&doc.now);
+            let to = g.to.as_ref().unwrap_or(&doc.now);
             Strip {
                 x: scale.x(&g.from),
                 w: (scale.x(to) - scale.x(&g.from)).max(2.0),
@@ -239,7 +239,7 @@ fn page(doc: &ReportDoc) -> Page<'_> {
         summary: super::text::summary(doc),
         window: doc
             .since
-            .as_deref()
+            .as_ref()
             .map(|s| format!("since {}", when(s)))
             .unwrap_or_else(|| "the whole ledger".into()),
         height: 40.0 + lanes.len() as f64 * ROW,
@@ -270,7 +270,7 @@ pub(crate) fn render(doc: &ReportDoc) -> Result<String, String> {
     let mut env = minijinja::Environment::new();
     // `{{ ts|when }}`: an RFC 3339 time as `11-20 12:00` (UTC), for the tables.
     env.add_filter("when", |s: String| {
-        t(&s).strftime("%m-%d %H:%M").to_string()
+        super::at(&s).strftime("%m-%d %H:%M").to_string()
     });
     env.add_template("report.html", PAGE)
         .map_err(|e| e.to_string())?;

@@ -57,8 +57,8 @@ pub(crate) fn build(ledgers: &Ledgers, heartbeats: &[Heartbeat], opts: &Options)
     let (queue, waiting) = workers::attention(ledgers, opts);
     ReportDoc {
         schema: SCHEMA,
-        now: clock::format_secs(opts.now),
-        since: opts.since.map(clock::format_secs),
+        now: clock::whole_secs(opts.now),
+        since: opts.since.map(clock::whole_secs),
         queue,
         waiting,
         tasks: timeline::tasks(ledgers, opts),

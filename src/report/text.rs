@@ -14,18 +14,18 @@ pub(crate) const WIDTH: usize = 80;
 /// Columns of a task's lane on the timeline.
 const LANE: usize = 44;
 
-fn t(s: &str) -> Timestamp {
-    super::at(s)
+fn t(s: &Timestamp) -> Timestamp {
+    *s
 }
 
 /// `2026-11-20 12:00`.
-fn when(s: &str) -> String {
+fn when(s: &Timestamp) -> String {
     t(s).strftime("%Y-%m-%d %H:%M").to_string()
 }
 
 /// `12:00` on the report's day, else `11-19 12:00`.
-fn short(s: &str, now: &str) -> String {
-    if s.get(..10) == now.get(..10) {
+fn short(s: &Timestamp, now: &Timestamp) -> String {
+    if s.strftime("%Y-%m-%d").to_string() == now.strftime("%Y-%m-%d").to_string() {
         t(s).strftime("%H:%M").to_string()
     } else {
         t(s).strftime("%m-%d %H:%M").to_string()
@@ -33,7 +33,7 @@ fn short(s: &str, now: &str) -> String {
 }
 
 /// `3m ago` (or `in 3m` for a time after `now`).
-fn ago(s: &str, now: &str) -> String {
+fn ago(s: &Timestamp, now: &Timestamp) -> String {
     let d = secs(t(s), t(now));
     if d >= 0 {
         format!("{} ago", clock::human_secs(d))
@@ -134,7 +134,7 @@ pub(crate) fn span_of(doc: &ReportDoc) -> (Timestamp, Timestamp) {
         .iter()
         .flat_map(|k| k.marks.iter().map(|m| t(&m.ts)));
     let oldest = starts.min().or_else(|| marks.min()).unwrap_or(now);
-    let from = doc.since.as_deref().map(t).unwrap_or(oldest).min(now);
+    let from = doc.since.as_ref().map(t).unwrap_or(oldest).min(now);
     (from, now)
 }
 
@@ -150,7 +150,7 @@ fn lane(k: &TaskHistoryJson, from: Timestamp, now: Timestamp) -> Vec<char> {
     let mut cells = vec![' '; LANE];
     for a in &k.attempts {
         let s = column(t(&a.start), from, now);
-        let e = column(a.end.as_deref().map(t).unwrap_or(now), from, now);
+        let e = column(a.end.as_ref().map(t).unwrap_or(now), from, now);
         for c in cells.iter_mut().take(e + 1).skip(s) {
             *c = '=';
         }
@@ -164,7 +164,7 @@ fn lane(k: &TaskHistoryJson, from: Timestamp, now: Timestamp) -> Vec<char> {
     cells
 }
 
-fn attempt_line(a: &AttemptJson, now: &str) -> String {
+fn attempt_line(a: &AttemptJson, now: &Timestamp) -> String {
     let mut s = format!("#{} ", a.attempt);
     if let Some(agent) = &a.agent {
         s.push_str(&shown(agent));
@@ -275,7 +275,7 @@ fn waiting(o: &mut String, doc: &ReportDoc, style: Style) {
 /// painted), then one line per attempt, then the lane legend.
 fn timeline(o: &mut String, doc: &ReportDoc, style: Style) {
     let (from, now) = span_of(doc);
-    let left = short(&clock::format_secs(from), &doc.now);
+    let left = short(&from, &doc.now);
     let right = short(&doc.now, &doc.now);
     let pad = LANE.saturating_sub(left.chars().count() + right.chars().count());
     o.push_str(&format!(
@@ -386,7 +386,11 @@ fn hosts(o: &mut String, doc: &ReportDoc, style: Style) {
     o.push_str("  host                 workers  attempts  last attempt      heartbeat\n");
     for h in &doc.hosts {
         let beat = match &h.heartbeat {
-            Some(b) => format!("{} ({}/{} alive)", ago(&b.ts, &doc.now), b.alive, b.workers),
+            // Another host's own claim, as it wrote it: a time when it reads as one.
+            Some(b) => match clock::parse(&b.ts) {
+                Ok(at) => format!("{} ({}/{} alive)", ago(&at, &doc.now), b.alive, b.workers),
+                Err(_) => format!("{} ({}/{} alive)", shown(&b.ts), b.alive, b.workers),
+            },
             None => "none".to_string(),
         };
         let line = format!(
@@ -395,7 +399,7 @@ fn hosts(o: &mut String, doc: &ReportDoc, style: Style) {
             h.workers,
             h.attempts,
             h.last_attempt
-                .as_deref()
+                .as_ref()
                 .map(when)
                 .unwrap_or_else(|| "-".into()),
         );

@@ -68,8 +68,8 @@ pub(crate) fn ticks(ledgers: &Ledgers, opts: &Options) -> TicksJson {
             let s = secs(w[0].1, w[1].0);
             if s > 2 * p {
                 gaps.push(GapJson {
-                    from: clock::format_secs(w[0].1),
-                    to: Some(clock::format_secs(w[1].0)),
+                    from: clock::whole_secs(w[0].1),
+                    to: Some(clock::whole_secs(w[1].0)),
                     seconds: s,
                 });
             }
@@ -78,7 +78,7 @@ pub(crate) fn ticks(ledgers: &Ledgers, opts: &Options) -> TicksJson {
             let s = secs(last.1, opts.now);
             if s > 2 * p {
                 gaps.push(GapJson {
-                    from: clock::format_secs(last.1),
+                    from: clock::whole_secs(last.1),
                     to: None,
                     seconds: s,
                 });
@@ -89,8 +89,8 @@ pub(crate) fn ticks(ledgers: &Ledgers, opts: &Options) -> TicksJson {
         runs: runs
             .iter()
             .map(|r| TickJson {
-                start: clock::format_secs(r.0),
-                end: clock::format_secs(r.1),
+                start: clock::whole_secs(r.0),
+                end: clock::whole_secs(r.1),
                 events: r.2,
                 tasks: r.3.len() as u32,
             })
@@ -183,13 +183,15 @@ mod tests {
             ("1", "2026-11-20T10:40:00Z", classified()),
         ]);
         let t = ticks(&l, &opts("2026-11-20T10:45:00Z"));
-        let runs: Vec<(&str, u32, u32)> = t
+        let runs: Vec<(String, u32, u32)> = t
             .runs
             .iter()
-            .map(|r| (r.start.as_str(), r.events, r.tasks))
+            .map(|r| (clock::format_secs(r.start), r.events, r.tasks))
             .collect();
         assert_eq!(
-            runs,
+            runs.iter()
+                .map(|(s, e, t)| (s.as_str(), *e, *t))
+                .collect::<Vec<_>>(),
             [
                 ("2026-11-20T10:00:00Z", 3, 2),
                 ("2026-11-20T10:05:00Z", 1, 1),
@@ -197,14 +199,14 @@ mod tests {
                 ("2026-11-20T10:40:00Z", 1, 1),
             ]
         );
-        assert_eq!(t.runs[0].end, "2026-11-20T10:01:30Z");
+        assert_eq!(clock::format_secs(t.runs[0].end), "2026-11-20T10:01:30Z");
         // Periods 300, 300, 1800: median 300; 10:10 to 10:40 is longer than twice it.
         assert_eq!(t.period_seconds, Some(300));
         assert_eq!(
             t.gaps,
             [GapJson {
-                from: "2026-11-20T10:10:00Z".into(),
-                to: Some("2026-11-20T10:40:00Z".into()),
+                from: clock::parse("2026-11-20T10:10:00Z").unwrap(),
+                to: Some(clock::parse("2026-11-20T10:40:00Z").unwrap()),
                 seconds: 1800
             }]
         );

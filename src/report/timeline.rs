@@ -58,7 +58,7 @@ impl Spans {
     /// The open attempt exit `e` ends: the newest open one of its branch; for an exit
     /// naming no branch the newest open one; else the newest open one naming no branch.
     /// With none, an attempt started by the exit itself (numbered after the others).
-    fn ending(&mut self, e: &Event, at: &str) -> &mut AttemptJson {
+    fn ending(&mut self, e: &Event, at: jiff::Timestamp) -> &mut AttemptJson {
         let (attempts, open) = (&mut self.attempts, &mut self.open);
         let found = open
             .iter()
@@ -69,7 +69,7 @@ impl Spans {
             Some(k) => open.remove(k),
             None => {
                 let n = attempts.len() as u32 + 1;
-                attempts.push(start(n, "exit", e, None, None, at.to_string()));
+                attempts.push(start(n, "exit", e, None, None, at));
                 attempts.len() - 1
             }
         };
@@ -83,7 +83,7 @@ pub(crate) fn task(l: &Ledger, opts: &Options) -> TaskHistoryJson {
     let mut marks = Vec::new();
     let mut hosts: Vec<String> = Vec::new();
     for e in l.events() {
-        let at = clock::format_secs(ts(e));
+        let at = clock::whole_secs(ts(e));
         match &e.body {
             Body::Spawn {
                 attempt,
@@ -108,7 +108,7 @@ pub(crate) fn task(l: &Ledger, opts: &Options) -> TaskHistoryJson {
                 message,
                 ..
             } => {
-                let a = spans.ending(e, &at);
+                let a = spans.ending(e, at);
                 a.end = Some(at);
                 a.outcome = Some(outcome.as_str().to_string());
                 a.rc = Some(*rc);
@@ -130,11 +130,7 @@ pub(crate) fn task(l: &Ledger, opts: &Options) -> TaskHistoryJson {
     }
     let mut attempts = spans.attempts;
     attempts.retain(|a| {
-        let end = a
-            .end
-            .as_deref()
-            .and_then(|t| clock::parse(t).ok())
-            .unwrap_or(opts.now);
+        let end = a.end.unwrap_or(opts.now);
         opts.since.is_none_or(|s| end >= s)
     });
     TaskHistoryJson {
@@ -152,7 +148,7 @@ fn start(
     e: &Event,
     host: Option<String>,
     agent: Option<String>,
-    at: String,
+    at: jiff::Timestamp,
 ) -> AttemptJson {
     AttemptJson {
         attempt,

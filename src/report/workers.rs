@@ -220,7 +220,7 @@ fn queue_item(s: &Seen, cause: &'static str, since: Timestamp, why: String) -> Q
         task: s.task.to_string(),
         branch: branch.clone(),
         host: s.host.clone(),
-        since: clock::format_secs(since),
+        since: clock::whole_secs(since),
         cause: cause.into(),
         why,
         lift,
@@ -238,7 +238,7 @@ fn open_request_item(s: &Seen, opts: &Options) -> Option<QueueItemJson> {
         task: s.task.to_string(),
         branch: branch.clone(),
         host: s.host.clone(),
-        since: clock::format_secs(since),
+        since: clock::whole_secs(since),
         cause: "open-request".into(),
         why: format!(
             "pushed {}: no forge can open its request; open it by hand",
@@ -261,7 +261,7 @@ fn waiting_item(s: Seen, r: &crate::model::replay::Replay, opts: &Options) -> Op
         return None;
     }
     let exit = r.last_exit.map(|i| &s.events[i])?;
-    let since = clock::format_secs(ts(exit));
+    let since = clock::whole_secs(ts(exit));
     let branch = s.branch;
     if let Some(b) = &r.blocked {
         return Some(WaitingJson {
@@ -281,7 +281,7 @@ fn waiting_item(s: Seen, r: &crate::model::replay::Replay, opts: &Options) -> Op
             branch,
             host: s.host,
             on: "reset".into(),
-            until: r.retry_after.map(clock::format_secs),
+            until: r.retry_after.map(clock::whole_secs),
             blocker: None,
             since,
             lift: None,
@@ -586,12 +586,20 @@ mod tests {
             at_hand: Default::default(),
         };
         let (queue, waiting) = attention(&l, &opts);
-        let got: Vec<(&str, &str, &str)> = queue
+        let got: Vec<(&str, &str, String)> = queue
             .iter()
-            .map(|q| (q.branch.as_str(), q.cause.as_str(), q.since.as_str()))
+            .map(|q| {
+                (
+                    q.branch.as_str(),
+                    q.cause.as_str(),
+                    clock::format_secs(q.since),
+                )
+            })
             .collect();
         assert_eq!(
-            got,
+            got.iter()
+                .map(|(b, c, s)| (*b, *c, s.as_str()))
+                .collect::<Vec<_>>(),
             [
                 ("issue-1", "capped", "2026-11-20T09:50:00Z"),
                 ("issue-2", "classified", "2026-11-20T10:00:00Z"),

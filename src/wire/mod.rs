@@ -209,10 +209,12 @@ pub struct ReportDoc {
     /// Always [`SCHEMA`].
     pub schema: u32,
     /// The report's clock (`RECODE_NOW`, else the system clock).
-    pub now: String,
+    #[serde(with = "crate::clock::secs")]
+    pub now: jiff::Timestamp,
     /// Start of the window (`--since`); null: the whole ledger. The queue and the waiting
     /// list always come from the whole ledger (they are the state now, not history).
-    pub since: Option<String>,
+    #[serde(with = "crate::clock::secs_opt")]
+    pub since: Option<jiff::Timestamp>,
     /// Workers that need a human, oldest first.
     pub queue: Vec<QueueItemJson>,
     /// Workers waiting on a reset (`transient`) or a blocker (`blocked`), soonest first.
@@ -237,7 +239,8 @@ pub struct QueueItemJson {
     /// Host of its newest attempt, or null.
     pub host: Option<String>,
     /// When the event that put it here was written.
-    pub since: String,
+    #[serde(with = "crate::clock::secs")]
+    pub since: jiff::Timestamp,
     /// `escalated`, `needs-human` (the last outcome), `capped` (attempts reached
     /// `recode.maxAttempts`), `classified` (`recover` classified it `needs-human`) or
     /// `open-request` (pushed where no forge can open its request: a human opens it).
@@ -265,11 +268,13 @@ pub struct WaitingJson {
     /// `reset` (a transient limit) or `blocker`.
     pub on: String,
     /// When the wait ends (`retry_after`); null for a blocker or an unknown reset.
-    pub until: Option<String>,
+    #[serde(with = "crate::clock::secs_opt")]
+    pub until: Option<jiff::Timestamp>,
     /// The blocker (`exit` `blocker`), or null.
     pub blocker: Option<String>,
     /// When the exit that started the wait was written.
-    pub since: String,
+    #[serde(with = "crate::clock::secs")]
+    pub since: jiff::Timestamp,
     /// What lifts it early: for a blocker `git recode record unblock <branch>`; else null.
     pub lift: Option<String>,
 }
@@ -305,9 +310,11 @@ pub struct AttemptJson {
     /// The agent (spawn `agent`), or null.
     pub agent: Option<String>,
     /// Start.
-    pub start: String,
+    #[serde(with = "crate::clock::secs")]
+    pub start: jiff::Timestamp,
     /// End (its exit), or null while none is recorded.
-    pub end: Option<String>,
+    #[serde(with = "crate::clock::secs_opt")]
+    pub end: Option<jiff::Timestamp>,
     /// The exit's outcome, or null (no exit: running, stalled or killed).
     pub outcome: Option<String>,
     /// The exit's rc, or null.
@@ -320,7 +327,8 @@ pub struct AttemptJson {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct MarkJson {
     /// When.
-    pub ts: String,
+    #[serde(with = "crate::clock::secs")]
+    pub ts: jiff::Timestamp,
     /// The event kind (`milestone`, `wip`, `published`, `deleted`, `escalated`, `gate`,
     /// `cleared`, `unblocked`, `phantom`).
     pub kind: String,
@@ -349,9 +357,11 @@ pub struct TicksJson {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct TickJson {
     /// Its first event.
-    pub start: String,
+    #[serde(with = "crate::clock::secs")]
+    pub start: jiff::Timestamp,
     /// Its last event.
-    pub end: String,
+    #[serde(with = "crate::clock::secs")]
+    pub end: jiff::Timestamp,
     /// Events it wrote.
     pub events: u32,
     /// Tasks it wrote about.
@@ -362,9 +372,11 @@ pub struct TickJson {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct GapJson {
     /// The last run before the gap.
-    pub from: String,
+    #[serde(with = "crate::clock::secs")]
+    pub from: jiff::Timestamp,
     /// The first run after it; null: still down at the report's `now`.
-    pub to: Option<String>,
+    #[serde(with = "crate::clock::secs_opt")]
+    pub to: Option<jiff::Timestamp>,
     /// Its length in seconds.
     pub seconds: i64,
 }
@@ -389,7 +401,8 @@ pub struct HostJson {
     /// Attempts that ran there (whole ledger).
     pub attempts: u32,
     /// Its newest attempt's start.
-    pub last_attempt: Option<String>,
+    #[serde(with = "crate::clock::secs_opt")]
+    pub last_attempt: Option<jiff::Timestamp>,
     /// Its heartbeat (`refs/recode/hosts/<host>`), or null when the ref does not exist.
     pub heartbeat: Option<HeartbeatJson>,
 }
@@ -398,6 +411,7 @@ pub struct HostJson {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct HeartbeatJson {
     /// Its `ts`.
+    /// (As the host wrote it: another host's claim, kept as text.)
     pub ts: String,
     /// Workers it lists.
     pub workers: u32,
