@@ -234,15 +234,15 @@ fn other_host(f: &Facts, d: &Decision) -> Option<(Action, Override)> {
     let beat_age = o
         .beat_at
         .map(|b| o.beat_age(now, b))
-        .filter(|a| *a < o.timeout.as_secs());
+        .filter(|a| *a < o.timeout);
     let attempt_age = o.beat_age(now, o.attempt_at);
     let why = match (beat_age, o.alive) {
         (Some(age), Some(true)) => HostWait::Alive { age },
-        _ if attempt_age < f.s.stall_after.as_secs() => HostWait::Young { age: attempt_age },
+        _ if attempt_age < f.s.stall_after => HostWait::Young { age: attempt_age },
         (Some(age), _) => HostWait::HostHandles { age },
         _ if !o.silent(now) => HostWait::NotSilent {
             age: o.beat_age(now, o.last_seen()),
-            timeout: o.timeout.as_secs(),
+            timeout: o.timeout,
         },
         // Silent: only a takeover (`resume`) acts on its worker here; what needs a human
         // still says so. Publishing or deleting another host's branch is that host's.

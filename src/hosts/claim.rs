@@ -160,17 +160,18 @@ pub(crate) fn ended(doc: &ClaimDoc, events: &[Event]) -> bool {
     newer_attempt || exited
 }
 
-/// Whether the claimer `host` has been silent for `timeout_secs` on this host's clock:
+/// Whether the claimer `host` has been silent for `timeout` (`recode.hostTimeout`) on
+/// this host's clock:
 /// its heartbeat (first seen at its current value) or, with none, the claim itself (first
 /// seen at its current value, `claim_seen`) is that old at `now`.
 pub(crate) fn lease_ran_out(
     beat_seen: Option<Timestamp>,
     claim_seen: Timestamp,
     now: Timestamp,
-    timeout_secs: i64,
+    timeout: jiff::SignedDuration,
 ) -> bool {
     let last = beat_seen.map_or(claim_seen, |b| b.max(claim_seen));
-    now.as_second() - last.as_second() >= timeout_secs
+    jiff::SignedDuration::from_secs(now.as_second() - last.as_second()) >= timeout
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ pub(crate) enum WriteError {
 }
 
 /// Rewrite `refs/recode/hosts/<host>` with `workers` at `now`, only when the listed
-/// workers (or the host name) changed or the current heartbeat is at least `refresh_secs`
+/// workers (or the host name) changed or the current heartbeat is at least `refresh`
 /// old (`recode.stallAfter` / 2). Returns the new commit when one was written, `None`
 /// when the heartbeat stood.
 ///
@@ -44,7 +44,7 @@ pub(crate) fn write_heartbeat(
     me: &Me,
     now: Timestamp,
     workers: Vec<BeatWorker>,
-    refresh_secs: i64,
+    refresh: jiff::SignedDuration,
 ) -> Result<Option<ObjectId>, WriteError> {
     let host = me.id.as_str();
     let label = Some(me.label.clone()).filter(|l| *l != me.id);
@@ -79,8 +79,8 @@ pub(crate) fn write_heartbeat(
             let age = parse_heartbeat(host, text)
                 .ok()
                 .and_then(|h| h.at)
-                .map(|t| now.as_second() - t.as_second());
-            let fresh = age.is_some_and(|a| (0..refresh_secs).contains(&a));
+                .map(|t| jiff::SignedDuration::from_secs(now.as_second() - t.as_second()));
+            let fresh = age.is_some_and(|a| !a.is_negative() && a < refresh);
             if fresh && doc.host == host && doc.label == label && doc.workers == workers {
                 return Ok(None);
             }

@@ -496,15 +496,16 @@ impl OtherHost {
             .map_or(self.attempt_at, |b| b.max(self.attempt_at))
     }
 
-    /// Seconds from `beat` to `now` (a heartbeat from the future counts as written now).
-    pub(crate) fn beat_age(&self, now: Timestamp, beat: Timestamp) -> i64 {
-        (now.as_second() - beat.as_second()).max(0)
+    /// From `beat` to `now`, in whole seconds (a heartbeat from the future counts as
+    /// written now).
+    pub(crate) fn beat_age(&self, now: Timestamp, beat: Timestamp) -> jiff::SignedDuration {
+        jiff::SignedDuration::from_secs((now.as_second() - beat.as_second()).max(0))
     }
 
     /// Whether the host has been silent for `recode.hostTimeout` at `now` (its workers may
     /// then be taken over here).
     pub(crate) fn silent(&self, now: Timestamp) -> bool {
-        now.as_second() - self.last_seen().as_second() >= self.timeout.as_secs()
+        self.beat_age(now, self.last_seen()) >= self.timeout
     }
 }
 

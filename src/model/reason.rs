@@ -279,17 +279,23 @@ pub enum Override {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HostWait {
     /// Its heartbeat, `age` old, says the worker is alive.
-    Alive { age: i64 },
+    Alive { age: jiff::SignedDuration },
     /// Its attempt started `age` ago, within `recode.stallAfter`.
-    Young { age: i64 },
+    Young { age: jiff::SignedDuration },
     /// Its heartbeat, `age` old, does not say it is alive: that host's loop handles it.
-    HostHandles { age: i64 },
+    HostHandles { age: jiff::SignedDuration },
     /// No heartbeat says anything; the host was last heard of `age` ago, under
     /// `recode.hostTimeout` (`timeout`).
-    NotSilent { age: i64, timeout: i64 },
+    NotSilent {
+        age: jiff::SignedDuration,
+        timeout: jiff::SignedDuration,
+    },
     /// Silent for `age`, past `recode.hostTimeout`: only a takeover (`resume`) acts on the
     /// worker here; `refused` (a publish, delete or WIP commit) is that host's (`none`).
-    Silent { age: i64, refused: super::Action },
+    Silent {
+        age: jiff::SignedDuration,
+        refused: super::Action,
+    },
 }
 
 impl Override {

@@ -443,7 +443,7 @@ pub(crate) fn run(
     if !req.dry_run {
         // SPEC 1.2 "Several machines": every run rewrites this host's heartbeat (only when
         // it changed or is older than recode.stallAfter / 2).
-        let refresh = (cfg.stall_after.as_secs() / 2).max(1);
+        let refresh = jiff::SignedDuration::from_secs((cfg.stall_after.as_secs() / 2).max(1));
         if let Err(e) = crate::hosts::write_heartbeat(repo, &me, now, beat, refresh) {
             warnings.push(e.to_string());
         }

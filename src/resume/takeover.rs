@@ -197,7 +197,7 @@ fn replaceable(
                 .sight(&format!("claim {name}"), &theirs.to_string(), now, 0)
                 .first;
             seen.save();
-            c::lease_ran_out(beat, claim_seen, now, cfg.host_timeout.as_secs())
+            c::lease_ran_out(beat, claim_seen, now, cfg.host_timeout)
         }
     }
 }

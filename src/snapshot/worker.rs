@@ -181,7 +181,7 @@ impl<'a> Ctx<'a> {
                 Some(true) => Some(true),
                 _ => o.alive.filter(|_| {
                     o.beat_at
-                        .is_some_and(|b| o.beat_age(self.now, b) < o.timeout.as_secs())
+                        .is_some_and(|b| o.beat_age(self.now, b) < o.timeout)
                 }),
             },
             None => probe_pid(events, replayed, |h| self.me.is(h)),

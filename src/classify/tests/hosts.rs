@@ -42,7 +42,7 @@ fn host_wait(w: &Worker) -> Option<HostWait> {
 fn a_worker_whose_host_says_alive_waits_and_names_the_host() {
     let w = foreign(Some((600, true)), 45 * 60).run();
     assert_eq!((w.liveness, w.action), (Liveness::Running, Action::Wait));
-    assert_eq!(host_wait(&w), Some(HostWait::Alive { age: 600 }));
+    assert_eq!(host_wait(&w), Some(HostWait::Alive { age: secs(600) }));
     assert_eq!(
         w.reason.to_string(),
         "worker of host a: its heartbeat 10m ago says it is alive; never acted on here"
@@ -53,14 +53,17 @@ fn a_worker_whose_host_says_alive_waits_and_names_the_host() {
 fn a_young_attempt_of_another_host_waits_without_a_heartbeat() {
     let w = foreign(None, 10 * 60).run();
     assert_eq!(w.action, Action::Wait);
-    assert_eq!(host_wait(&w), Some(HostWait::Young { age: 600 }));
+    assert_eq!(host_wait(&w), Some(HostWait::Young { age: secs(600) }));
 }
 
 #[test]
 fn a_host_that_ticks_and_says_dead_handles_its_own_worker() {
     let w = foreign(Some((300, false)), 45 * 60).run();
     assert_eq!(w.action, Action::Wait);
-    assert_eq!(host_wait(&w), Some(HostWait::HostHandles { age: 300 }));
+    assert_eq!(
+        host_wait(&w),
+        Some(HostWait::HostHandles { age: secs(300) })
+    );
 }
 
 #[test]
@@ -70,8 +73,8 @@ fn no_heartbeat_and_not_yet_silent_for_host_timeout_waits() {
     assert_eq!(
         host_wait(&w),
         Some(HostWait::NotSilent {
-            age: HOUR,
-            timeout: 2 * HOUR
+            age: secs(HOUR),
+            timeout: secs(2 * HOUR)
         })
     );
 }
@@ -131,4 +134,8 @@ fn a_silent_hosts_worker_is_only_taken_over_never_published_here() {
         w.reason.to_string(),
         "worker of host a, silent for 3h: only a takeover (resume) acts on it here, never a publish"
     );
+}
+
+fn secs(n: i64) -> jiff::SignedDuration {
+    jiff::SignedDuration::from_secs(n)
 }

@@ -93,13 +93,33 @@ fn a_claim_ends_with_the_attempt_it_started() {
 #[test]
 fn a_lease_runs_out_after_the_claimers_observed_silence() {
     let t = |s: i64| Timestamp::from_second(1_900_000_000 + s).unwrap();
-    assert!(!lease_ran_out(Some(t(0)), t(0), t(7199), 7200));
-    assert!(lease_ran_out(Some(t(0)), t(0), t(7200), 7200));
+    assert!(!lease_ran_out(
+        Some(t(0)),
+        t(0),
+        t(7199),
+        jiff::SignedDuration::from_secs(7200)
+    ));
+    assert!(lease_ran_out(
+        Some(t(0)),
+        t(0),
+        t(7200),
+        jiff::SignedDuration::from_secs(7200)
+    ));
     assert!(
-        !lease_ran_out(Some(t(0)), t(5000), t(7200), 7200),
+        !lease_ran_out(
+            Some(t(0)),
+            t(5000),
+            t(7200),
+            jiff::SignedDuration::from_secs(7200)
+        ),
         "the claim was seen later"
     );
-    assert!(lease_ran_out(None, t(0), t(7200), 7200));
+    assert!(lease_ran_out(
+        None,
+        t(0),
+        t(7200),
+        jiff::SignedDuration::from_secs(7200)
+    ));
     assert!(is_claim_name(&claim_ref("issue-1")));
     assert!(!is_claim_name("refs/recode/claims/x/y"));
 }

@@ -101,28 +101,28 @@ impl fmt::Display for Override {
                     HostWait::Alive { age } => write!(
                         f,
                         ": its heartbeat {} ago says it is alive",
-                        clock::human_secs(*age)
+                        clock::human_secs(age.as_secs())
                     ),
                     HostWait::Young { age } => {
-                        write!(f, ": its attempt started {} ago", clock::human_secs(*age))
+                        write!(f, ": its attempt started {} ago", clock::human_secs(age.as_secs()))
                     }
                     HostWait::HostHandles { age } => write!(
                         f,
                         ", whose loop handles it (heartbeat {} ago)",
-                        clock::human_secs(*age)
+                        clock::human_secs(age.as_secs())
                     ),
                     HostWait::Silent { age, refused } => {
                         return write!(
                             f,
                             ", silent for {}: only a takeover (resume) acts on it here, never a {refused}",
-                            clock::human_secs(*age)
+                            clock::human_secs(age.as_secs())
                         );
                     }
                     HostWait::NotSilent { age, timeout } => write!(
                         f,
                         ": heard of {} ago; taken over here only after {} of silence (recode.hostTimeout)",
-                        clock::human_secs(*age),
-                        clock::human_secs(*timeout)
+                        clock::human_secs(age.as_secs()),
+                        clock::human_secs(timeout.as_secs())
                     ),
                 }?;
                 f.write_str("; never acted on here")
