@@ -1,7 +1,7 @@
 //! The one retry loop: a try is repeated after a pause that grows by a typed rule, until
 //! it wins, fails for good, or the limit (a number of tries, or a deadline) is reached.
 //! Used by the ledger's compare-and-swap appends (`ledger/append.rs`), `sync`'s
-//! fetch-merge-push (`sync.rs`) and every forge request (`forge/client.rs`); the pauses
+//! fetch-merge-push (`sync/`) and every forge request (`forge/client.rs`); the pauses
 //! they use are the constants of their own modules. A leaf.
 
 use std::time::{Duration, Instant};
