@@ -586,23 +586,15 @@ mod tests {
             at_hand: Default::default(),
         };
         let (queue, waiting) = attention(&l, &opts);
-        let got: Vec<(&str, &str, String)> = queue
+        let got: Vec<String> = queue
             .iter()
-            .map(|q| {
-                (
-                    q.branch.as_str(),
-                    q.cause.as_str(),
-                    clock::format_secs(q.since),
-                )
-            })
+            .map(|q| format!("{} {} {}", q.branch, q.cause, clock::format_secs(q.since)))
             .collect();
         assert_eq!(
-            got.iter()
-                .map(|(b, c, s)| (*b, *c, s.as_str()))
-                .collect::<Vec<_>>(),
+            got,
             [
-                ("issue-1", "capped", "2026-11-20T09:50:00Z"),
-                ("issue-2", "classified", "2026-11-20T10:00:00Z"),
+                "issue-1 capped 2026-11-20T09:50:00Z",
+                "issue-2 classified 2026-11-20T10:00:00Z",
             ]
         );
         assert_eq!(
