@@ -38,6 +38,7 @@ mod hooklayout;
 mod hosts;
 mod hosts_clock;
 mod hosts_loop;
+mod hosts_order;
 mod journal;
 mod ledger;
 mod ledgerrace;
