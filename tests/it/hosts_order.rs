@@ -1,16 +1,18 @@
-//! SPEC 1.3 "clocks that lie", with real separate hosts ([`Fleet`]): a cause
-//! the multi-host loop (`hosts_loop.rs`, seed 2002) found.
+//! SPEC 1.3 "clocks that lie" and claims, with real separate hosts ([`Fleet`]): the two
+//! causes the multi-host loop (`hosts_loop.rs`, seeds 2002 and 2003) found.
 //!
 //! - A host whose clock runs behind takes over a worker of a host whose clock runs ahead:
 //!   its `takeover` and `resume` are decided on a ledger holding a newer `ts`, and sort
 //!   after it. The worker is then its own (never taken over a second time while its agent
 //!   works), and the old host, back, sees the takeover.
+//! - A host back from a sleep runs `recover` before its `sync`: its ledger does not show
+//!   the takeover yet, but the remote's claim does, and nothing is pushed onto the branch.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
 use crate::common::LATER_EPOCH;
-use crate::hosts::{Agent, Fleet, MIN, refused_resume};
+use crate::hosts::{Agent, Fleet, MIN, a_starts_issue_1, at, refused_resume};
 
 /// Six hours, in seconds: how far hostC's clock runs behind hostA's.
 const BEHIND: i64 = 6 * 3600;
@@ -172,5 +174,81 @@ fn a_takeover_by_a_host_whose_clock_runs_behind_sorts_after_the_attempt_it_took_
         (&w["state"], &w["action"], &w["host"]),
         (&"needs-human".into(), &"escalate".into(), &"hostC".into()),
         "{w}"
+    );
+}
+
+/// Seed 2003: hostB took A's worker over (its claim is on the remote). A comes back and
+/// runs `recover --all` before its `sync`: its ledger still says the stalled worker is its
+/// own, with its agent's unsaved work. The WIP commit is made, but its push is held by B's
+/// claim: the remote branch stays where B's worktree started, B's agent pushes on it, and
+/// once A syncs its work is saved on the side branch. Nothing lost, nothing diverged.
+#[test]
+fn a_host_back_from_a_sleep_never_pushes_onto_a_branch_another_host_claimed() {
+    let f = Fleet::new();
+    let env = &f.env;
+    let (a, b) = (f.clone("a"), f.clone("b"));
+    let agent = Agent::start();
+    let a_wt = a_starts_issue_1(&f, &a, &agent);
+    for now in [at(MIN), at(2 * MIN)] {
+        f.ok("hostA", &a, &now, &["recover", "--all"]);
+        f.ok("hostA", &a, &now, &["sync"]);
+        f.ok("hostB", &b, &now, &["recover", "--all"]);
+        f.ok("hostB", &b, &now, &["sync"]);
+    }
+    f.worker("hostB", &b, &at(2 * MIN), "issue-1");
+    // A goes down: its agent dies, leaving unsaved work.
+    drop(agent);
+    std::fs::write(a_wt.join("unsaved.txt"), "unsaved\n").unwrap();
+    let late = at(181 * MIN);
+    env.git(&b, &["fetch", "-q", "origin"]);
+    f.ok("hostB", &b, &late, &["sync"]);
+    let b_wt = resumed(&f, "hostB", &b, &late);
+    let tip = f.remote_ref("refs/heads/issue-1").unwrap();
+    // A is back; its loop runs recover before sync.
+    let back = at(182 * MIN);
+    let before = env.work(&a);
+    f.ok("hostA", &a, &back, &["recover", "--all"]);
+    assert_eq!(
+        f.remote_ref("refs/heads/issue-1").as_deref(),
+        Some(tip.as_str()),
+        "nothing pushed onto issue-1"
+    );
+    let log = env.ok(&a, &["log", "issue-1", "--json"]);
+    let wip: serde_json::Value = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .rfind(|v| v["kind"] == "wip")
+        .expect("a WIP commit on A");
+    assert_eq!(wip["pushed"], false, "{wip}");
+    assert!(
+        wip["held"]
+            .as_str()
+            .unwrap()
+            .starts_with("hostB resumed issue-1 after hostA's attempt of "),
+        "{wip}"
+    );
+    env.assert_nothing_lost(&a, &before);
+    // B's agent pushes onto what it started from.
+    std::fs::write(b_wt.join("more.txt"), "more\n").unwrap();
+    env.git(&b_wt, &["add", "-A"]);
+    env.git(&b_wt, &["commit", "-q", "-m", "agent: progress"]);
+    env.git(&b_wt, &["push", "-q", "origin", "HEAD:refs/heads/issue-1"]);
+    // A syncs: the comeback saves its work on the side branch, never onto issue-1.
+    f.ok("hostA", &a, &back, &["sync"]);
+    f.ok("hostA", &a, &back, &["recover", "issue-1"]);
+    let side = f.remote_ref("refs/heads/recode/takeover/issue-1/hostA");
+    assert!(side.is_some(), "A's work is on its side branch");
+    let unsaved = env.git(
+        &f.bare,
+        &[
+            "show",
+            "refs/heads/recode/takeover/issue-1/hostA:unsaved.txt",
+        ],
+    );
+    assert_eq!(unsaved, "unsaved");
+    assert_eq!(
+        f.remote_ref("refs/heads/issue-1"),
+        Some(env.git(&b_wt, &["rev-parse", "HEAD"])),
+        "issue-1 is B's"
     );
 }
