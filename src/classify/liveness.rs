@@ -16,7 +16,9 @@ pub(super) fn activity(
     ev: &mut Vec<String>,
 ) -> (Option<jiff::Timestamp>, Option<i64>, bool) {
     let wt = s.worktree.as_ref();
-    let own = r.last_own_action;
+    // An own action stamped in the future (another host's clock, or a stamp kept after
+    // a newer event: SPEC 1.3) would hide every change made before it: not counted.
+    let own = r.last_own_action.filter(|o| *o <= s.now);
     let file_activity = wt
         .and_then(|w| w.newest_mtime)
         .filter(|m| own.is_none_or(|o| *m > o));

@@ -421,6 +421,33 @@ fn extend_note(text: &mut Vec<u8>, events: &mut [Event]) {
     }
 }
 
+/// How far ahead of the writer's clock the newest event of a task may be and still be
+/// followed by [`causal_stamp`]: skew between hosts, not a clock set years off.
+const CAUSAL_LEAD_SECS: i64 = 24 * 3600;
+
+/// SPEC 1.3 "clocks that lie": an event decided now is never ordered before an event of
+/// its task that its writer had read. Readers order by `ts`, so an event stamped `now`
+/// on a ledger holding a newer `ts` (written by a host whose clock runs ahead) is stamped
+/// 1 ms after it, when that is at most [`CAUSAL_LEAD_SECS`] ahead: a takeover sorts after
+/// the attempt it took over, a host's exit after its own resume. Events carrying an
+/// earlier time of their own (a milestone picked up at its commit's time) keep it.
+fn causal_stamp(events: &mut [Event], current: &[Event], now: Timestamp) {
+    let Some(newest) = current.iter().map(|e| e.ts).max() else {
+        return;
+    };
+    // Events are stamped to the millisecond (`Event::new`).
+    let now = Timestamp::from_millisecond(now.as_millisecond()).unwrap_or(now);
+    if newest <= now || newest.as_second() - now.as_second() > CAUSAL_LEAD_SECS {
+        return;
+    }
+    let after = newest
+        .checked_add(jiff::SignedDuration::from_millis(1))
+        .unwrap_or(newest);
+    for e in events.iter_mut().filter(|e| e.ts == now) {
+        e.ts = after;
+    }
+}
+
 /// The one append loop of [`append_with`]: each try re-reads
 /// the task's note, asks `decide` what to append to it, makes the anchor reachable first
 /// for a task's first note, numbers `seq`, and swaps the notes ref.
@@ -457,6 +484,7 @@ fn append_paced(
         if events.is_empty() {
             return Ok(Some(events));
         }
+        causal_stamp(&mut events, &current, now);
         // A task's first note makes its anchor reachable first (an existing note means an
         // earlier append, or a sync that merged the anchors too, already did).
         if text.is_empty() && !anchored {

@@ -103,6 +103,9 @@ fn push_branch(
         Ok(None) => {}
         Err(e) => return r.step_failed(now_w, e.to_string(), false).map(Some),
     }
+    if let Some(why) = push::claim_hold(r, w) {
+        return r.step_held(now_w, format!("push held: {why}")).map(Some);
+    }
     failpoint("publish-push");
     if let Err(e) = push::push(r, cwd, &w.branch) {
         return r

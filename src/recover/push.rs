@@ -36,7 +36,18 @@ pub(super) fn wip_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>
     // branch's upstream; held only when that ref exists and is not in what is pushed.
     // A remote that cannot be asked is left to the push itself, which fails the same
     // way and is reported as the error it is (a push never forces: nothing is lost).
-    if let Ok(Some(there)) = remote_head(r, &w.branch)
+    let branch_ref = format!("refs/heads/{}", w.branch);
+    let claim_ref = crate::hosts::claim::claim_ref(&w.branch);
+    let listed = remote_refs(r, &[&branch_ref, &claim_ref]);
+    // SPEC 1.3 claims: another host's claim on the branch holds it (a takeover this
+    // host's ledger does not show yet).
+    if let Ok(refs) = &listed
+        && let Some(why) = super::takeover::claim_hold(r, w, refs.get(&claim_ref).copied())
+    {
+        return Ok(Some(why));
+    }
+    if let Ok(refs) = &listed
+        && let Some(there) = refs.get(&branch_ref).copied()
         && !pushes_onto(r, &w.branch, there)
     {
         return Ok(Some(format!(
@@ -49,22 +60,38 @@ pub(super) fn wip_hold(r: &Run, w: &Worker, dir: &Path) -> Result<Option<String>
     secrets_hold(r, w, dir)
 }
 
-/// Where `refs/heads/<branch>` is on `recode.remote` now (`git ls-remote`, within
-/// `recode.networkTimeout`); `None` when the remote has no such branch.
+/// Where each of `names` is on `recode.remote` now (one `git ls-remote`, within
+/// `recode.networkTimeout`); a name the remote lacks is absent.
 ///
 /// Errors: [`GitError`] when the remote cannot be asked.
-fn remote_head(r: &Run, branch: &str) -> Result<Option<ObjectId>, GitError> {
+fn remote_refs(
+    r: &Run,
+    names: &[&str],
+) -> Result<std::collections::BTreeMap<String, ObjectId>, GitError> {
     let out = git::Git::new(r.repo.common_dir(), r.cfg.command_timeout)
         .args(["ls-remote", "--", &r.cfg.remote])
-        .arg(format!("refs/heads/{branch}"))
+        .args(names)
         .network(r.cfg.network_timeout, &r.cfg.ssh)
         .output()?;
     let text = String::from_utf8_lossy(&out);
     Ok(text
         .lines()
         .filter_map(|l| l.split_once('\t'))
-        .find(|(_, name)| *name == format!("refs/heads/{branch}"))
-        .and_then(|(id, _)| ObjectId::from_hex(id.trim().as_bytes()).ok()))
+        .filter(|(_, name)| names.contains(name))
+        .filter_map(|(id, name)| {
+            let id = ObjectId::from_hex(id.trim().as_bytes()).ok()?;
+            Some((name.to_string(), id))
+        })
+        .collect())
+}
+
+/// Why pushing `w.branch` onto the remote must not happen because another host claimed it
+/// ([`super::takeover::claim_hold`]); `None` also when the remote cannot be asked (the
+/// push then fails the same way).
+pub(super) fn claim_hold(r: &Run, w: &Worker) -> Option<String> {
+    let claim_ref = crate::hosts::claim::claim_ref(&w.branch);
+    let refs = remote_refs(r, &[&claim_ref]).ok()?;
+    super::takeover::claim_hold(r, w, refs.get(&claim_ref).copied())
 }
 
 /// Whether the remote's `there` is an ancestor of (or is) the local branch: a push of it

@@ -306,3 +306,47 @@ fn push_side(
         Err(e) => (false, Some(format!("push rejected: {e}")), Some(e)),
     }
 }
+
+/// SPEC 1.3 claims, before this host pushes onto `w.branch`: the remote's claim on the
+/// branch (`claim`, its id as `ls-remote` listed it), when another host's and not stale by
+/// this host's ledger, means that host took over or resumed the worker (this ledger is
+/// behind: the takeover is not synced here yet), so nothing is pushed onto the branch: the
+/// sentence why. A claim that cannot be fetched holds the push too; a garbage claim is
+/// ignored (it is named where it is replaced).
+pub(super) fn claim_hold(r: &Run, w: &Worker, claim: Option<ObjectId>) -> Option<String> {
+    use crate::hosts::claim as c;
+    let id = claim?;
+    let name = c::claim_ref(&w.branch);
+    if r.repo.find_header(id).is_err() {
+        let fetched = git::Git::new(r.repo.common_dir(), r.cfg.command_timeout)
+            .args(["fetch", "--quiet", "--no-write-fetch-head"])
+            .args([r.cfg.remote.as_str(), name.as_str()])
+            .network(r.cfg.network_timeout, &r.cfg.ssh)
+            .capture();
+        if !fetched.is_ok_and(|f| f.ok) {
+            return Some(format!(
+                "{} holds a claim on {} that cannot be fetched: another host may have taken it over",
+                r.cfg.remote, w.branch
+            ));
+        }
+    }
+    let doc = c::read(r.repo, id).ok()?;
+    let me = crate::hosts::me(r.repo, r.cfg.command_timeout).id;
+    if doc.host == me {
+        return None;
+    }
+    let refs = crate::snapshot::notes_refs(r.repo, r.cfg);
+    let events: Vec<_> = crate::ledger::read_task(r.repo, &refs, &w.task)
+        .map(|(l, _)| l.events().cloned().collect())
+        .unwrap_or_default();
+    let newest = crate::hosts::newest_attempt(&events, &w.branch)
+        .map(|(i, h)| (h, events[i].ts.to_string()))
+        .unwrap_or_default();
+    match c::judge(&doc, &events, &w.branch, (&newest.0, &newest.1), &me) {
+        c::Verdict::Stale | c::Verdict::Ours => None,
+        c::Verdict::Held => Some(format!(
+            "{} resumed {} after {}'s attempt of {} (its claim is on {}): this host's ledger is behind, nothing is pushed onto the branch (`git recode sync`, then `git recode recover {}`)",
+            doc.host, w.branch, doc.from_host, doc.attempt_ts, r.cfg.remote, w.branch
+        )),
+    }
+}

@@ -67,6 +67,11 @@ impl Fleet {
     /// same host with a new label (SPEC 1.3: the hostname is only a label).
     pub(crate) fn cmd_on(&self, host: &str, dir: &Path, now: &str, args: &[&str]) -> Command {
         self.name_host(dir, host);
+        self.cmd_as(host, dir, now, args)
+    }
+
+    /// [`Fleet::cmd_on`] for a clone already given its id (no `git config` run first).
+    pub(crate) fn cmd_as(&self, host: &str, dir: &Path, now: &str, args: &[&str]) -> Command {
         let template = self.env.cmd(dir);
         let mut cmd = Command::new("unshare");
         cmd.env_clear();

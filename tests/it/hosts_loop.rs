@@ -28,8 +28,10 @@
 //!   worker branch.
 //!
 //! Prints `hosts loop trials N, violations V, takeovers T, comebacks C, kills K`.
-//! `RECODE_HOSTS_TRIALS` (default 2) and `RECODE_HOSTS_SEED` (default 1: seeds 1 and 2
-//! both take over and come back) override the run;
+//! `RECODE_HOSTS_TRIALS` (default 1) and `RECODE_HOSTS_SEED` (default 1) override the
+//! run; `RECODE_HOSTS_TRACE=1` tells each trial's story on stderr (every git-recode run
+//! with its exit and stderr, every worker's verdict, the weather) and keeps its temporary
+//! directory; `RECODE_PROFILE=1` prints where each trial's time went.
 //! `benches/hosts.sh` runs it long.
 
 use std::collections::BTreeMap;
@@ -87,6 +89,8 @@ struct Trial {
     takeovers: usize,
     /// The slowest git-recode run.
     slowest: Duration,
+    /// Where the trial's time goes: runs and seconds by what ran (`RECODE_PROFILE`).
+    prof: std::cell::RefCell<BTreeMap<String, (u32, Duration)>>,
 }
 
 impl Trial {
@@ -139,7 +143,39 @@ impl Trial {
             kills: 0,
             takeovers: 0,
             slowest: Duration::ZERO,
+            prof: Default::default(),
         }
+    }
+
+    /// With `RECODE_HOSTS_TRACE` set: one line on stderr (a trial's story, for a violation's
+    /// cause).
+    fn trace(&self, h: usize, what: impl FnOnce() -> String) {
+        if std::env::var_os("RECODE_HOSTS_TRACE").is_some() {
+            eprintln!(
+                "[{} t{} {} {}] {}",
+                self.seed,
+                self.tick_no,
+                HOSTS[h],
+                self.iso(h),
+                what()
+            );
+        }
+    }
+
+    /// Count one run of `what` that took since `started` (`RECODE_PROFILE`).
+    fn count(&self, what: &str, started: Instant) {
+        let mut prof = self.prof.borrow_mut();
+        let e = prof.entry(what.to_string()).or_default();
+        e.0 += 1;
+        e.1 += started.elapsed();
+    }
+
+    /// Run `f`, its time counted under `what`.
+    fn timed<T>(&self, what: &str, f: impl FnOnce() -> T) -> T {
+        let started = Instant::now();
+        let out = f();
+        self.count(what, started);
+        out
     }
 
     /// Host `h`'s own clock now (skewed, drifting), in seconds.
@@ -198,7 +234,9 @@ impl Trial {
                 "git",
             ])
             .args(args);
-        cmd.output().unwrap()
+        self.timed(&format!("git {} (agents, unshare)", args[0]), || {
+            cmd.output().unwrap()
+        })
     }
 
     /// git-recode on host `h`; with `killable`, maybe SIGKILLed at a random moment
@@ -207,7 +245,8 @@ impl Trial {
         let kill_after =
             (killable && self.rng.chance(12)).then(|| Duration::from_millis(self.rng.below(250)));
         let dir = self.dirs[h].clone();
-        let mut cmd = self.f.cmd_on(&self.label[h], &dir, &self.iso(h), args);
+        // Each clone was given its id at the trial's start (`Trial::new`).
+        let mut cmd = self.f.cmd_as(&self.label[h], &dir, &self.iso(h), args);
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let started = Instant::now();
         let mut child = cmd.spawn().unwrap();
@@ -220,12 +259,24 @@ impl Trial {
                     let _ = child.kill();
                     let _ = child.wait();
                     self.kills += 1;
+                    self.count("git-recode (killed)", started);
+                    self.trace(h, || format!("{args:?} killed"));
                     return None;
                 }
                 std::thread::sleep(Duration::from_millis(5));
             }
         }
         let out = child.wait_with_output().unwrap();
+        self.count(&format!("git-recode {}", args[0]), started);
+        self.trace(h, || {
+            format!(
+                "{args:?} → {:?} {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+                    .trim()
+                    .replace('\n', " | ")
+            )
+        });
         self.slowest = self.slowest.max(started.elapsed());
         if started.elapsed() > RUN_LIMIT {
             self.violations.push(format!(
@@ -293,6 +344,7 @@ impl Trial {
                 .and_then(|f| f.set_modified(when))
                 .unwrap();
             let commits = self.rng.chance(50);
+            self.trace(h, || format!("agent on {branch} works, commits {commits}"));
             if commits {
                 self.git_on(h, &wt, &["add", "-A"]);
                 self.git_on(h, &wt, &["commit", "-q", "-m", "agent: progress"]);
@@ -315,6 +367,9 @@ impl Trial {
             self.agents[i].ticks_left -= 1;
             if self.agents[i].ticks_left == 0 {
                 let a = self.agents.remove(i);
+                self.trace(h, || {
+                    format!("agent on {branch} ends, finishes {}", a.finishes)
+                });
                 if a.finishes {
                     let _ = self.recode(h, &["record", "gate", &branch, "--passed"], false);
                     let _ = self.recode(h, &["record", "exit", &branch, "--rc", "0"], false);
@@ -329,6 +384,7 @@ impl Trial {
     /// Host `h` goes down: its agents die with it, each leaving uncommitted work.
     fn go_down(&mut self, h: usize) {
         self.up[h] = false;
+        self.trace(h, || "goes down".into());
         for a in self.agents.iter().filter(|a| a.host == h) {
             std::fs::write(
                 a.wt.join("unsaved.txt"),
@@ -359,6 +415,12 @@ impl Trial {
             .into_iter()
             .flatten()
             .map(|w| {
+                self.trace(h, || {
+                    format!(
+                        "{} {} {} {} host {}: {}",
+                        w["branch"], w["liveness"], w["state"], w["action"], w["host"], w["reason"]
+                    )
+                });
                 (
                     w["branch"].as_str().unwrap_or("").to_string(),
                     w["action"].as_str().unwrap_or("").to_string(),
@@ -553,6 +615,7 @@ impl Trial {
         if !self.cut(h) && tick >= 2 && self.rng.chance(6) {
             self.cut_until[h] = tick + 1 + self.rng.below(3) as i64;
             self.set_cut(h, true);
+            self.trace(h, || format!("cut until tick {}", self.cut_until[h]));
         } else if self.cut_until[h] == tick && tick > 0 {
             self.set_cut(h, false);
         }
@@ -564,6 +627,7 @@ impl Trial {
     }
 
     fn run(mut self) -> (Vec<String>, usize, usize, usize) {
+        let trial_started = Instant::now();
         let n = 2 + self.rng.below(3) as usize;
         self.start_fleet(n);
         // Host A sleeps once, from tick `down` for `long` ticks (four ticks are
@@ -575,7 +639,9 @@ impl Trial {
         let hosts = self.dirs.len();
         for tick in 0..TICKS {
             self.tick_no = tick;
-            let before: Vec<_> = self.dirs.iter().map(|d| self.f.env.work(d)).collect();
+            let before: Vec<_> = self.timed("never-lose snapshot", || {
+                self.dirs.iter().map(|d| self.f.env.work(d)).collect()
+            });
             let mut order: Vec<usize> = (0..hosts).collect();
             for i in (1..hosts).rev() {
                 order.swap(i, self.rng.below(i as u64 + 1) as usize);
@@ -585,12 +651,16 @@ impl Trial {
                 match (self.up[h], wanted) {
                     (true, false) => self.go_down(h),
                     (_, true) => {
+                        if !self.up[h] {
+                            self.trace(h, || "comes back".into());
+                        }
                         self.up[h] = true;
                         self.tick(h);
                     }
                     (false, false) => {}
                 }
             }
+            let checked = Instant::now();
             for (h, b) in before.iter().enumerate() {
                 let dir = self.dirs[h].clone();
                 let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -605,10 +675,13 @@ impl Trial {
                         .push(format!("seed {}: {}: {why}", self.seed, HOSTS[h]));
                 }
             }
+            self.count("never-lose check", checked);
             self.check_pushes();
             self.now += TICK;
         }
+        let ended = Instant::now();
         self.check_end();
+        self.count("end checks", ended);
         let comebacks = self
             .f
             .env
@@ -628,7 +701,36 @@ impl Trial {
             self.seed,
             self.slowest.as_secs_f64()
         );
-        (self.violations, self.takeovers, comebacks, self.kills)
+        if std::env::var_os("RECODE_PROFILE").is_some() {
+            let prof = self.prof.borrow();
+            let total: Duration = prof.values().map(|(_, d)| *d).sum();
+            println!(
+                "hosts loop seed {} profile: {:.2}s in all, {:.2}s counted below",
+                self.seed,
+                trial_started.elapsed().as_secs_f64(),
+                total.as_secs_f64()
+            );
+            for (what, (n, d)) in prof.iter() {
+                println!(
+                    "hosts loop seed {} profile: {what}: {n} runs, {:.2}s ({:.0}%)",
+                    self.seed,
+                    d.as_secs_f64(),
+                    100.0 * d.as_secs_f64() / total.as_secs_f64().max(1e-9)
+                );
+            }
+        }
+        let out = (
+            std::mem::take(&mut self.violations),
+            self.takeovers,
+            comebacks,
+            self.kills,
+        );
+        if std::env::var_os("RECODE_HOSTS_TRACE").is_some() {
+            // Kept for a look at the clones, the remote and the push log.
+            eprintln!("[{}] kept {}", self.seed, self.f.env.root().display());
+            std::mem::forget(self);
+        }
+        out
     }
 }
 

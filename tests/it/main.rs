@@ -39,6 +39,7 @@ mod hooklayout;
 mod hosts;
 mod hosts_clock;
 mod hosts_loop;
+mod hosts_order;
 mod journal;
 mod ledger;
 mod ledgerrace;

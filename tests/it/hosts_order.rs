@@ -1,0 +1,254 @@
+//! SPEC 1.3 "clocks that lie" and claims, with real separate hosts ([`Fleet`]): the two
+//! causes the multi-host loop (`hosts_loop.rs`, seeds 2002 and 2003) found.
+//!
+//! - A host whose clock runs behind takes over a worker of a host whose clock runs ahead:
+//!   its `takeover` and `resume` are decided on a ledger holding a newer `ts`, and sort
+//!   after it. The worker is then its own (never taken over a second time while its agent
+//!   works), and the old host, back, sees the takeover.
+//! - A host back from a sleep runs `recover` before its `sync`: its ledger does not show
+//!   the takeover yet, but the remote's claim does, and nothing is pushed onto the branch.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use crate::common::LATER_EPOCH;
+use crate::hosts::{Agent, Fleet, MIN, a_starts_issue_1, at, refused_resume};
+
+/// Six hours, in seconds: how far hostC's clock runs behind hostA's.
+const BEHIND: i64 = 6 * 3600;
+
+/// RFC 3339 of `LATER_EPOCH + secs` (after every real mtime: the agent's files are dated
+/// by the test).
+fn later(secs: i64) -> String {
+    jiff::Timestamp::from_second(LATER_EPOCH + secs)
+        .unwrap()
+        .to_string()
+}
+
+/// hostA's clock at `secs` of the test.
+fn a_at(secs: i64) -> String {
+    later(secs)
+}
+
+/// hostC's clock at `secs` of the test, 6 h behind hostA's.
+fn c_at(secs: i64) -> String {
+    later(secs - BEHIND)
+}
+
+/// Write `name` in `wt` stamped `secs` of the test on hostC's clock (an agent at work
+/// there).
+fn c_agent_writes(wt: &Path, name: &str, secs: i64) {
+    let file = wt.join(name);
+    std::fs::write(&file, "agent work\n").unwrap();
+    let when = UNIX_EPOCH + Duration::from_secs((LATER_EPOCH + secs - BEHIND) as u64);
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .and_then(|f| f.set_modified(when))
+        .unwrap();
+}
+
+/// hostA starts issue-1 at `now` on its clock: a worktree, one pushed commit, a spawn
+/// with the agent's pid.
+fn a_starts_at(f: &Fleet, a: &Path, agent: &Agent, now: &str) {
+    let env = &f.env;
+    let wt = env.root().join("a-issue-1");
+    env.git(
+        a,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-1",
+            wt.to_str().unwrap(),
+        ],
+    );
+    std::fs::write(wt.join("feature.txt"), "pushed work\n").unwrap();
+    env.git(&wt, &["add", "feature.txt"]);
+    env.git(&wt, &["commit", "-q", "-m", "feature: first part"]);
+    env.git(&wt, &["push", "-q", "-u", "origin", "issue-1"]);
+    f.ok(
+        "hostA",
+        a,
+        now,
+        &["record", "spawn", "issue-1", "--pid", &agent.pid()],
+    );
+}
+
+/// `resume issue-1 --json` on `host`, which must succeed: the new attempt's directory.
+fn resumed(f: &Fleet, host: &str, dir: &Path, now: &str) -> PathBuf {
+    let prompt = f.env.root().join(format!("prompt-{host}.md"));
+    let out = f.ok(
+        host,
+        dir,
+        now,
+        &[
+            "resume",
+            "issue-1",
+            "--json",
+            "--output",
+            prompt.to_str().unwrap(),
+        ],
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    PathBuf::from(doc["cwd"].as_str().unwrap())
+}
+
+/// The `takeover` events of issue-1 in `dir`'s ledger.
+fn takeovers(f: &Fleet, dir: &Path) -> usize {
+    f.kinds(dir, "issue-1")
+        .iter()
+        .filter(|k| *k == "takeover")
+        .count()
+}
+
+/// `status` on hostC at `secs` of the test: issue-1 is hostC's and `running`, and a
+/// resume beside its agent is refused.
+fn c_runs_it(f: &Fleet, c: &Path, secs: i64) {
+    let w = f.worker("hostC", c, &c_at(secs), "issue-1");
+    assert_eq!(
+        (
+            w["host"].as_str(),
+            w["liveness"].as_str(),
+            w["action"].as_str()
+        ),
+        (Some("hostC"), Some("running"), Some("wait")),
+        "{w}"
+    );
+    let prompt = f.env.root().join("again.md");
+    refused_resume(f, "hostC", c, &c_at(secs), &prompt);
+}
+
+/// Seed 2002: hostC's clock runs 6 h behind hostA's. C takes A's worker over once A has
+/// been silent 2 h on C's clock; C's `takeover` and `resume` sort after A's `spawn` (its
+/// `ts` is ahead of C's clock), so the worker is C's: while C's agent works it is
+/// `running` there and a second resume is refused, never a second takeover. C's own WIP
+/// commit, stamped after A's events (in C's future), hides none of C's next agent's work.
+/// A, back with its fast clock, sees the takeover.
+#[test]
+fn a_takeover_by_a_host_whose_clock_runs_behind_sorts_after_the_attempt_it_took_over() {
+    let f = Fleet::new();
+    let (a, c) = (f.clone("a"), f.clone("c"));
+    let agent = Agent::start();
+    a_starts_at(&f, &a, &agent, &a_at(0));
+    f.ok("hostA", &a, &a_at(MIN), &["recover", "--all"]);
+    f.ok("hostA", &a, &a_at(MIN), &["sync"]);
+    f.ok("hostC", &c, &c_at(2 * MIN), &["sync"]);
+    f.worker("hostC", &c, &c_at(2 * MIN), "issue-1");
+    f.env.git(&c, &["config", "recode.maxAttempts", "10"]);
+    // A goes silent, its agent dies with it.
+    drop(agent);
+    let late = c_at(123 * MIN);
+    f.env.git(&c, &["fetch", "-q", "origin"]);
+    f.ok("hostC", &c, &late, &["sync"]);
+    assert_eq!(f.worker("hostC", &c, &late, "issue-1")["action"], "resume");
+    let wt = resumed(&f, "hostC", &c, &late);
+    let kinds = f.kinds(&c, "issue-1");
+    assert_eq!(kinds, ["spawn", "takeover", "resume"], "after A's spawn");
+    // C's agent works (its files dated by C's clock): the worker is C's, running.
+    for m in [130, 150] {
+        c_agent_writes(&wt, &format!("work-{m}.txt"), m * MIN);
+        f.ok("hostC", &c, &c_at(m * MIN), &["recover", "--all"]);
+        f.ok("hostC", &c, &c_at(m * MIN), &["sync"]);
+        c_runs_it(&f, &c, m * MIN);
+    }
+    assert_eq!(takeovers(&f, &c), 1);
+    // C's agent dies; C's recover commits its work (a `wip` stamped after A's events, in
+    // C's future) and C resumes it: the new agent's work is activity all the same.
+    c_agent_writes(&wt, "work-160.txt", 160 * MIN);
+    f.ok("hostC", &c, &c_at(195 * MIN), &["recover", "--all"]);
+    assert_eq!(
+        f.kinds(&c, "issue-1").last().map(String::as_str),
+        Some("wip")
+    );
+    assert_eq!(resumed(&f, "hostC", &c, &c_at(196 * MIN)), wt);
+    c_agent_writes(&wt, "work-200.txt", 200 * MIN);
+    c_runs_it(&f, &c, 200 * MIN);
+    assert_eq!(takeovers(&f, &c), 1);
+    // A comes back (its clock 6 h ahead of C's): it sees the takeover, never its own.
+    let back = a_at(400 * MIN);
+    f.ok("hostA", &a, &back, &["sync"]);
+    let w = f.worker("hostA", &a, &back, "issue-1");
+    assert_eq!(
+        (&w["state"], &w["action"], &w["host"]),
+        (&"needs-human".into(), &"escalate".into(), &"hostC".into()),
+        "{w}"
+    );
+}
+
+/// Seed 2003: hostB took A's worker over (its claim is on the remote). A comes back and
+/// runs `recover --all` before its `sync`: its ledger still says the stalled worker is its
+/// own, with its agent's unsaved work. The WIP commit is made, but its push is held by B's
+/// claim: the remote branch stays where B's worktree started, B's agent pushes on it, and
+/// once A syncs its work is saved on the side branch. Nothing lost, nothing diverged.
+#[test]
+fn a_host_back_from_a_sleep_never_pushes_onto_a_branch_another_host_claimed() {
+    let f = Fleet::new();
+    let env = &f.env;
+    let (a, b) = (f.clone("a"), f.clone("b"));
+    let agent = Agent::start();
+    let a_wt = a_starts_issue_1(&f, &a, &agent);
+    for now in [at(MIN), at(2 * MIN)] {
+        f.ok("hostA", &a, &now, &["recover", "--all"]);
+        f.ok("hostA", &a, &now, &["sync"]);
+        f.ok("hostB", &b, &now, &["recover", "--all"]);
+        f.ok("hostB", &b, &now, &["sync"]);
+    }
+    f.worker("hostB", &b, &at(2 * MIN), "issue-1");
+    // A goes down: its agent dies, leaving unsaved work.
+    drop(agent);
+    std::fs::write(a_wt.join("unsaved.txt"), "unsaved\n").unwrap();
+    let late = at(181 * MIN);
+    env.git(&b, &["fetch", "-q", "origin"]);
+    f.ok("hostB", &b, &late, &["sync"]);
+    let b_wt = resumed(&f, "hostB", &b, &late);
+    let tip = f.remote_ref("refs/heads/issue-1").unwrap();
+    // A is back; its loop runs recover before sync.
+    let back = at(182 * MIN);
+    let before = env.work(&a);
+    f.ok("hostA", &a, &back, &["recover", "--all"]);
+    assert_eq!(
+        f.remote_ref("refs/heads/issue-1").as_deref(),
+        Some(tip.as_str()),
+        "nothing pushed onto issue-1"
+    );
+    let log = env.ok(&a, &["log", "issue-1", "--json"]);
+    let wip: serde_json::Value = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .rfind(|v| v["kind"] == "wip")
+        .expect("a WIP commit on A");
+    assert_eq!(wip["pushed"], false, "{wip}");
+    assert!(
+        wip["held"]
+            .as_str()
+            .unwrap()
+            .starts_with("hostB resumed issue-1 after hostA's attempt of "),
+        "{wip}"
+    );
+    env.assert_nothing_lost(&a, &before);
+    // B's agent pushes onto what it started from.
+    std::fs::write(b_wt.join("more.txt"), "more\n").unwrap();
+    env.git(&b_wt, &["add", "-A"]);
+    env.git(&b_wt, &["commit", "-q", "-m", "agent: progress"]);
+    env.git(&b_wt, &["push", "-q", "origin", "HEAD:refs/heads/issue-1"]);
+    // A syncs: the comeback saves its work on the side branch, never onto issue-1.
+    f.ok("hostA", &a, &back, &["sync"]);
+    f.ok("hostA", &a, &back, &["recover", "issue-1"]);
+    let side = f.remote_ref("refs/heads/recode/takeover/issue-1/hostA");
+    assert!(side.is_some(), "A's work is on its side branch");
+    let unsaved = env.git(
+        &f.bare,
+        &[
+            "show",
+            "refs/heads/recode/takeover/issue-1/hostA:unsaved.txt",
+        ],
+    );
+    assert_eq!(unsaved, "unsaved");
+    assert_eq!(
+        f.remote_ref("refs/heads/issue-1"),
+        Some(env.git(&b_wt, &["rev-parse", "HEAD"])),
+        "issue-1 is B's"
+    );
+}
