@@ -352,17 +352,27 @@ pub(crate) fn is_wip_commit(repo: &gix::Repository, id: ObjectId) -> bool {
         .is_some_and(|m| crate::trailer::is_wip(&m))
 }
 
-/// The newest committer time among `commits` (newest first) that are not WIP commits.
+/// The newest committer time among `commits` that are not WIP commits and not after
+/// `now`; when every one is after `now`, the newest (shown as ignored: SPEC "a timestamp
+/// from the future is not activity"). A commit dated ahead by another host's clock (a
+/// worker taken over from it) never hides this host's newer commits.
 pub(crate) fn newest_worker_commit(
     repo: &gix::Repository,
     commits: &[(ObjectId, i64)],
+    now: Timestamp,
 ) -> Option<Timestamp> {
     let mut sorted: Vec<_> = commits.to_vec();
     sorted.sort_by_key(|c| std::cmp::Reverse(c.1));
-    sorted
-        .iter()
-        .find(|(id, _)| !is_wip_commit(repo, *id))
-        .map(|(_, t)| crate::clock::from_secs(*t))
+    let mut worker = sorted.iter().filter(|(id, _)| !is_wip_commit(repo, *id));
+    let newest = worker.next()?;
+    let past = if newest.1 <= now.as_second() {
+        newest
+    } else {
+        worker
+            .find(|(_, t)| *t <= now.as_second())
+            .unwrap_or(newest)
+    };
+    Some(crate::clock::from_secs(past.1))
 }
 
 /// The short names of the local branches and of `recode.remote`'s branches that match

@@ -83,7 +83,7 @@ impl<'a> Ctx<'a> {
         let (transcript_mtime, parked_until) = agent_output(&events, &replayed);
         let host_facts = self.host_facts(branch, &events, wt, counts.branch_unique);
         let pid_alive = self.pid_alive(&host_facts, &events, &replayed);
-        let newest_commit = repo::newest_worker_commit(repo, &ahead_commits);
+        let newest_commit = repo::newest_worker_commit(repo, &ahead_commits, self.now);
         let signals = [replayed.last_worker_event, newest_commit, transcript_mtime];
         let skip_read = self.unread(&replayed, signals, pid_alive);
         let (facts, job) = match wt {

@@ -1,10 +1,12 @@
-//! SPEC 1.3 "clocks that lie" and claims, with real separate hosts ([`Fleet`]): the two
-//! causes the multi-host loop (`hosts_loop.rs`, seeds 2002 and 2003) found.
+//! SPEC 1.3 "clocks that lie" and claims, with real separate hosts ([`Fleet`]): causes
+//! the multi-host loop (`hosts_loop.rs`) found.
 //!
 //! - A host whose clock runs behind takes over a worker of a host whose clock runs ahead:
 //!   its `takeover` and `resume` are decided on a ledger holding a newer `ts`, and sort
 //!   after it. The worker is then its own (never taken over a second time while its agent
 //!   works), and the old host, back, sees the takeover.
+//! - The taker's agent commits: that commit is its activity, though the old host's
+//!   commits on the branch are dated after it by the old host's clock.
 //! - A host back from a sleep runs `recover` before its `sync`: its ledger does not show
 //!   the takeover yet, but the remote's claim does, and nothing is pushed onto the branch.
 
@@ -48,8 +50,22 @@ fn c_agent_writes(wt: &Path, name: &str, secs: i64) {
         .unwrap();
 }
 
-/// hostA starts issue-1 at `now` on its clock: a worktree, one pushed commit, a spawn
-/// with the agent's pid.
+/// `git commit -q -m <message>` in `wt`, dated `now` (RFC 3339: the committing host's
+/// clock).
+fn commit_at(f: &Fleet, wt: &Path, now: &str, message: &str) {
+    let out = f
+        .env
+        .git_cmd(wt)
+        .env("GIT_AUTHOR_DATE", now)
+        .env("GIT_COMMITTER_DATE", now)
+        .args(["commit", "-q", "-m", message])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// hostA starts issue-1 at `now` on its clock: a worktree, one pushed commit (dated by
+/// its clock), a spawn with the agent's pid.
 fn a_starts_at(f: &Fleet, a: &Path, agent: &Agent, now: &str) {
     let env = &f.env;
     let wt = env.root().join("a-issue-1");
@@ -66,7 +82,7 @@ fn a_starts_at(f: &Fleet, a: &Path, agent: &Agent, now: &str) {
     );
     std::fs::write(wt.join("feature.txt"), "pushed work\n").unwrap();
     env.git(&wt, &["add", "feature.txt"]);
-    env.git(&wt, &["commit", "-q", "-m", "feature: first part"]);
+    commit_at(f, &wt, now, "feature: first part");
     env.git(&wt, &["push", "-q", "-u", "origin", "issue-1"]);
     f.ok(
         "hostA",
@@ -175,6 +191,35 @@ fn a_takeover_by_a_host_whose_clock_runs_behind_sorts_after_the_attempt_it_took_
         (&"needs-human".into(), &"escalate".into(), &"hostC".into()),
         "{w}"
     );
+}
+
+/// Seeds 2024, 2033, 2036: hostA's commits on issue-1 are dated by its clock, 6 h ahead
+/// of hostC's. C takes the worker over and C's agent commits its work (nothing left
+/// uncommitted): that commit is C's activity, though A's commits on the branch are dated
+/// after it. The worker is `running` on C and a resume beside its agent is refused.
+#[test]
+fn a_commit_dated_ahead_by_another_hosts_clock_never_hides_this_hosts_newer_commit() {
+    let f = Fleet::new();
+    let (a, c) = (f.clone("a"), f.clone("c"));
+    let agent = Agent::start();
+    a_starts_at(&f, &a, &agent, &a_at(0));
+    f.ok("hostA", &a, &a_at(MIN), &["recover", "--all"]);
+    f.ok("hostA", &a, &a_at(MIN), &["sync"]);
+    f.ok("hostC", &c, &c_at(2 * MIN), &["sync"]);
+    f.worker("hostC", &c, &c_at(2 * MIN), "issue-1");
+    drop(agent);
+    let late = c_at(123 * MIN);
+    f.env.git(&c, &["fetch", "-q", "origin"]);
+    f.ok("hostC", &c, &late, &["sync"]);
+    let wt = resumed(&f, "hostC", &c, &late);
+    // C's agent commits at 140m of the test (C's clock): its worktree is clean again.
+    c_agent_writes(&wt, "work.txt", 140 * MIN);
+    f.env.git(&wt, &["add", "-A"]);
+    commit_at(&f, &wt, &c_at(140 * MIN), "agent: progress");
+    let w = f.worker("hostC", &c, &c_at(150 * MIN), "issue-1");
+    assert_eq!(w["last_activity"], c_at(140 * MIN), "{w}");
+    c_runs_it(&f, &c, 150 * MIN);
+    assert_eq!(takeovers(&f, &c), 1);
 }
 
 /// Seed 2003: hostB took A's worker over (its claim is on the remote). A comes back and
