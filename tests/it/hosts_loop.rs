@@ -29,8 +29,9 @@
 //!
 //! Prints `hosts loop trials N, violations V, takeovers T, comebacks C, kills K`.
 //! `RECODE_HOSTS_TRIALS` (default 1) and `RECODE_HOSTS_SEED` (default 1) override the
-//! run; `RECODE_HOSTS_TRACE=1` tells each trial's story on stderr (every git-recode run
-//! with its exit and stderr, every worker's verdict, the weather) and keeps its temporary
+//! run; `RECODE_HOSTS_JOBS` (default 1) runs that many trials at once (each seed once);
+//! `RECODE_HOSTS_TRACE=1` tells each trial's story on stderr (every git-recode run with
+//! its exit and stderr, every worker's verdict, the weather) and keeps its temporary
 //! directory; `RECODE_PROFILE=1` prints where each trial's time went.
 //! `benches/hosts.sh` runs it long.
 
@@ -744,13 +745,35 @@ fn hosts_with_skewed_clocks_and_changing_names_never_run_one_task_twice_and_lose
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
+    // Trials are independent (each its own directory, remote and namespaces): `jobs` of
+    // them run at once, each seed once.
+    let jobs: u64 = std::env::var("RECODE_HOSTS_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .clamp(1, trials.max(1));
+    let next = std::sync::atomic::AtomicU64::new(seed0);
+    let done = std::sync::Mutex::new(BTreeMap::new());
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| {
+                loop {
+                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if seed >= seed0 + trials {
+                        break;
+                    }
+                    let (v, t, c, k) = Trial::new(seed).run();
+                    println!(
+                        "hosts loop seed {seed}: violations {}, takeovers {t}, comebacks {c}, kills {k}",
+                        v.len()
+                    );
+                    done.lock().unwrap().insert(seed, (v, t, c, k));
+                }
+            });
+        }
+    });
     let (mut violations, mut takeovers, mut comebacks, mut kills) = (Vec::new(), 0, 0, 0);
-    for seed in seed0..seed0 + trials {
-        let (v, t, c, k) = Trial::new(seed).run();
-        println!(
-            "hosts loop seed {seed}: violations {}, takeovers {t}, comebacks {c}, kills {k}",
-            v.len()
-        );
+    for (v, t, c, k) in done.into_inner().unwrap().into_values() {
         violations.extend(v);
         takeovers += t;
         comebacks += c;
