@@ -308,11 +308,13 @@ fn push_side(
 }
 
 /// SPEC 1.3 claims, before this host pushes onto `w.branch`: the remote's claim on the
-/// branch (`claim`, its id as `ls-remote` listed it), when another host's and not stale by
-/// this host's ledger, means that host took over or resumed the worker (this ledger is
-/// behind: the takeover is not synced here yet), so nothing is pushed onto the branch: the
-/// sentence why. A claim that cannot be fetched holds the push too; a garbage claim is
-/// ignored (it is named where it is replaced).
+/// branch (`claim`, its id as `ls-remote` listed it) is another host's, and this host's
+/// ledger does not show the attempt it started ended (an exit, or a newer attempt after
+/// it: what `sync` removes), so that host took over or resumed the worker and this ledger
+/// is behind (its takeover not synced here yet, or decided on a ledger that lacked an
+/// attempt of this host's that never reached the remote): nothing is pushed onto the
+/// branch, and the sentence says why. A claim that cannot be fetched holds the push too;
+/// a garbage claim is ignored (it is named where it is replaced).
 pub(super) fn claim_hold(r: &Run, w: &Worker, claim: Option<ObjectId>) -> Option<String> {
     use crate::hosts::claim as c;
     let id = claim?;
@@ -339,14 +341,11 @@ pub(super) fn claim_hold(r: &Run, w: &Worker, claim: Option<ObjectId>) -> Option
     let events: Vec<_> = crate::ledger::read_task(r.repo, &refs, &w.task)
         .map(|(l, _)| l.events().cloned().collect())
         .unwrap_or_default();
-    let newest = crate::hosts::newest_attempt(&events, &w.branch)
-        .map(|(i, h)| (h, events[i].ts.to_string()))
-        .unwrap_or_default();
-    match c::judge(&doc, &events, &w.branch, (&newest.0, &newest.1), &me) {
-        c::Verdict::Stale | c::Verdict::Ours => None,
-        c::Verdict::Held => Some(format!(
-            "{} resumed {} after {}'s attempt of {} (its claim is on {}): this host's ledger is behind, nothing is pushed onto the branch (`git recode sync`, then `git recode recover {}`)",
-            doc.host, w.branch, doc.from_host, doc.attempt_ts, r.cfg.remote, w.branch
-        )),
+    if c::ended(&doc, &events) {
+        return None;
     }
+    Some(format!(
+        "{} resumed {} after {}'s attempt of {} (its claim is on {}): this host's ledger is behind, nothing is pushed onto the branch (`git recode sync`, then `git recode recover {}`)",
+        doc.host, w.branch, doc.from_host, doc.attempt_ts, r.cfg.remote, w.branch
+    ))
 }

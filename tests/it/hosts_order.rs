@@ -8,7 +8,9 @@
 //! - The taker's agent commits: that commit is its activity, though the old host's
 //!   commits on the branch are dated after it by the old host's clock.
 //! - A host back from a sleep runs `recover` before its `sync`: its ledger does not show
-//!   the takeover yet, but the remote's claim does, and nothing is pushed onto the branch.
+//!   the takeover yet, but the remote's claim does, and nothing is pushed onto the branch,
+//!   even when the takeover was of an attempt older than one of its own that never
+//!   reached the remote.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
@@ -294,6 +296,95 @@ fn a_host_back_from_a_sleep_never_pushes_onto_a_branch_another_host_claimed() {
     assert_eq!(
         f.remote_ref("refs/heads/issue-1"),
         Some(env.git(&b_wt, &["rev-parse", "HEAD"])),
+        "issue-1 is B's"
+    );
+}
+
+/// Seed 2098: hostA resumed its own worker (its claim on the remote, its `resume` in its
+/// ledger only: the sync that would push it never ran) and fell silent. hostB took over
+/// the attempt it knew, A's spawn, once A's claim's lease ran out. A comes back and runs
+/// `recover --all` before its `sync`: its ledger's newest attempt is its own resume, newer
+/// than the attempt B's claim names, yet B's claim holds the push: A's ledger does not
+/// show B's attempt ended.
+#[test]
+fn a_takeover_of_an_older_attempt_holds_the_push_of_a_resume_that_never_reached_the_remote() {
+    let f = Fleet::new();
+    let env = &f.env;
+    let (a, b) = (f.clone("a"), f.clone("b"));
+    let agent = Agent::start();
+    let a_wt = a_starts_issue_1(&f, &a, &agent);
+    for now in [at(MIN), at(2 * MIN)] {
+        f.ok("hostA", &a, &now, &["recover", "--all"]);
+        f.ok("hostA", &a, &now, &["sync"]);
+        f.ok("hostB", &b, &now, &["recover", "--all"]);
+        f.ok("hostB", &b, &now, &["sync"]);
+    }
+    f.worker("hostB", &b, &at(2 * MIN), "issue-1");
+    // A's agent dies; A resumes it (claiming it on the remote) and goes down before its
+    // next sync: the resume stays in A's ledger, and its new agent's work unsaved.
+    drop(agent);
+    let prompt = env.root().join("a.md");
+    f.ok(
+        "hostA",
+        &a,
+        &at(40 * MIN),
+        &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
+    );
+    std::fs::write(a_wt.join("unsaved.txt"), "unsaved\n").unwrap();
+    // B would take over A's spawn, the newest attempt it knows: A's claim holds it until
+    // its lease runs out, 2 h after B first saw it; then B takes it over.
+    let late = at(181 * MIN);
+    env.git(&b, &["fetch", "-q", "origin"]);
+    f.ok("hostB", &b, &late, &["sync"]);
+    refused_resume(&f, "hostB", &b, &late, &env.root().join("b.md"));
+    let later = at(302 * MIN);
+    f.ok("hostB", &b, &later, &["sync"]);
+    resumed(&f, "hostB", &b, &later);
+    let tip = f.remote_ref("refs/heads/issue-1").unwrap();
+    // A is back; its loop runs recover before sync.
+    let back = at(303 * MIN);
+    let before = env.work(&a);
+    f.ok("hostA", &a, &back, &["recover", "--all"]);
+    assert_eq!(
+        f.remote_ref("refs/heads/issue-1").as_deref(),
+        Some(tip.as_str()),
+        "nothing pushed onto issue-1"
+    );
+    let log = env.ok(&a, &["log", "issue-1", "--json"]);
+    let wip: serde_json::Value = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .rfind(|v| v["kind"] == "wip")
+        .expect("a WIP commit on A");
+    assert_eq!(wip["pushed"], false, "{wip}");
+    assert!(
+        wip["held"]
+            .as_str()
+            .unwrap()
+            .starts_with("hostB resumed issue-1 after hostA's attempt of "),
+        "{wip}"
+    );
+    env.assert_nothing_lost(&a, &before);
+    // A syncs: B's takeover is newer than A's resume; A's work goes to its side branch.
+    f.ok("hostA", &a, &back, &["sync"]);
+    let w = f.worker("hostA", &a, &back, "issue-1");
+    assert_eq!(
+        (&w["state"], &w["host"]),
+        (&"needs-human".into(), &"hostB".into()),
+        "{w}"
+    );
+    f.ok("hostA", &a, &back, &["recover", "issue-1"]);
+    let unsaved = env.git(
+        &f.bare,
+        &[
+            "show",
+            "refs/heads/recode/takeover/issue-1/hostA:unsaved.txt",
+        ],
+    );
+    assert_eq!(unsaved, "unsaved");
+    assert_eq!(
+        f.remote_ref("refs/heads/issue-1"),
+        Some(tip),
         "issue-1 is B's"
     );
 }
