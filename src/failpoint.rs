@@ -10,7 +10,8 @@
 
 /// The step to be killed at: `delete-worktree`, `delete-moved`, `delete-inside`,
 /// `delete-gitfile`, `delete-branch`, `wip-add`, `wip-commit`, `wip-push`, `wip-refused`,
-/// `publish-push`, `publish-pr`, `journal-renamed`, `journal-folded`.
+/// `publish-push`, `publish-pr`, `journal-renamed`, `journal-folded`, `resume-claimed` (a
+/// resume that won its claim on the remote, before its ledger append).
 pub(crate) const FAILPOINT_ENV: &str = "RECODE_FAILPOINT";
 
 /// The variable that arms [`FAILPOINT_ENV`]; honoured only with the value [`ARM_VALUE`].

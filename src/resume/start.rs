@@ -253,6 +253,10 @@ fn claim_on_remote(
     if let super::takeover::Claim::Blocked(why) = &claim {
         warnings.push(why.clone());
     }
+    if claim == super::takeover::Claim::Won {
+        // A host killed here leaves its claim and no attempt: the lease (SPEC 1.3 claims).
+        crate::failpoint::hit("resume-claimed");
+    }
     if claim != super::takeover::Claim::Lost {
         return Ok(None);
     }

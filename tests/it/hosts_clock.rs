@@ -289,20 +289,26 @@ fn a_claim_has_a_lease_and_ends_with_its_attempt() {
         f.env.git(d, &["fetch", "-q", "origin"]);
         f.worker(h, d, &at(2 * MIN), "issue-1");
     }
-    // B claims A's attempt and dies before its append: its claim, no takeover ledgered.
-    let claim = format!(
-        "{{\"branch\":\"issue-1\",\"from_host\":\"hostA\",\"attempt_ts\":\"{}\",\"host\":\"hostB\"}}\n",
-        jiff::Timestamp::from_second(NOW_EPOCH)
-            .unwrap()
-            .strftime("%Y-%m-%dT%H:%M:%SZ")
-    );
+    // A is silent past recode.hostTimeout by B's clock: B claims A's attempt and is
+    // killed before its append (the failpoint between the two): its claim on the remote, no takeover ledgered anywhere.
     let name = claim_ref("issue-1");
-    let blob = f
-        .env
-        .git_cmd(&f.bare)
-        .args(["hash-object", "-w", "--stdin"])
-        .stdin_text(&claim);
-    f.env.git(&f.bare, &["update-ref", &name, &blob]);
+    let prompt_b = f.env.root().join("pb.md");
+    let killed = f
+        .cmd_as(
+            "hostB",
+            &b,
+            &at(125 * MIN),
+            &["resume", "issue-1", "--output", prompt_b.to_str().unwrap()],
+        )
+        .env(crate::common::ARM.0, crate::common::ARM.1)
+        .env("RECODE_FAILPOINT", "resume-claimed")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.code(), None, "{killed:?}");
+    let doc = f.env.git(&f.bare, &["cat-file", "-p", &name]);
+    assert!(doc.contains("\"host\":\"hostB\""), "{doc}");
+    let ledger = f.env.git(&b, &["log", "-p", "refs/notes/recode"]);
+    assert!(!ledger.contains("takeover"), "{ledger}");
     let prompt = f.env.root().join("p.md");
     let late = at(130 * MIN);
     f.ok("hostC", &c, &late, &["sync"]);

@@ -243,11 +243,26 @@ impl Trial {
     /// git-recode on host `h`; with `killable`, maybe SIGKILLed at a random moment
     /// (`None` then).
     fn recode(&mut self, h: usize, args: &[&str], killable: bool) -> Option<Output> {
+        self.recode_at(h, args, killable, None)
+    }
+
+    /// [`Self::recode`], killed at the failpoint `step` when it is given.
+    fn recode_at(
+        &mut self,
+        h: usize,
+        args: &[&str],
+        killable: bool,
+        step: Option<&str>,
+    ) -> Option<Output> {
         let kill_after =
             (killable && self.rng.chance(12)).then(|| Duration::from_millis(self.rng.below(250)));
         let dir = self.dirs[h].clone();
         // Each clone was given its id at the trial's start (`Trial::new`).
         let mut cmd = self.f.cmd_as(&self.label[h], &dir, &self.iso(h), args);
+        if let Some(step) = step {
+            cmd.env(crate::common::ARM.0, crate::common::ARM.1)
+                .env("RECODE_FAILPOINT", step);
+        }
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let started = Instant::now();
         let mut child = cmd.spawn().unwrap();
@@ -448,7 +463,11 @@ impl Trial {
             .env
             .root()
             .join(format!("prompt-{}-{branch}.md", HOSTS[h]));
-        let Some(out) = self.recode(
+        // A host killed between its claim and its ledger append: always in some trials
+        // on the tick before the host dies for good, now and then on any resume.
+        let dying = self.dies[h] == Some(self.tick_no + 1) && self.rng.chance(50);
+        let step = (dying || self.rng.chance(4)).then_some("resume-claimed");
+        let Some(out) = self.recode_at(
             h,
             &[
                 "resume",
@@ -458,10 +477,15 @@ impl Trial {
                 prompt.to_str().unwrap(),
             ],
             true,
+            step,
         ) else {
             return;
         };
         if !out.status.success() {
+            if step.is_some() && out.status.code().is_none() {
+                self.kills += 1;
+                self.trace(h, || format!("resume {branch} killed after its claim"));
+            }
             return;
         }
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
