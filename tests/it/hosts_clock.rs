@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use crate::common::NOW_EPOCH;
 use crate::hosts::{Agent, Fleet, MIN, a_starts_issue_1, at, refused_resume};
 
 /// RFC 3339 of `NOW_EPOCH + secs` shifted by `skew` seconds (another host's clock).
