@@ -100,18 +100,28 @@ fn attempts<'a>(
 
 /// What a claim found on the remote means for resuming `(from_host, attempt_ts)` on
 /// `branch` with `events` (this host's ledger).
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
 pub(crate) enum Verdict {
     /// This host's own claim on that attempt (a retry): won.
     Ours,
-    /// It names an older attempt than the one resumed: replace it.
+    /// This host's own claim on another attempt, or the attempt its claimer started has
+    /// ended in this ledger ([`ended`]): replace it.
     Stale,
-    /// Another host's claim on that attempt, or on one this ledger does not know (newer:
-    /// this ledger is behind): lost, unless its claimer's lease ran out.
+    /// The attempt its claimer started is in this ledger and has not ended: the claimer's
+    /// worker, lost unless the claimer's heartbeat has been silent for
+    /// `recode.hostTimeout` on this host's clock.
+    Running,
+    /// Another host's claim whose attempt this ledger does not show: the claimer may be
+    /// between its claim and its ledger append, or this ledger is behind (the claimer
+    /// took over an attempt this host superseded with one that never reached the
+    /// remote): lost, unless its claimer's lease ran out (its heartbeat and the claim
+    /// itself unchanged that long).
     Held,
 }
 
-/// Judge the claim `doc` (SPEC 1.3 claims): see [`Verdict`].
+/// Judge the claim `doc` (SPEC 1.3 claims): see [`Verdict`]. Only what this ledger shows
+/// ended makes another host's claim stale: an attempt of this host's that is newer than
+/// the one the claim names proves nothing, as it may never have reached the remote.
 pub(crate) fn judge(
     doc: &ClaimDoc,
     events: &[Event],
@@ -119,22 +129,31 @@ pub(crate) fn judge(
     resumed: (&str, &str),
     me: &str,
 ) -> Verdict {
-    let same = doc.from_host == resumed.0 && doc.attempt_ts == resumed.1;
-    if same && doc.host == me {
-        return Verdict::Ours;
+    if doc.host == me {
+        let same = doc.from_host == resumed.0 && doc.attempt_ts == resumed.1;
+        return if same { Verdict::Ours } else { Verdict::Stale };
     }
-    if same || doc.branch != branch {
+    if doc.branch != branch {
         return Verdict::Held;
     }
-    let all: Vec<_> = attempts(events, branch).collect();
-    let pos = |h: &str, ts: &str| all.iter().position(|(_, a, t)| a == h && t == ts);
-    match (
-        pos(&doc.from_host, &doc.attempt_ts),
-        pos(resumed.0, resumed.1),
-    ) {
-        (Some(theirs), Some(ours)) if theirs < ours => Verdict::Stale,
-        _ => Verdict::Held,
+    match started(doc, events) {
+        Some(_) if ended(doc, events) => Verdict::Stale,
+        Some(_) => Verdict::Running,
+        None => Verdict::Held,
     }
+}
+
+/// The index in `events` of the attempt the claim `doc` started: its claimer's first
+/// attempt after the one it resumed, when both are ledgered.
+fn started(doc: &ClaimDoc, events: &[Event]) -> Option<usize> {
+    let all: Vec<_> = attempts(events, &doc.branch).collect();
+    let resumed = all
+        .iter()
+        .position(|(_, h, t)| *h == doc.from_host && *t == doc.attempt_ts)?;
+    all[resumed + 1..]
+        .iter()
+        .find(|(_, h, _)| *h == doc.host)
+        .map(|(i, _, _)| *i)
 }
 
 /// Whether the attempt the claim `doc` started has ended in `events` (SPEC 1.3: `sync`
@@ -143,17 +162,10 @@ pub(crate) fn judge(
 /// ledgered yet stands (its claimer may be between its claim and its append; its lease
 /// covers a claimer that died there).
 pub(crate) fn ended(doc: &ClaimDoc, events: &[Event]) -> bool {
-    let all: Vec<_> = attempts(events, &doc.branch).collect();
-    let Some(resumed) = all
-        .iter()
-        .position(|(_, h, t)| *h == doc.from_host && *t == doc.attempt_ts)
-    else {
+    let Some(started) = started(doc, events) else {
         return false;
     };
-    let Some((started, _, _)) = all[resumed + 1..].iter().find(|(_, h, _)| *h == doc.host) else {
-        return false;
-    };
-    let newer_attempt = all.iter().any(|(i, _, _)| i > started);
+    let newer_attempt = attempts(events, &doc.branch).any(|(i, _, _)| i > started);
     let exited = events[started + 1..].iter().any(|e| {
         matches!(e.body, Body::Exit { .. }) && e.branch.as_deref().is_none_or(|b| b == doc.branch)
     });

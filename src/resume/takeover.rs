@@ -182,9 +182,10 @@ fn replaceable(
             return true;
         }
     };
-    match c::judge(&doc, r.events, r.branch, (r.from_host, r.attempt_ts), here) {
+    let verdict = c::judge(&doc, r.events, r.branch, (r.from_host, r.attempt_ts), here);
+    match verdict {
         c::Verdict::Ours | c::Verdict::Stale => true,
-        c::Verdict::Held => {
+        c::Verdict::Running | c::Verdict::Held => {
             // The claimer's heartbeat as the remote has it now: a lease is judged on what
             // is there, not on what this host last synced.
             let _ = fetch_same(cfg, &crate::hosts::heartbeat_ref(&doc.host));
@@ -197,7 +198,13 @@ fn replaceable(
                 .sight(&format!("claim {name}"), &theirs.to_string(), now, 0)
                 .first;
             seen.save();
-            c::lease_ran_out(beat, claim_seen, now, cfg.host_timeout)
+            // A claim whose attempt is ledgered is the claimer's worker: its heartbeat
+            // alone is its lease, as for any takeover.
+            let since = match (verdict, beat) {
+                (c::Verdict::Running, Some(b)) => b,
+                _ => claim_seen,
+            };
+            c::lease_ran_out(beat, since, now, cfg.host_timeout)
         }
     }
 }

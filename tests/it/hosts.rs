@@ -716,3 +716,36 @@ fn a_host_whose_ledger_is_behind_never_resumes_a_worker_taken_over_meanwhile() {
         "{w}"
     );
 }
+
+/// The ref of `branch`'s claim (git's blob id of `recode-claim <branch>`).
+pub(crate) fn claim_ref(branch: &str) -> String {
+    let out = std::process::Command::new("git")
+        .args(["hash-object", "--stdin"])
+        .stdin_text(&format!("recode-claim {branch}"));
+    format!("refs/recode/claims/{out}")
+}
+
+/// Feed `text` to a command's stdin; its trimmed stdout.
+pub(crate) trait StdinText {
+    fn stdin_text(&mut self, text: &str) -> String;
+}
+
+impl StdinText for std::process::Command {
+    fn stdin_text(&mut self, text: &str) -> String {
+        use std::io::Write;
+        let mut child = self
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}

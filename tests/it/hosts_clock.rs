@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::hosts::{Agent, Fleet, MIN, a_starts_issue_1, at, refused_resume};
+use crate::hosts::{Agent, Fleet, MIN, StdinText, a_starts_issue_1, at, claim_ref, refused_resume};
 
 /// RFC 3339 of `NOW_EPOCH + secs` shifted by `skew` seconds (another host's clock).
 fn skewed(secs: i64, skew: i64) -> String {
@@ -356,14 +356,6 @@ fn a_claim_has_a_lease_and_ends_with_its_attempt() {
     );
 }
 
-/// The ref of `branch`'s claim (git's blob id of `recode-claim <branch>`).
-fn claim_ref(branch: &str) -> String {
-    let out = std::process::Command::new("git")
-        .args(["hash-object", "--stdin"])
-        .stdin_text(&format!("recode-claim {branch}"));
-    format!("refs/recode/claims/{out}")
-}
-
 /// SPEC 1.3 "The milestone journal": after `sync`, a fresh clone of the remote shows with
 /// plain git every milestone committed before, exactly once.
 #[test]
@@ -411,30 +403,5 @@ fn milestones_committed_before_a_sync_reach_a_fresh_clone_exactly_once() {
             1,
             "{note}"
         );
-    }
-}
-
-/// Feed `text` to a command's stdin; its trimmed stdout.
-trait StdinText {
-    fn stdin_text(&mut self, text: &str) -> String;
-}
-
-impl StdinText for std::process::Command {
-    fn stdin_text(&mut self, text: &str) -> String {
-        use std::io::Write;
-        let mut child = self
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
 use crate::common::LATER_EPOCH;
-use crate::hosts::{Agent, Fleet, MIN, a_starts_issue_1, at, refused_resume};
+use crate::hosts::{Agent, Fleet, MIN, a_starts_issue_1, at, claim_ref, refused_resume};
 
 /// Six hours, in seconds: how far hostC's clock runs behind hostA's.
 const BEHIND: i64 = 6 * 3600;
@@ -305,7 +305,7 @@ fn a_host_back_from_a_sleep_never_pushes_onto_a_branch_another_host_claimed() {
 /// the attempt it knew, A's spawn, once A's claim's lease ran out. A comes back and runs
 /// `recover --all` before its `sync`: its ledger's newest attempt is its own resume, newer
 /// than the attempt B's claim names, yet B's claim holds the push: A's ledger does not
-/// show B's attempt ended.
+/// show B's attempt ended. Nor does its claim yield to a `resume` of A's before the sync.
 #[test]
 fn a_takeover_of_an_older_attempt_holds_the_push_of_a_resume_that_never_reached_the_remote() {
     let f = Fleet::new();
@@ -365,6 +365,19 @@ fn a_takeover_of_an_older_attempt_holds_the_push_of_a_resume_that_never_reached_
         "{wip}"
     );
     env.assert_nothing_lost(&a, &before);
+    // Nor does A resume its worker before its sync (seed 5111): B's claim names an attempt
+    // older than A's resume, but A's ledger does not show B's attempt ended, and B's
+    // heartbeat is alive.
+    let claim = f.remote_ref(&claim_ref("issue-1"));
+    f.ok("hostB", &b, &back, &["recover", "--all"]);
+    f.ok("hostB", &b, &back, &["sync"]);
+    let why = refused_resume(&f, "hostA", &a, &back, &env.root().join("a2.md"));
+    assert!(why.contains("by another host first"), "{why}");
+    assert_eq!(
+        f.remote_ref(&claim_ref("issue-1")),
+        claim,
+        "B's claim stands"
+    );
     // A syncs: B's takeover is newer than A's resume; A's work goes to its side branch.
     f.ok("hostA", &a, &back, &["sync"]);
     let w = f.worker("hostA", &a, &back, "issue-1");

@@ -43,7 +43,7 @@ fn doc(from: &str, ts: &Event, by: &str) -> ClaimDoc {
 }
 
 #[test]
-fn a_claim_on_the_same_attempt_holds_an_older_one_is_stale_an_unknown_one_holds() {
+fn a_claim_on_the_same_attempt_holds_a_ledgered_one_runs_an_unknown_one_holds() {
     let a = ev(1, spawn("a"));
     let b = ev(2, resume("b"));
     let events = vec![a.clone(), b.clone()];
@@ -59,7 +59,13 @@ fn a_claim_on_the_same_attempt_holds_an_older_one_is_stale_an_unknown_one_holds(
     );
     assert_eq!(
         judge(&doc("a", &a, "b"), &events, "issue-1", r, "me"),
-        Verdict::Stale
+        Verdict::Running,
+        "b's attempt is ledgered and runs: b's heartbeat is its lease"
+    );
+    assert_eq!(
+        judge(&doc("a", &a, "me"), &events, "issue-1", r, "me"),
+        Verdict::Stale,
+        "this host's own claim on another attempt"
     );
     let unknown = ev(9, resume("x"));
     assert_eq!(
@@ -122,4 +128,40 @@ fn a_lease_runs_out_after_the_claimers_observed_silence() {
     ));
     assert!(is_claim_name(&claim_ref("issue-1")));
     assert!(!is_claim_name("refs/recode/claims/x/y"));
+}
+
+/// Seed 5111 of the hosts simulation: this host resumed its own worker (attempt 2, never
+/// pushed: its sync was killed), and another host took over the attempt it knew, the
+/// spawn. That claim names an attempt older than this host's newest, and still holds.
+#[test]
+fn a_claim_on_an_older_attempt_is_stale_only_when_this_ledger_shows_its_attempt_ended() {
+    let a = ev(1, spawn("me"));
+    let mine = ev(2, resume("me"));
+    let mut events = vec![a.clone(), mine.clone()];
+    let r = ("me", mine.ts.to_string());
+    let r = (r.0, r.1.as_str());
+    let b_claim = doc("me", &a, "b");
+    assert_eq!(
+        judge(&b_claim, &events, "issue-1", r, "me"),
+        Verdict::Held,
+        "b's takeover is not in this ledger"
+    );
+    let mut b_resume = ev(3, resume("b"));
+    b_resume.seq = 3;
+    events.push(b_resume);
+    assert_eq!(
+        judge(&b_claim, &events, "issue-1", r, "me"),
+        Verdict::Running
+    );
+    let exit = Body::Exit {
+        rc: 1,
+        outcome: crate::outcome::Outcome::Failed,
+        message: None,
+        retry_after: None,
+        fresh: None,
+        blocker: None,
+        session_id: None,
+    };
+    events.push(ev(4, exit));
+    assert_eq!(judge(&b_claim, &events, "issue-1", r, "me"), Verdict::Stale);
 }
