@@ -74,9 +74,11 @@ impl Resume {
     }
 }
 
-/// `resume`: pick up milestones, gather and classify the worker; when another host holds
-/// it, take it over (sync and fetch first, then decide again: SPEC 1.2 "Several
-/// machines"); then start the next attempt ([`crate::resume::start::start`]).
+/// `resume`: pick up milestones, gather and classify the worker; where other hosts share
+/// the remote (the worker is another host's, or any other host's heartbeat is known), sync
+/// the ledger and fetch the branch first, then decide again (SPEC 1.2 "Several machines";
+/// SPEC 1.3: a ledger behind the remote is no proof that this host's worker is still its
+/// own); then start the next attempt ([`crate::resume::start::start`]).
 ///
 /// Errors: [`Error::UnknownBranch`]; [`Error::Refused`] (exit 3) when capped, needing a
 /// human, or running; takeover and ledger errors.
@@ -86,7 +88,12 @@ pub fn resume(s: &Session, branch: &str, req: ResumeRequest) -> Result<Resume, E
     }
     let mut snap = s.one_worker(branch, false)?;
     let mut w = classify::classify(&snap);
-    if !req.dry_run && snap.hosts.other.is_some() && refusal(&w).is_none() {
+    let shared = snap.hosts.other.is_some()
+        || crate::hosts::other_hosts_known(
+            &s.repo,
+            &crate::hosts::me(&s.repo, s.cfg.command_timeout).id,
+        );
+    if !req.dry_run && shared && refusal(&w).is_none() {
         takeover::before(&s.repo, &s.cfg, s.now, branch)?;
         snap = s.one_worker(branch, false)?;
         w = classify::classify(&snap);

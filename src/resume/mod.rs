@@ -117,9 +117,12 @@ pub enum ResumeError {
         /// The quoted placeholder.
         placeholder: &'static str,
     },
-    /// A takeover could not sync the ledger with the remote first (SPEC 1.2 "Several
-    /// machines": the silent host may have come back).
-    #[error("cannot take {branch} over: syncing the ledger with {remote} failed: {why}")]
+    /// A resume where other hosts share the remote could not sync the ledger with it
+    /// first (SPEC 1.2 "Several machines": the silent host may have come back; SPEC 1.3:
+    /// another host may have taken this host's worker over, or ended it).
+    #[error(
+        "cannot resume {branch}: syncing the ledger with {remote} failed, and other hosts share it (one may have taken it over or ended it): {why}"
+    )]
     TakeoverSync {
         /// The branch.
         branch: String,

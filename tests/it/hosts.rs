@@ -668,8 +668,9 @@ fn of_two_hosts_that_both_see_a_third_silent_only_the_first_claim_takes_over() {
 
 /// SPEC 1.2 "Several machines": a host whose ledger is behind (its `sync` failed or was
 /// killed) still sees its own stalled worker as `resume`, though another host took it
-/// over meanwhile. Its resume claims the attempt on the remote like a takeover does, finds
-/// the other host's claim, and refuses: never two agents on one task.
+/// over meanwhile. Where other hosts share the remote, its resume syncs the ledger first,
+/// sees the takeover, and refuses: never two agents on one task. (Had the sync not shown
+/// it, the other host's claim on the remote would refuse it: `hosts::claim`'s tests.)
 #[test]
 fn a_host_whose_ledger_is_behind_never_resumes_a_worker_taken_over_meanwhile() {
     let f = Fleet::new();
@@ -703,9 +704,19 @@ fn a_host_whose_ledger_is_behind_never_resumes_a_worker_taken_over_meanwhile() {
     let before = f.kinds(&a, "issue-1");
     assert_eq!(
         refused_resume(&f, "hostA", &a, &back, &prompt),
-        "error: issue-1's attempt was resumed or taken over by another host first (its claim is on origin; this host's ledger is behind: run `git recode sync`): nothing ledgered"
+        "error: issue-1 is running: taken over by host hostB at 2026-11-20T15:01:00Z while this host hostA was silent: nothing here is pushed onto issue-1; `git recode recover issue-1` saves this host's work on recode/takeover/issue-1/hostA; compare it with issue-1, then remove this worktree"
     );
-    assert_eq!(f.kinds(&a, "issue-1"), before, "nothing ledgered on A");
+    let synced: Vec<_> = f.kinds(&a, "issue-1");
+    assert_eq!(
+        synced[..before.len()],
+        before[..],
+        "nothing of A's own ledgered"
+    );
+    assert_eq!(
+        synced[before.len()..],
+        ["takeover", "resume", "escalated"],
+        "B's takeover, synced, then A's comeback for a human"
+    );
     // Once A syncs it sees B's takeover (the comeback): a human compares A's leftovers,
     // and the worker is never offered to A again.
     f.ok("hostA", &a, &back, &["sync"]);

@@ -365,14 +365,13 @@ fn a_takeover_of_an_older_attempt_holds_the_push_of_a_resume_that_never_reached_
         "{wip}"
     );
     env.assert_nothing_lost(&a, &before);
-    // Nor does A resume its worker before its sync (seed 5111): B's claim names an attempt
-    // older than A's resume, but A's ledger does not show B's attempt ended, and B's
-    // heartbeat is alive.
+    // Nor does A resume its worker before its sync (seed 5111): the resume syncs first and
+    // sees B's takeover, and B's claim (on an attempt older than A's resume) stands.
     let claim = f.remote_ref(&claim_ref("issue-1"));
     f.ok("hostB", &b, &back, &["recover", "--all"]);
     f.ok("hostB", &b, &back, &["sync"]);
     let why = refused_resume(&f, "hostA", &a, &back, &env.root().join("a2.md"));
-    assert!(why.contains("by another host first"), "{why}");
+    assert!(why.contains("taken over by host hostB"), "{why}");
     assert_eq!(
         f.remote_ref(&claim_ref("issue-1")),
         claim,
@@ -400,4 +399,71 @@ fn a_takeover_of_an_older_attempt_holds_the_push_of_a_resume_that_never_reached_
         Some(tip),
         "issue-1 is B's"
     );
+}
+
+/// Seed 5111, its second story: hostB took over hostA's worker, finished it and pushed;
+/// its claim was removed with its ended attempt. A comes back and its sync is killed:
+/// its ledger still says the worker is its own, stalled. A `resume` syncs the ledger
+/// first where other hosts share the remote, sees B's attempt, and starts nothing.
+#[test]
+fn a_host_whose_ledger_is_behind_never_resumes_a_worker_another_host_finished() {
+    let f = Fleet::new();
+    let env = &f.env;
+    let (a, b) = (f.clone("a"), f.clone("b"));
+    let agent = Agent::start();
+    a_starts_issue_1(&f, &a, &agent);
+    for now in [at(MIN), at(2 * MIN)] {
+        f.ok("hostA", &a, &now, &["recover", "--all"]);
+        f.ok("hostA", &a, &now, &["sync"]);
+        f.ok("hostB", &b, &now, &["recover", "--all"]);
+        f.ok("hostB", &b, &now, &["sync"]);
+    }
+    f.worker("hostB", &b, &at(2 * MIN), "issue-1");
+    drop(agent);
+    // A falls silent; B takes its worker over, and B's agent finishes and pushes.
+    let late = at(130 * MIN);
+    f.ok("hostB", &b, &late, &["sync"]);
+    let b_wt = resumed(&f, "hostB", &b, &late);
+    std::fs::write(b_wt.join("done.txt"), "done\n").unwrap();
+    env.git(&b_wt, &["add", "done.txt"]);
+    commit_at(&f, &b_wt, &late, "B finishes");
+    env.git(&b_wt, &["push", "-q", "origin", "HEAD:issue-1"]);
+    f.ok(
+        "hostB",
+        &b,
+        &late,
+        &["record", "gate", "issue-1", "--passed"],
+    );
+    f.ok(
+        "hostB",
+        &b,
+        &late,
+        &["record", "exit", "issue-1", "--rc", "0"],
+    );
+    f.ok("hostB", &b, &late, &["sync"]);
+    assert_eq!(f.remote_ref(&claim_ref("issue-1")), None, "its claim ended");
+    let tip = f.remote_ref("refs/heads/issue-1");
+    // A is back, its ledger behind: its resume syncs first and refuses.
+    let back = at(140 * MIN);
+    let before = env.work(&a);
+    let out = f.on(
+        "hostA",
+        &a,
+        &back,
+        &[
+            "resume",
+            "issue-1",
+            "--output",
+            env.root().join("a.md").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(takeovers(&f, &a), 1, "A's ledger now shows B's takeover");
+    assert_eq!(
+        f.remote_ref(&claim_ref("issue-1")),
+        None,
+        "A claimed nothing"
+    );
+    assert_eq!(f.remote_ref("refs/heads/issue-1"), tip);
+    env.assert_nothing_lost(&a, &before);
 }
