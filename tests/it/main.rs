@@ -60,6 +60,7 @@ mod pickup;
 mod proof;
 mod published;
 mod real_agents;
+mod real_failures;
 mod recover;
 mod report;
 mod resume;
