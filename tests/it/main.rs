@@ -65,6 +65,7 @@ mod recover;
 mod report;
 mod resume;
 mod resume_flags;
+mod resume_standins;
 mod settle;
 mod settle_kill;
 mod settle_loop;
