@@ -256,19 +256,12 @@ pub(crate) fn exit(
         _ if idle => Outcome::Failed,
         (_, o) => o,
     };
-    let message = match message.filter(|m| !m.is_empty()) {
-        Some(m) if idle => Some(tail_utf8(
-            &format!("{m}\n{IDLE_RESUME}"),
-            MESSAGE_KEEP_BYTES,
-        )),
-        None if idle => Some(IDLE_RESUME.to_string()),
-        Some(m) if silent => Some(tail_utf8(
-            &format!("{m}\n{}", agent::KILLED_SILENT),
-            MESSAGE_KEEP_BYTES,
-        )),
-        None if silent => Some(agent::KILLED_SILENT.to_string()),
-        m => m,
+    let note = if idle {
+        Some(IDLE_RESUME)
+    } else {
+        silent.then_some(agent::KILLED_SILENT)
     };
+    let message = noted(message, note);
     let session_id = x.result.and_then(|r| r.session_id);
     ledger::append_with(repo, cfg, &task, now, |events| {
         // The attempt git-recode itself ended (a hung agent) is closed already: the
@@ -301,6 +294,16 @@ pub(crate) fn exit(
         vec![Event::new(now, &task, Some(&x.branch), body).with_head(head)]
     })?;
     Ok(outcome)
+}
+
+/// `message` with git-recode's `note` on how it read the exit added as its last line
+/// ([`IDLE_RESUME`], [`agent::KILLED_SILENT`]), kept to [`MESSAGE_KEEP_BYTES`].
+fn noted(message: Option<String>, note: Option<&str>) -> Option<String> {
+    match (message.filter(|m| !m.is_empty()), note) {
+        (Some(m), Some(n)) => Some(tail_utf8(&format!("{m}\n{n}"), MESSAGE_KEEP_BYTES)),
+        (None, Some(n)) => Some(n.to_string()),
+        (m, None) => m,
+    }
 }
 
 /// The verdict on the end of an attempt (its `rc` and the agent's JSON `result`, its

@@ -6,8 +6,8 @@
 //! down where it allows, in the output format the loop uses; `record exit --rc RC
 //! --result-json OUT` must read what the SPEC says (the table in each test).
 //!
-//! An agent still running its [`Shape::grace`] after its first model request (or [`REFUSED_AFTER`]
-//! after its start when no model answers at all) is SIGKILLed, as a loop's timeout would:
+//! An agent still running its [`Shape::grace`] after its first model request (or its
+//! [`Shape::refused_after`] after its start when no model answers at all) is SIGKILLed, as a loop's timeout would:
 //! rc 137, and its output so far is what git-recode reads.
 //!
 //! With `RECODE_AGENT_CAPTURE=1` each run's output is also written as test data into
@@ -39,8 +39,6 @@ const SCENARIOS: [&str; 11] = [
     "refused",
 ];
 
-/// How long an agent may run when no model answers at all (`refused`).
-const REFUSED_AFTER: Duration = Duration::from_secs(12);
 /// Runs of one agent at once (each starts its own model and its own agent).
 const AT_ONCE: usize = 4;
 
@@ -55,6 +53,9 @@ struct Shape {
     /// How long it may go on after its first model request before it is killed: longer
     /// than it takes to say why it stops (Claude: its 3 s `API_TIMEOUT_MS`).
     grace: Duration,
+    /// How long it may run when no model answers at all (`refused`): long for an agent
+    /// that gives up by itself, so a slow start is never cut short.
+    refused_after: Duration,
 }
 
 /// One scenario's run: its exit code (137 when killed) and output file.
@@ -93,8 +94,9 @@ fn setup(name: &str, home: &Path, model: &Model, url: &str) -> Vec<(String, Stri
             set("CODEX_HOME", codex.display().to_string());
         }
         "gemini" => {
-            // One attempt a request (`general.maxAttempts`, default 10).
-            let settings = r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"maxAttempts":1}}"#;
+            // One attempt a request (`general.maxAttempts`, default 10), no retry of a
+            // refused connection (`general.retryFetchErrors`, default true).
+            let settings = r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},"general":{"maxAttempts":1,"retryFetchErrors":false}}"#;
             std::fs::write(home.join(".gemini/settings.json"), settings).unwrap();
             set("GOOGLE_GEMINI_BASE_URL", url.to_string());
         }
@@ -174,7 +176,7 @@ fn run_one(env: &TestEnv, a: &Agent, shape: &Shape, scenario: &'static str, root
             None => {
                 start.elapsed()
                     > if refused {
-                        REFUSED_AFTER
+                        shape.refused_after
                     } else {
                         Duration::from_secs(90)
                     }
@@ -353,6 +355,7 @@ fn claude_every_failure_scenario_is_read_as_the_spec_says() {
         ],
         ext: "stream.jsonl",
         grace: Duration::from_secs(8),
+        refused_after: Duration::from_secs(60),
     };
     check(&shape, &SPEC);
 }
@@ -374,13 +377,14 @@ fn codex_every_failure_scenario_is_read_as_the_spec_says() {
         ],
         ext: "jsonl",
         grace: Duration::from_secs(5),
+        refused_after: Duration::from_secs(20),
     };
     check(&shape, &spec_but("hang", "failed"));
 }
 
 #[test]
 fn gemini_every_failure_scenario_is_read_as_the_spec_says() {
-    // One attempt a request (`general.maxAttempts: 1`, `setup`). A model that never
+    // One attempt a request, no retry of a refused connection (`setup`). A model that never
     // answers leaves it waiting with nothing said: a hung agent, `failed`.
     let shape = Shape {
         name: "gemini",
@@ -394,6 +398,7 @@ fn gemini_every_failure_scenario_is_read_as_the_spec_says() {
         ],
         ext: "stream.jsonl",
         grace: Duration::from_secs(5),
+        refused_after: Duration::from_secs(60),
     };
     check(&shape, &spec_but("hang", "failed"));
 }
@@ -409,6 +414,7 @@ fn opencode_every_failure_scenario_is_read_as_the_spec_says() {
         args: &["run", "--format", "json", "--auto", "{prompt}"],
         ext: "jsonl",
         grace: Duration::from_secs(4),
+        refused_after: Duration::from_secs(20),
     };
     check(&shape, &SPEC);
 }
