@@ -290,8 +290,13 @@ impl Run {
             .unwrap();
         let session = case.session.clone().unwrap_or_else(|| {
             let mut found = None;
-            wait_for(90, "the agent's session id", || {
+            // Slow under load (OpenCode prints its first event once the model answers);
+            // an agent that ended without one says why.
+            wait_for(240, "the agent's session id", || {
                 found = session_in(&out);
+                let ended = found.is_none() && child.try_wait().unwrap().is_some();
+                let said = || std::fs::read_to_string(&out).unwrap_or_default();
+                assert!(!ended, "the agent ended with no session id: {}", said());
                 found.is_some()
             });
             found.unwrap()
