@@ -37,18 +37,21 @@ use crate::outcome::{self, Outcome, Verdict};
 /// transcript's last API error sharpens a plain failure. A reset time from the JSON wins
 /// over one read from the text.
 ///
-/// `exit_trusted` is the agent's [`Profile::exit_trusted`]: when false, rc 0 is read as a
+/// `habits` are the agent's: when its exit code is not trusted, rc 0 is read as a
 /// failure unless the output says the run completed ([`AgentResult::completed`]) or, for
 /// an agent that prints only text, it left a final message (SPEC 1.2: Aider, OpenCode,
-/// Copilot exit 0 on failure; their output decides).
+/// Copilot exit 0 on failure; their output decides). When it retries silently, a run
+/// killed with nothing said ([`killed_silent`]) is `transient` (SPEC 1.3: an agent
+/// retrying until killed), bounded by `recode.maxTransient`.
 pub fn decide(
     rc: i32,
     message: &str,
     result: Option<&AgentResult>,
     transcript_error: Option<&str>,
     now: Timestamp,
-    exit_trusted: bool,
+    habits: Habits,
 ) -> Verdict {
+    let exit_trusted = habits.exit_trusted;
     let json = result
         .and_then(json_kind)
         .or_else(|| (rc != 0).then(|| structured::text_kind(message)).flatten());
@@ -101,6 +104,14 @@ pub fn decide(
             _ => {}
         }
     }
+    if habits.retries_silently
+        && v.outcome == Outcome::Failed
+        && !v.fresh
+        && !failed_by_json
+        && killed_silent(rc, message)
+    {
+        v.outcome = Outcome::Transient;
+    }
     if v.outcome == Outcome::Transient {
         if let Some(at) = result.and_then(|r| r.resets_at) {
             v.retry_after = Some(at);
@@ -110,6 +121,50 @@ pub fn decide(
     }
     v
 }
+
+/// What git-recode knows of how an agent ends, from its [`Profile`] (SPEC 1.2 "Outcomes:
+/// every agent", SPEC 1.3 "Outcomes: structured first, bounded").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Habits {
+    /// Its exit code can be trusted ([`Profile::exit_trusted`]).
+    pub exit_trusted: bool,
+    /// It retries rate limits, overloads and dead connections silently until killed
+    /// ([`Profile::retries_silently`]).
+    pub retries_silently: bool,
+}
+
+impl Habits {
+    /// An agent whose exit code is trusted and that says why it stops (a template, an
+    /// unknown agent).
+    pub const TRUSTED: Habits = Habits {
+        exit_trusted: true,
+        retries_silently: false,
+    };
+
+    /// The habits of `profile` (`None`: [`Habits::TRUSTED`]).
+    pub(crate) fn of(profile: Option<&Profile>) -> Habits {
+        profile.map_or(Habits::TRUSTED, |p| Habits {
+            exit_trusted: p.exit_trusted,
+            retries_silently: p.retries_silently,
+        })
+    }
+}
+
+/// The exit codes of a run killed from outside: `timeout`'s 124, and 128 + SIGKILL,
+/// SIGTERM, SIGINT as a shell reports them.
+const KILLED: [i32; 4] = [124, 137, 143, 130];
+
+/// Whether a run ended killed from outside (`rc` in [`KILLED`]) having said no sign of
+/// why: its final message holds no sign ([`outcome::find_sign`]: no limit, credential or
+/// context wording). The JSON's errors are the caller's to check.
+pub(crate) fn killed_silent(rc: i32, message: &str) -> bool {
+    KILLED.contains(&rc) && outcome::find_sign(rc, message).is_none()
+}
+
+/// The sentence `record exit` ledgers for an agent that retries silently and was killed
+/// with nothing said (SPEC 1.3: an agent retrying until killed is `transient`).
+pub(crate) const KILLED_SILENT: &str =
+    "git-recode: killed with nothing said (it retries limits and lost connections silently)";
 
 pub(crate) use crate::fence::session_id_ok;
 
@@ -129,7 +184,7 @@ mod tests {
             Some(r),
             None,
             now(),
-            true,
+            Habits::TRUSTED,
         )
     }
 
@@ -200,15 +255,23 @@ mod tests {
         let e = transcript_error(&p);
         assert_eq!(e.as_deref(), Some("server_error"));
         assert_eq!(
-            decide(1, "", None, e.as_deref(), now(), true).outcome,
+            decide(1, "", None, e.as_deref(), now(), Habits::TRUSTED).outcome,
             Outcome::Transient
         );
         assert_eq!(
-            decide(1, "", None, Some("authentication_failed"), now(), true).outcome,
+            decide(
+                1,
+                "",
+                None,
+                Some("authentication_failed"),
+                now(),
+                Habits::TRUSTED
+            )
+            .outcome,
             Outcome::NeedsHuman
         );
         assert_eq!(
-            decide(1, "", None, None, now(), true).outcome,
+            decide(1, "", None, None, now(), Habits::TRUSTED).outcome,
             Outcome::Failed
         );
     }
@@ -257,14 +320,14 @@ mod tests {
         );
         assert_eq!(json_kind(&r), Some(Kind::CutShort));
         assert_eq!(
-            decide(0, "", Some(&r), None, now(), true).outcome,
+            decide(0, "", Some(&r), None, now(), Habits::TRUSTED).outcome,
             Outcome::Failed
         );
         let r = parse_result(
             r#"{"type":"result","subtype":"success","is_error":false,"terminal_reason":"aborted","result":"Working on it","session_id":"s-1"}"#,
         );
         assert_eq!(
-            decide(0, "Working on it", Some(&r), None, now(), true).outcome,
+            decide(0, "Working on it", Some(&r), None, now(), Habits::TRUSTED).outcome,
             Outcome::Failed
         );
         let ok = parse_result(
@@ -272,7 +335,15 @@ mod tests {
         );
         assert_eq!(json_kind(&ok), None);
         assert_eq!(
-            decide(0, "Done: PR #3 opened.", Some(&ok), None, now(), true).outcome,
+            decide(
+                0,
+                "Done: PR #3 opened.",
+                Some(&ok),
+                None,
+                now(),
+                Habits::TRUSTED
+            )
+            .outcome,
             Outcome::Success
         );
     }
@@ -290,5 +361,38 @@ mod tests {
         let v = verdict(1, &r);
         assert_eq!(v.outcome, Outcome::Transient);
         assert_eq!(v.retry_after, None, "the backoff is added by record exit");
+    }
+
+    #[test]
+    fn a_silent_retrier_killed_with_nothing_said_is_transient() {
+        let silent = Habits {
+            exit_trusted: false,
+            retries_silently: true,
+        };
+        let at = |rc, text: &str, h| {
+            let r = parse_result(text);
+            let m = r.message.clone().unwrap_or_default();
+            decide(rc, &m, Some(&r), None, now(), h).outcome
+        };
+        assert_eq!(at(137, "", silent), Outcome::Transient);
+        assert_eq!(at(124, "", silent), Outcome::Transient);
+        assert_eq!(
+            at(137, "", Habits::TRUSTED),
+            Outcome::Failed,
+            "a hung agent"
+        );
+        assert_eq!(at(1, "", silent), Outcome::Failed, "not killed");
+        let said = r#"{"type":"error","sessionID":"ses_1","error":{"name":"APIError","data":{"message":"invalid x-api-key","statusCode":401}}}"#;
+        assert_eq!(
+            at(137, said, silent),
+            Outcome::NeedsHuman,
+            "what it said decides"
+        );
+        let unknown = r#"{"type":"error","sessionID":"ses_1","error":{"name":"UnknownError","data":{"message":"boom"}}}"#;
+        assert_eq!(
+            at(137, unknown, silent),
+            Outcome::Failed,
+            "an error said is no silence"
+        );
     }
 }

@@ -27,6 +27,11 @@ pub(crate) struct Profile {
     /// text-only agent a final message with no sign of failure): empty output is a
     /// failure.
     pub exit_trusted: bool,
+    /// Whether it retries rate limits, overloads and dead connections silently until it
+    /// is killed (OpenCode 1.18.33 with `--format json` prints nothing while it retries:
+    /// `tests/data/agents/opencode-1.18.33/`): a run killed with nothing said is then
+    /// `transient`, not `failed` (SPEC 1.3).
+    pub retries_silently: bool,
     /// Environment set on its launch command (`NAME=value` words before the binary).
     pub env: &'static [(&'static str, &'static str)],
     /// The flags `{args}` stands for when the attempt recorded none (`record spawn -- ARGS`
@@ -54,6 +59,7 @@ pub(crate) const PROFILES: &[Profile] = &[
         exit_trusted: true,
         // Transcripts: ~/.claude/projects/<dir>/<session>.jsonl (JSON lines).
         // SPEC 1.2: background work fails loudly instead of half-completing.
+        retries_silently: false,
         env: &[("CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS", "0")],
         default_args: &[],
         config_env: Some("CLAUDE_CONFIG_DIR"),
@@ -69,6 +75,7 @@ pub(crate) const PROFILES: &[Profile] = &[
         // `turn.failed` with exit 0.
         exit_trusted: false,
         // Transcripts: ~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<session>.jsonl (JSON lines).
+        retries_silently: false,
         env: &[],
         default_args: &[],
         config_env: Some("CODEX_HOME"),
@@ -83,6 +90,7 @@ pub(crate) const PROFILES: &[Profile] = &[
         // Session id: `session_id` of stream-json's `init`, or of the `json` object.
         exit_trusted: true,
         // Transcripts: ~/.gemini/tmp/<project>/chats/session-<ts>-<id8>.jsonl (JSON lines).
+        retries_silently: false,
         env: &[],
         default_args: &["--yolo", "--skip-trust"],
         config_env: None,
@@ -98,6 +106,7 @@ pub(crate) const PROFILES: &[Profile] = &[
         // Exit 0 for a missing session (anomalyco/opencode#27559).
         exit_trusted: false,
         // Transcripts: SQLite ~/.local/share/opencode/opencode.db (not read: the `record spawn --output` file is).
+        retries_silently: true,
         env: &[],
         default_args: &["--auto"],
         config_env: None,
@@ -115,6 +124,7 @@ pub(crate) const PROFILES: &[Profile] = &[
         // No JSON at all on failure: the stderr text decides.
         exit_trusted: true,
         // Transcripts: SQLite ~/.cursor/chats/<md5(cwd)>/<chat>/store.db (not read: the `record spawn --output` file is).
+        retries_silently: false,
         env: &[],
         default_args: &["--force"],
         config_env: None,
@@ -130,6 +140,7 @@ pub(crate) const PROFILES: &[Profile] = &[
         // Exit 0 with no output on an auth failure (github/copilot-cli#1181).
         exit_trusted: false,
         // Transcripts: ~/.copilot/session-state/<session>/events.jsonl (JSON lines).
+        retries_silently: false,
         env: &[],
         default_args: &["--allow-all", "--autopilot", "--no-ask-user"],
         config_env: None,
@@ -145,6 +156,7 @@ pub(crate) const PROFILES: &[Profile] = &[
         // Session id: `session_id` of stream-json's `system`/`init` (thread id `T-…`, Claude-shaped).
         exit_trusted: true,
         // Transcripts: server-side threads (~/.local/state/amp/last-thread-id) (not read: the `record spawn --output` file is).
+        retries_silently: false,
         env: &[],
         default_args: &["--dangerously-allow-all"],
         config_env: None,
@@ -161,6 +173,7 @@ pub(crate) const PROFILES: &[Profile] = &[
         // Session id: not emitted: the session name the loop gave (`-n`), recorded with `record spawn --session-id`.
         exit_trusted: false,
         // Transcripts: SQLite ~/.local/share/goose/sessions/sessions.db (not read: the `record spawn --output` file is).
+        retries_silently: false,
         env: &[],
         default_args: &[],
         config_env: None,
@@ -176,6 +189,7 @@ pub(crate) const PROFILES: &[Profile] = &[
         // Exit 0 after every API call failed (aider/main.py returns None).
         exit_trusted: false,
         // Transcripts: <git root>/.aider.chat.history.md (not read: the `record spawn --output` file is).
+        retries_silently: false,
         env: &[],
         default_args: &["--yes-always"],
         config_env: None,

@@ -25,7 +25,7 @@ pub mod hook {
 /// the agents' output ([`crate::agent`]), and how much of a message is kept
 /// ([`crate::record`]).
 pub mod outcome {
-    pub use crate::agent::{decide, parse_result, transcript_error};
+    pub use crate::agent::{Habits, decide, parse_result, transcript_error};
     pub use crate::outcome::classify;
     pub use crate::record::{MESSAGE_KEEP_BYTES, tail_utf8};
 }

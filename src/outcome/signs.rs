@@ -1168,6 +1168,13 @@ pub(crate) const SIGNS: &[Sign] = &[
         GenericHttp,
         NODE_ERRORS,
     ),
+    re(
+        r"\bother side closed\b|\bund_err_socket\b",
+        "[cause]: SocketError: other side closed { code: 'UND_ERR_SOCKET' }",
+        Transient,
+        GenericHttp,
+        "https://undici.nodejs.org/#/docs/api/Errors",
+    ),
     lit(
         "connection reset by peer",
         "Connection reset by peer (os error 104)",

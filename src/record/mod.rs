@@ -237,7 +237,7 @@ pub(crate) fn exit(
     let refs = ledger::notes_refs(repo, &cfg.notes_ref);
     let (known, _) = ledger::read_task(repo, &refs, &task)?;
     let events: Vec<Event> = known.events().cloned().collect();
-    let verdict = verdict_of(
+    let (verdict, silent) = verdict_of(
         cfg,
         (x.rc, x.result.as_ref()),
         message.as_deref(),
@@ -256,14 +256,12 @@ pub(crate) fn exit(
         _ if idle => Outcome::Failed,
         (_, o) => o,
     };
-    let message = match message.filter(|m| !m.is_empty()) {
-        Some(m) if idle => Some(tail_utf8(
-            &format!("{m}\n{IDLE_RESUME}"),
-            MESSAGE_KEEP_BYTES,
-        )),
-        None if idle => Some(IDLE_RESUME.to_string()),
-        m => m,
+    let note = if idle {
+        Some(IDLE_RESUME)
+    } else {
+        silent.then_some(agent::KILLED_SILENT)
     };
+    let message = noted(message, note);
     let session_id = x.result.and_then(|r| r.session_id);
     ledger::append_with(repo, cfg, &task, now, |events| {
         // The attempt git-recode itself ended (a hung agent) is closed already: the
@@ -298,17 +296,29 @@ pub(crate) fn exit(
     Ok(outcome)
 }
 
+/// `message` with git-recode's `note` on how it read the exit added as its last line
+/// ([`IDLE_RESUME`], [`agent::KILLED_SILENT`]), kept to [`MESSAGE_KEEP_BYTES`].
+fn noted(message: Option<String>, note: Option<&str>) -> Option<String> {
+    match (message.filter(|m| !m.is_empty()), note) {
+        (Some(m), Some(n)) => Some(tail_utf8(&format!("{m}\n{n}"), MESSAGE_KEEP_BYTES)),
+        (None, Some(n)) => Some(n.to_string()),
+        (m, None) => m,
+    }
+}
+
 /// The verdict on the end of an attempt (its `rc` and the agent's JSON `result`, its
 /// final `message`, the transcript of its session: SPEC "Outcomes") of the task whose
 /// ledger is `events`: the session is the result's, else the newest attempt's; the agent
-/// recorded at spawn (else `recode.agent`) decides whether its exit code is trusted.
+/// recorded at spawn (else `recode.agent`) decides whether its exit code is trusted and
+/// whether it retries silently. Also returns whether that silence decided (a killed
+/// [`agent::Habits::retries_silently`] agent read `transient`).
 fn verdict_of(
     cfg: &Config,
     (rc, result): (i32, Option<&agent::AgentResult>),
     message: Option<&str>,
     events: &[Event],
     now: Timestamp,
-) -> crate::outcome::Verdict {
+) -> (crate::outcome::Verdict, bool) {
     let session = result
         .and_then(|r| r.session_id.clone())
         .or_else(|| crate::model::replay::replay(events).session_id);
@@ -317,14 +327,31 @@ fn verdict_of(
         .as_deref()
         .and_then(agent::transcript)
         .and_then(agent::transcript_error);
-    agent::decide(
+    let habits = agent::Habits::of(agent::profile(&agent_name));
+    let verdict = agent::decide(
         rc,
         message.unwrap_or(""),
         result,
         transcript_error.as_deref(),
         now,
-        agent::profile(&agent_name).is_none_or(|p| p.exit_trusted),
-    )
+        habits,
+    );
+    // Read again as an agent that says why it stops: when that differs, the silent
+    // retrier's rule decided, and the ledger says so.
+    let silent = habits.retries_silently
+        && verdict
+            != agent::decide(
+                rc,
+                message.unwrap_or(""),
+                result,
+                transcript_error.as_deref(),
+                now,
+                agent::Habits {
+                    retries_silently: false,
+                    ..habits
+                },
+            );
+    (verdict, silent)
 }
 
 /// The sentence added to the message of a resumed run that did nothing (SPEC 1.3).

@@ -132,7 +132,7 @@ pub(crate) fn wait_for(secs: u64, what: &str, mut done: impl FnMut() -> bool) {
 
 /// The agent's environment on top of the test's: its binary first on `PATH`, the
 /// model's URL and a fake key for each provider, retries and updates off.
-fn agent_env(cmd: &mut Command, a: &Agent, model: &Model) {
+pub(crate) fn agent_env(cmd: &mut Command, a: &Agent, model: &Model) {
     let path = format!(
         "{}:{}",
         a.bin_dir.display(),
@@ -148,11 +148,40 @@ fn agent_env(cmd: &mut Command, a: &Agent, model: &Model) {
         .env("DISABLE_TELEMETRY", "1")
         .env("FAKE_MODEL_KEY", "not-a-key")
         .env("GEMINI_API_KEY", "not-a-key")
-        .env("GOOGLE_GEMINI_BASE_URL", &model.url);
+        .env("GOOGLE_GEMINI_BASE_URL", &model.url)
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .env("OPENCODE_DISABLE_SHARE", "1")
+        .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
+        .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1");
+}
+
+/// The agents' logins in `home`, pointed at `model`: Gemini CLI's API-key login
+/// (`~/.gemini/settings.json`); OpenCode's provider `fake` (`@ai-sdk/openai-compatible`,
+/// the model's Chat Completions API) with its model `fake/test-model`
+/// (`~/.config/opencode/opencode.json`).
+pub(crate) fn logins(home: &Path, model: &Model) {
+    let gemini = home.join(".gemini");
+    std::fs::create_dir_all(&gemini).unwrap();
+    let login = r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#;
+    std::fs::write(gemini.join("settings.json"), login).unwrap();
+    let opencode = home.join(".config/opencode");
+    std::fs::create_dir_all(&opencode).unwrap();
+    let provider = serde_json::json!({
+        "$schema": "https://opencode.ai/config.json",
+        "model": "fake/test-model",
+        "provider": {"fake": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Fake",
+            "options": {"baseURL": format!("{}/v1", model.url), "apiKey": "not-a-key"},
+            "models": {"test-model": {"name": "Test model"}}
+        }}
+    });
+    std::fs::write(opencode.join("opencode.json"), provider.to_string()).unwrap();
 }
 
 /// Kill the process group led by `child` (the agent and its tool's shell).
-fn kill_group(child: &mut Child) {
+pub(crate) fn kill_group(child: &mut Child) {
     let pgid = child.id().to_string();
     let _ = Command::new("kill")
         .args(["-KILL", "--", &format!("-{pgid}")])
@@ -210,7 +239,8 @@ fn config_var(name: &str) -> Option<&'static str> {
     }
 }
 
-/// The session id in an agent's first output lines (`session_id`, `thread_id`).
+/// The session id in an agent's first output lines (`session_id`, `thread_id`,
+/// `sessionID`).
 fn session_in(out: &Path) -> Option<String> {
     let text = std::fs::read_to_string(out).ok()?;
     text.lines().find_map(|l| {
@@ -218,6 +248,7 @@ fn session_in(out: &Path) -> Option<String> {
         v["session_id"]
             .as_str()
             .or(v["thread_id"].as_str())
+            .or(v["sessionID"].as_str())
             .map(str::to_string)
     })
 }
@@ -259,8 +290,13 @@ impl Run {
             .unwrap();
         let session = case.session.clone().unwrap_or_else(|| {
             let mut found = None;
-            wait_for(90, "the agent's session id", || {
+            // Slow under load (OpenCode prints its first event once the model answers);
+            // an agent that ended without one says why.
+            wait_for(240, "the agent's session id", || {
                 found = session_in(&out);
+                let ended = found.is_none() && child.try_wait().unwrap().is_some();
+                let said = || std::fs::read_to_string(&out).unwrap_or_default();
+                assert!(!ended, "the agent ended with no session id: {}", said());
                 found.is_some()
             });
             found.unwrap()
@@ -372,11 +408,7 @@ fn end_to_end(case: &Case, prepare: &dyn Fn(&Model)) -> Option<String> {
     let wt = fx.env.add_worktree(&fx.repo, BRANCH, "wt-real");
     let model = Model::start("work", &fx.env.root());
     prepare(&model);
-    // Gemini CLI's API-key login, in the test's home.
-    let gemini = fx.env.home.join(".gemini");
-    std::fs::create_dir_all(&gemini).unwrap();
-    let login = r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#;
-    std::fs::write(gemini.join("settings.json"), login).unwrap();
+    logins(&fx.env.home, &model);
     let run = Run { a, fx, wt, model };
     let session = run.spawn_and_kill(case);
     let command = run.recover_and_resume(case, &session);
@@ -468,7 +500,7 @@ fn codex_killed_mid_task_is_recovered_resumed_into_its_session_and_published() {
 
 /// The test environment of `fx` on `cmd` (the pinned identities, the isolated `HOME`), in
 /// `dir`, at [`LATER`].
-fn fx_env(fx: &Fx, cmd: &mut Command, dir: &Path) {
+pub(crate) fn fx_env(fx: &Fx, cmd: &mut Command, dir: &Path) {
     let probe = fx.env.git_cmd(dir);
     cmd.env_clear();
     for (k, v) in probe.get_envs() {
@@ -497,6 +529,29 @@ fn gemini_killed_mid_task_is_recovered_resumed_into_its_session_and_published() 
         assert!(command.contains("gemini --resume '"), "{command}");
         assert!(
             command.ends_with("-o stream-json '--yolo' '--skip-trust'"),
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn opencode_killed_mid_task_is_recovered_resumed_into_its_session_and_published() {
+    // The provider is the scripted model's Chat Completions API (`logins`); the model flag
+    // and `--auto` (permission asks approved, none asked here) are the recorded flags.
+    let case = Case {
+        name: "opencode",
+        flags: strings(&["--auto", "-m", "fake/test-model"]),
+        first: strings(&["run", "--format", "json"]),
+        session: None,
+        config_dir: None,
+        dashes: false,
+        prompt_flag: None,
+    };
+    if let Some(command) = end_to_end(&case, &|_| ()) {
+        assert!(
+            command.contains(
+                "opencode run --format json '--auto' '-m' 'fake/test-model' --session='ses_"
+            ),
             "{command}"
         );
     }

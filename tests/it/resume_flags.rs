@@ -259,3 +259,63 @@ fn max_transient_exits_in_a_row_with_no_new_commit_need_a_human() {
     );
     assert_ne!(status().0, "needs-human");
 }
+
+#[test]
+fn opencode_killed_having_said_nothing_is_transient_bounded_by_max_transient() {
+    // OpenCode 1.18.33 retries a 429 (and 529, 503, 500, a dropped stream, a refused
+    // connection) silently until it is killed: its real output then is nothing at all
+    // (`tests/data/agents/opencode-1.18.33/429.jsonl`, rc 137).
+    let env = TestEnv::new();
+    let (repo, wt) = worker(&env, "issue-8-silent");
+    env.git(&repo, &["config", "recode.maxTransient", "2"]);
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/agents/opencode-1.18.33");
+    let silent = data.join("429.jsonl");
+    assert_eq!(std::fs::read(&silent).unwrap(), b"");
+    let exit = |agent: &str, rc: &str, out: &Path| {
+        env.ok(
+            &wt,
+            &["record", "spawn", "issue-8-silent", "--agent", agent],
+        );
+        let out = out.to_str().unwrap();
+        let args = [
+            "record",
+            "exit",
+            "issue-8-silent",
+            "--rc",
+            rc,
+            "--result-json",
+            out,
+        ];
+        env.ok(&wt, &args).trim().to_string()
+    };
+    // Another agent killed with nothing said is a hung agent: failed.
+    assert_eq!(exit("claude", "137", &silent), "failed");
+    assert_eq!(exit("opencode", "1", &silent), "failed", "not killed");
+    assert_eq!(exit("opencode", "137", &silent), "transient");
+    let log = env.ok(&repo, &["log", "issue-8-silent", "--json"]);
+    let last: Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    let said =
+        "git-recode: killed with nothing said (it retries limits and lost connections silently)";
+    assert_eq!(last["message"], said);
+    // Only `step_start` said before the kill (a dropped stream retried), rc 124 from
+    // `timeout`: the same.
+    assert_eq!(
+        exit("opencode", "124", &data.join("drop.jsonl")),
+        "transient"
+    );
+    let out = env.ok(
+        &repo,
+        &["classify", "issue-8-silent", "--json", "--offline"],
+    );
+    let w: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(w["state"], "needs-human");
+    assert_eq!(
+        w["reason"],
+        format!("transient for 2 attempts: rc 124: {said} (recode.maxTransient, no new commit)")
+    );
+    // An error it said still decides: a 401 is needs-human, killed or not.
+    assert_eq!(
+        exit("opencode", "137", &data.join("401.jsonl")),
+        "needs-human"
+    );
+}

@@ -160,7 +160,14 @@ fn read_all_ways(input: &str, rc: i32, dir: &Path) {
         "one reading per input"
     );
     let result = agent::parse_result(input);
-    let _ = agent::decide(rc, &message, Some(&result), Some(&message), now(), true);
+    let _ = agent::decide(
+        rc,
+        &message,
+        Some(&result),
+        Some(&message),
+        now(),
+        agent::Habits::TRUSTED,
+    );
     let transcript = dir.join("transcript.jsonl");
     std::fs::write(&transcript, input).unwrap();
     let _ = agent::transcript_error(&transcript);
