@@ -88,11 +88,7 @@ pub fn resume(s: &Session, branch: &str, req: ResumeRequest) -> Result<Resume, E
     }
     let mut snap = s.one_worker(branch, false)?;
     let mut w = classify::classify(&snap);
-    let shared = snap.hosts.other.is_some()
-        || crate::hosts::other_hosts_known(
-            &s.repo,
-            &crate::hosts::me(&s.repo, s.cfg.command_timeout).id,
-        );
+    let shared = snap.hosts.other.is_some() || takeover::shared(&s.repo, &s.cfg);
     if !req.dry_run && shared && refusal(&w).is_none() {
         takeover::before(&s.repo, &s.cfg, s.now, branch)?;
         snap = s.one_worker(branch, false)?;

@@ -28,6 +28,12 @@ fn has_remote(cfg: &Config, remote: &str) -> bool {
         && !cfg.remote.is_empty()
 }
 
+/// Whether other hosts share this repository's remote: a heartbeat of another host is
+/// known here (SPEC 1.3: then a resume syncs first, even of this host's own worker).
+pub(crate) fn shared(repo: &gix::Repository, cfg: &Config) -> bool {
+    crate::hosts::other_hosts_known(repo, &crate::hosts::me(repo, cfg.command_timeout).id)
+}
+
 /// Before a takeover of `branch`: sync the ledger with `recode.remote` and fetch the
 /// branch into its remote-tracking ref (a branch the remote lacks is no error: there is
 /// nothing pushed to start from). Nothing to do without a remote.
