@@ -81,3 +81,4 @@ mod untrusted_memory;
 mod untrusted_origin;
 mod untrusted_screen;
 mod untrusted_session;
+mod watch;
