@@ -315,4 +315,22 @@ mod tests {
         let optional = task_pattern(r"^w(?P<task>[0-9]*)$").unwrap();
         assert_eq!(task_key(&optional, "w"), None);
     }
+
+    /// `recode.watcher` takes its three words in any case, `none`/`false` as `off`, and
+    /// refuses anything else naming the words.
+    #[test]
+    fn watcher_values() {
+        assert_eq!(WatcherSetting::parse(" Auto "), Ok(WatcherSetting::Auto));
+        assert_eq!(
+            WatcherSetting::parse("watchman"),
+            Ok(WatcherSetting::Watchman)
+        );
+        for off in ["off", "none", "false"] {
+            assert_eq!(WatcherSetting::parse(off), Ok(WatcherSetting::Off));
+        }
+        assert_eq!(
+            WatcherSetting::parse("inotify"),
+            Err(ValueError::NotOneOf(WatcherSetting::VALUES))
+        );
+    }
 }
