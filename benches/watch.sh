@@ -16,6 +16,8 @@ set -eu -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=benches/lib.sh
 . "$here/lib.sh"
+# `git recode` runs the binary measured.
+PATH=$(dirname "$bin"):$PATH
 n=${1:-20}
 files=${FILES:-20000}
 runs=${RUNS:-5}

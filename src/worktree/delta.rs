@@ -125,7 +125,9 @@ fn changed_watched(
     }
     let c = changed(&repo)?;
     match (key, start) {
-        (Some(key), Ok((root, clock))) => store(&file, &key, root, clock, &c),
+        (Some(key), Ok((root, clock))) if !has_submodule(&repo) => {
+            store(&file, &key, root, clock, &c)
+        }
         _ => forget(&file),
     }
     Ok((repo, c, "whole"))
@@ -364,6 +366,15 @@ fn in_ignored(
     ignored.then_some(())
 }
 
+/// The index of `repo` holds a submodule (or cannot be read): a submodule's commit moves
+/// in its own git dir, where no watch on the worktree sees it, so such a worktree is
+/// always read whole.
+fn has_submodule(repo: &gix::Repository) -> bool {
+    repo.index_or_empty().map_or(true, |index| {
+        index.entries().iter().any(|e| e.mode == Mode::COMMIT)
+    })
+}
+
 /// Everything a stored answer depends on besides the worktree's files, as one string;
 /// `None` when part of it cannot be read (then nothing is stored).
 fn fingerprint(repo: &gix::Repository, admin: &Path) -> Option<String> {
@@ -389,6 +400,17 @@ fn fingerprint(repo: &gix::Repository, admin: &Path) -> Option<String> {
     let cfg = repo.config_snapshot();
     if let Ok(Some(p)) = cfg.trusted_path("core.excludesFile") {
         files.push(p);
+    }
+    // git's default global exclude and attribute files.
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+    if let Some(x) = xdg {
+        files.extend([
+            x.join("git").join("ignore"),
+            x.join("git").join("attributes"),
+        ]);
     }
     parts.extend(files.iter().map(|f| stamp(f)));
     // The settings a status reads, wherever they were set.

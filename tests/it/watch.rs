@@ -374,3 +374,43 @@ fn an_unknown_watcher_is_refused() {
         "{err}"
     );
 }
+
+/// A submodule's commit moves in its own git dir, where no watch on the worktree sees it:
+/// a worktree whose index holds a submodule is read whole every tick, so a commit made in
+/// the submodule between two ticks shows.
+#[test]
+fn a_worktree_with_a_submodule_is_read_whole() {
+    if !has_watchman() {
+        eprintln!("skipped: watchman is not installed");
+        return;
+    }
+    let env = TestEnv::new();
+    let lib = env.repo("lib");
+    let repo = env.repo("repo");
+    env.git(
+        &repo,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            lib.to_str().unwrap(),
+            "sub",
+        ],
+    );
+    env.git(&repo, &["commit", "-q", "-m", "sub"]);
+    let admin = repo.join(".git");
+    let server = Server::start(&env.root().join("wm"));
+    let first = reading(&repo, &admin, Some(&server.sock)).unwrap();
+    assert_eq!(first, ("any_ignored false\n".to_string(), "whole"));
+    assert!(!admin.join("recode/watch.json").exists(), "nothing stored");
+    env.git(
+        &repo.join("sub"),
+        &["commit", "-q", "--allow-empty", "-m", "moved"],
+    );
+    let (watched, via) = reading(&repo, &admin, Some(&server.sock)).unwrap();
+    assert_eq!(via, "whole");
+    assert_eq!(watched, "unstaged sub\nany_ignored false\n");
+    assert_eq!(watched, reading(&repo, &admin, None).unwrap().0);
+}
