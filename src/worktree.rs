@@ -509,6 +509,12 @@ fn unflag(
     let mut flagged = Vec::new();
     for e in entries.iter_mut() {
         e.flags.remove(Flags::FSMONITOR_VALID);
+        if !e
+            .flags
+            .intersects(Flags::ASSUME_VALID | Flags::SKIP_WORKTREE)
+        {
+            continue;
+        }
         let path = e.path_in(backing).to_owned();
         if e.flags.contains(Flags::ASSUME_VALID) {
             e.flags.remove(Flags::ASSUME_VALID);

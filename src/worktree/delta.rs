@@ -209,11 +209,16 @@ fn delta(repo: &gix::Repository, mut c: Changed, changes: &[Change]) -> Option<C
     c.flagged = unflag(repo, &mut index);
     let mut seen = Changed::default();
     if !check.is_empty() {
-        for (i, e) in index.entries_mut().iter_mut().enumerate() {
-            if !check.contains(&i) {
+        // gix's status over the changed entries alone (each entry's status is its own;
+        // no directory walk): the `.gitattributes` entries stay, marked up to date, for
+        // the attributes an unchanged-on-disk one gives.
+        index.remove_entries(|i, path, e| {
+            let keep = path.ends_with(b".gitattributes");
+            if keep && !check.contains(&i) {
                 e.flags.insert(Flags::UPTODATE);
             }
-        }
+            !keep && !check.contains(&i)
+        });
         super::gix_status(repo, index, (false, true), &mut seen).ok()?;
     }
     c.unstaged.extend(seen.unstaged);
