@@ -76,19 +76,29 @@ pub(crate) struct Change {
 }
 
 impl Watcher {
-    /// The watcher `setting` asks for, `None` when it is `off`. `timeout` is
-    /// `recode.commandTimeout`; one call gets at most 30 s of it.
+    /// The watcher `setting` asks for, `None` when it is `off`, or `auto` and no server
+    /// answers (asked once, here). `timeout` is `recode.commandTimeout`; one call gets at
+    /// most 30 s of it.
     pub(crate) fn new(setting: WatcherSetting, timeout: Duration) -> Option<Watcher> {
         let spawn = match setting {
             WatcherSetting::Off => return None,
             WatcherSetting::Auto => false,
             WatcherSetting::Watchman => true,
         };
-        Some(Watcher {
+        let w = Watcher {
             sockname: std::env::var_os("WATCHMAN_SOCK").filter(|s| !s.is_empty()),
             spawn,
             timeout: timeout.min(Duration::from_secs(30)),
-        })
+        };
+        // `auto`: one question per run (its server's version), not one failing client per
+        // worktree, where no server runs or no client is installed.
+        if !spawn
+            && w.call::<serde_json::Value>(&serde_json::json!(["version"]))
+                .is_err()
+        {
+            return None;
+        }
+        Some(w)
     }
 
     /// The server listening on `sockname`, never started here (tests give each their own).
