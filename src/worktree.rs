@@ -13,7 +13,12 @@ use crate::model::{Dirty, Operation};
 use crate::repo::{RepoError, git};
 
 pub(crate) mod bind;
+mod delta;
 mod proof;
+pub(crate) mod watch;
+
+pub use delta::reading;
+pub(crate) use delta::status_watched;
 
 /// One registered worktree.
 #[derive(Clone, Debug)]
@@ -253,11 +258,22 @@ fn without_filter_drivers(repo: &mut gix::Repository) -> Result<(), RepoError> {
 /// trusting no index flag, monitor or cache (SPEC 1.3): `assume-unchanged` entries and
 /// `skip-worktree` entries whose file is on disk are compared like any other, a file-system
 /// monitor's "valid" marks are ignored, and no untracked cache is read; no filter driver
-/// runs (`without_filter_drivers`).
+/// runs (`without_filter_drivers`). The whole reading: [`status_watched`] reads through
+/// the file watcher.
 ///
 /// Errors: [`RepoError::Git`] when the worktree or its index cannot be read, or when its
 /// `.git` leads anywhere but `admin`, the admin directory this repository lists for it.
 pub(crate) fn status(path: &Path, admin: &Path) -> Result<Status, RepoError> {
+    let repo = open_bound(path, admin)?;
+    let c = changed(&repo)?;
+    Ok(status_of(&repo, path, &c))
+}
+
+/// The worktree at `path` opened for a status (no filter driver), after checking that its
+/// `.git` leads to `admin`.
+///
+/// Errors: [`RepoError::Git`] when it cannot be opened or leads elsewhere.
+fn open_bound(path: &Path, admin: &Path) -> Result<gix::Repository, RepoError> {
     if let Some(other) = bind::foreign(path, admin) {
         return Err(RepoError::Git(
             format!(
@@ -270,7 +286,12 @@ pub(crate) fn status(path: &Path, admin: &Path) -> Result<Status, RepoError> {
     }
     let mut repo = open_here(path)?;
     without_filter_drivers(&mut repo)?;
-    let c = changed(&repo)?;
+    Ok(repo)
+}
+
+/// The [`Status`] of the changed paths `c` of the worktree of `repo` (at `path`): counts,
+/// the newest mtime of the changed files and the index, hidden changes.
+fn status_of(repo: &gix::Repository, path: &Path, c: &Changed) -> Status {
     let workdir = repo.workdir().unwrap_or(path).to_path_buf();
     let mut newest = mtime(&repo.index_path());
     for rela in c
@@ -284,7 +305,7 @@ pub(crate) fn status(path: &Path, admin: &Path) -> Result<Status, RepoError> {
         }
     }
     let n = |s: &BTreeSet<gix::bstr::BString>| s.len() as u32;
-    Ok(Status {
+    Status {
         dirty: Dirty {
             staged: n(&c.staged),
             unstaged: n(&c.unstaged),
@@ -294,11 +315,11 @@ pub(crate) fn status(path: &Path, admin: &Path) -> Result<Status, RepoError> {
         newest_mtime: newest,
         any_ignored: c.any_ignored,
         hidden: c.hidden_changes(),
-    })
+    }
 }
 
 /// The changed paths of a worktree by kind, as `git status` counts them.
-#[derive(Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Changed {
     staged: BTreeSet<gix::bstr::BString>,
     unstaged: BTreeSet<gix::bstr::BString>,
@@ -488,6 +509,12 @@ fn unflag(
     let mut flagged = Vec::new();
     for e in entries.iter_mut() {
         e.flags.remove(Flags::FSMONITOR_VALID);
+        if !e
+            .flags
+            .intersects(Flags::ASSUME_VALID | Flags::SKIP_WORKTREE)
+        {
+            continue;
+        }
         let path = e.path_in(backing).to_owned();
         if e.flags.contains(Flags::ASSUME_VALID) {
             e.flags.remove(Flags::ASSUME_VALID);

@@ -34,3 +34,8 @@ pub mod outcome {
 pub mod failpoint {
     pub use crate::failpoint::{ARM_ENV, ARM_VALUE};
 }
+
+/// A worktree's reading, whole or through the file watcher ([`crate::worktree`]).
+pub mod watch {
+    pub use crate::worktree::reading;
+}

@@ -37,6 +37,7 @@ pub fn status(s: &Session, req: StatusRequest) -> Result<Vec<Worker>, Error> {
         forge,
         progress: req.progress,
         deep: req.deep,
+        watch: true,
     };
     let workers = workers(s, &opts, roster)?;
     s.warn(skew_warning(&workers));

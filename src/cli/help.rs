@@ -14,6 +14,7 @@ logging. The forge (recode.forge) is reached with its token:
   RECODE_FORGE_API (or RECODE_GITHUB_API) is the API base of whichever forge: a
   self-hosted instance's root gets its API path added (/api/v4 GitLab, /api/v1 Gitea);
   RECODE_FORGE_MAX_WAIT caps one wait before a retry (seconds).
+WATCHMAN_SOCK names the Watchman server recode.watcher asks (else its default).
 
 Exit codes: 0 done, 1 error, 2 bad usage, 3 refused for safety or capped (needs a human).
 

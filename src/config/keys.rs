@@ -6,6 +6,7 @@ use std::time::Duration;
 use jiff::SignedDuration;
 
 use super::forge::ForgeSetting;
+use super::values::WatcherSetting;
 
 /// `recode.base`: the branch work merges into. Default: the remote's HEAD, else `main`, else `master`.
 pub(crate) const BASE: &str = "recode.base";
@@ -95,6 +96,11 @@ pub(crate) const HUNG_AFTER: &str = "recode.hungAfter";
 pub(crate) const DEFAULT_HUNG_AFTER: SignedDuration = SignedDuration::from_secs(2 * 3600);
 /// `recode.agentConfigDirs` (multi-valued): the agent configuration directories of the loop's accounts.
 pub(crate) const AGENT_CONFIG_DIRS: &str = "recode.agentConfigDirs";
+/// `recode.watcher`: ask a file watcher what changed since the last tick (`auto`: Watchman
+/// when its server runs; `watchman`: Watchman, its server started when needed; `off`).
+pub(crate) const WATCHER: &str = "recode.watcher";
+/// The values [`WATCHER`] takes ([`WatcherSetting::VALUES`]).
+pub(crate) const WATCHERS: &[&str] = WatcherSetting::VALUES;
 /// git's own key for the ssh command: honoured by network steps, batch mode added
 /// ([`crate::ssh`]).
 pub(crate) const SSH_COMMAND: &str = "core.sshCommand";
@@ -158,6 +164,7 @@ pub const KEYS: &[Key] = &[
     Key { name: HOST_TIMEOUT, default: "2h", meaning: "how long another host may be silent before its workers are taken over", kind: Kind::Duration },
     Key { name: HUNG_AFTER, default: "2h", meaning: "how long a worker whose pid is alive may show no activity before it is stalled and ended", kind: Kind::Duration },
     Key { name: AGENT_CONFIG_DIRS, default: "unset", meaning: "multi-valued: the agent configuration directories of the loop's accounts", kind: Kind::Text },
+    Key { name: WATCHER, default: "auto", meaning: "auto (Watchman when its server runs), watchman, or off: how status learns what changed since the last tick", kind: Kind::OneOf(WATCHERS) },
     Key { name: SECRETS, default: ".env, .env.*, *.pem, *.key, id_rsa*, id_ed25519*, *.p12, credentials*.json", meaning: "multi-valued, added to the defaults: files never pushed in a WIP nor deleted", kind: Kind::Text },
 ];
 

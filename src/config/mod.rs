@@ -10,7 +10,9 @@ pub(crate) use forge::{ForgeOptions, ForgeSetting};
 pub use keys::*;
 pub(crate) use secrets::matches_secret;
 pub(crate) use source::{command_line_settings, interpolate_path, string};
-pub(crate) use values::{ValueError, check, count, duration_secs, parse_size, task_pattern};
+pub(crate) use values::{
+    ValueError, WatcherSetting, check, count, duration_secs, parse_size, task_pattern,
+};
 
 use std::time::Duration;
 
@@ -103,6 +105,9 @@ pub(crate) struct Config {
     /// `core.sshCommand`, else `GIT_SSH`, else `ssh`, with batch mode added
     /// ([`crate::ssh::SshCommand`]).
     pub ssh: crate::ssh::SshCommand,
+    /// `recode.watcher` (default `auto`): how `status` learns what changed in a worktree
+    /// since the last tick (issue 38; [`crate::worktree::watch`]).
+    pub watcher: WatcherSetting,
 }
 
 impl Config {
@@ -158,6 +163,12 @@ impl Config {
         let hung_after = duration_of(HUNG_AFTER, get(HUNG_AFTER), DEFAULT_HUNG_AFTER, true)?;
         let notes_ref = notes_ref(get(NOTES_REF))?;
         let forge = parsed(FORGE, get(FORGE), ForgeSetting::Auto, ForgeSetting::parse)?;
+        let watcher = parsed(
+            WATCHER,
+            get(WATCHER),
+            WatcherSetting::Auto,
+            WatcherSetting::parse,
+        )?;
         let (secrets, secrets_error) = secrets(repo);
         Ok(Config {
             gate_timeout,
@@ -183,6 +194,7 @@ impl Config {
             hung_after,
             forge: ForgeOptions::from_env(forge, network_timeout),
             ssh: crate::ssh::SshCommand::from_env(string(repo, SSH_COMMAND).as_deref()),
+            watcher,
         })
     }
 

@@ -183,6 +183,37 @@ pub(super) fn task_key(pattern: &regex::Regex, branch: &str) -> Option<String> {
     Some(caps.name("task")?.as_str().to_string()).filter(|k| !k.is_empty())
 }
 
+/// `recode.watcher`, parsed when the configuration is read (issue 38): whether `status`
+/// asks a file watcher what changed in a worktree since the last tick instead of reading
+/// all of it. The watcher only ever saves work: any doubt is a full reading.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum WatcherSetting {
+    /// `auto` (the default): Watchman when its server is running; never started here.
+    #[default]
+    Auto,
+    /// `watchman`: Watchman, its server started when it is not running.
+    Watchman,
+    /// `off`: every tick reads every worktree whole.
+    Off,
+}
+
+impl WatcherSetting {
+    /// The values `recode.watcher` takes.
+    pub(crate) const VALUES: &'static [&'static str] = &["auto", "watchman", "off"];
+
+    /// Read a value of `recode.watcher`, in any case, blanks around it ignored.
+    ///
+    /// Errors: [`ValueError::NotOneOf`] naming the allowed values.
+    pub(crate) fn parse(value: &str) -> Result<WatcherSetting, ValueError> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(WatcherSetting::Auto),
+            "watchman" => Ok(WatcherSetting::Watchman),
+            "off" | "none" | "false" => Ok(WatcherSetting::Off),
+            _ => Err(ValueError::NotOneOf(Self::VALUES)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,5 +314,23 @@ mod tests {
         assert_eq!(task_key(&grouped, "main"), None);
         let optional = task_pattern(r"^w(?P<task>[0-9]*)$").unwrap();
         assert_eq!(task_key(&optional, "w"), None);
+    }
+
+    /// `recode.watcher` takes its three words in any case, `none`/`false` as `off`, and
+    /// refuses anything else naming the words.
+    #[test]
+    fn watcher_values() {
+        assert_eq!(WatcherSetting::parse(" Auto "), Ok(WatcherSetting::Auto));
+        assert_eq!(
+            WatcherSetting::parse("watchman"),
+            Ok(WatcherSetting::Watchman)
+        );
+        for off in ["off", "none", "false"] {
+            assert_eq!(WatcherSetting::parse(off), Ok(WatcherSetting::Off));
+        }
+        assert_eq!(
+            WatcherSetting::parse("inotify"),
+            Err(ValueError::NotOneOf(WatcherSetting::VALUES))
+        );
     }
 }

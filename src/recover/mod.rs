@@ -360,6 +360,8 @@ fn read<'a>(
             // The plan may skip a live worker's worktree (it waits); every action
             // re-checks with a full reading first (guard.rs).
             deep: false,
+            // Only the plan: the re-check before acting reads whole.
+            watch: true,
         },
         roster,
     )?;

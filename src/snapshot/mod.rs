@@ -62,6 +62,10 @@ pub(crate) struct Options {
     /// read at all (no status, no ignored listing): its worker is `running`, action
     /// `wait`, whatever it holds (SPEC worker object, `dirty`).
     pub deep: bool,
+    /// Ask the file watcher (`recode.watcher`) what changed in each worktree since the
+    /// last tick instead of reading it whole (`status`, `recover`'s plan; issue 38). Never
+    /// for a re-check before an irreversible step, which reads whole.
+    pub watch: bool,
 }
 
 /// The result of a census: one snapshot per worker, in task order.
@@ -214,10 +218,14 @@ pub(crate) fn gather_from(
         }
     }
     ctx.seen.borrow().save();
+    let watcher = opts
+        .watch
+        .then(|| crate::worktree::watch::Watcher::new(cfg.watcher, cfg.command_timeout))
+        .flatten();
     reads::read_worktrees(
         &mut snapshots,
         &status_jobs,
-        cfg,
+        (cfg, watcher.as_ref()),
         opts.progress,
         &mut warnings,
     );
@@ -432,6 +440,7 @@ pub(crate) fn gather_one_from(
             forge,
             progress: false,
             deep: true,
+            watch: false,
         },
         roster,
     )?;

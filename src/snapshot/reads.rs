@@ -8,6 +8,7 @@ use crate::config::{self, Config};
 use crate::model::Snapshot;
 use crate::repo::RepoError;
 use crate::worktree;
+use crate::worktree::watch::Watcher;
 
 /// One worktree to read: the index of its snapshot, its path, and whether its ignored
 /// files are listed (when its status is clean).
@@ -19,13 +20,13 @@ pub(super) type Job = (usize, PathBuf, PathBuf, bool);
 pub(super) fn read_worktrees(
     snapshots: &mut [Snapshot],
     jobs: &[Job],
-    cfg: &Config,
+    (cfg, watcher): (&Config, Option<&Watcher>),
     show_progress: bool,
     warnings: &mut Vec<String>,
 ) {
     let progress =
         crate::progress::Progress::new(jobs.len() as u64, "reading worktrees", show_progress);
-    let results = run_status_jobs(jobs, cfg.command_timeout, &progress);
+    let results = run_status_jobs(jobs, (cfg.command_timeout, watcher), &progress);
     progress.finish();
     for ((idx, path, _, _), res) in jobs.iter().zip(results) {
         let f = snapshots[*idx]
@@ -73,10 +74,17 @@ type JobResult = Result<
     RepoError,
 >;
 
-/// One worktree's job: its status, and its ignored paths when asked and clean (a git run
-/// killed past `timeout`, `recode.commandTimeout`).
-fn read_job((_, path, admin, scan_ignored): &Job, timeout: std::time::Duration) -> JobResult {
-    worktree::status(path, admin).map(|st| {
+/// One worktree's job: its status (through `watcher` when there is one), and its ignored
+/// paths when asked and clean (a git run killed past `timeout`, `recode.commandTimeout`).
+fn read_job(
+    (_, path, admin, scan_ignored): &Job,
+    (timeout, watcher): (std::time::Duration, Option<&Watcher>),
+) -> JobResult {
+    let status = match watcher {
+        Some(w) => worktree::status_watched(path, admin, w),
+        None => worktree::status(path, admin),
+    };
+    status.map(|st| {
         // No ignored entry in the walk: nothing for `ls-files` to list.
         let ignored = (*scan_ignored && st.dirty.is_clean()).then(|| {
             if st.any_ignored {
@@ -95,7 +103,7 @@ fn read_job((_, path, admin, scan_ignored): &Job, timeout: std::time::Duration) 
 /// unreadable (never as clean).
 fn run_status_jobs(
     jobs: &[Job],
-    timeout: std::time::Duration,
+    how: (std::time::Duration, Option<&Watcher>),
     progress: &crate::progress::Progress,
 ) -> Vec<JobResult> {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -115,7 +123,7 @@ fn run_status_jobs(
                         let Some(job) = jobs.get(i) else {
                             return read;
                         };
-                        read.push((i, read_job(job, timeout)));
+                        read.push((i, read_job(job, how)));
                         progress.inc();
                     }
                 })

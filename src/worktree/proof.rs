@@ -52,12 +52,11 @@ pub(super) fn walk(repo: &gix::Repository, index: &gix::index::State) -> Option<
         return None;
     }
     let mut w = Walker {
-        repo,
         index,
         symlinks: caps.symlink,
         executable_bit: caps.executable_bit,
         stat: repo.stat_options().ok()?,
-        excludes: None,
+        excludes: Excludes::new(repo, index),
         rela: BString::default(),
         out: Walk::default(),
     };
@@ -85,13 +84,12 @@ pub(super) fn mark_proven(index: &mut gix::index::File, proven: &[usize]) {
 }
 
 struct Walker<'r> {
-    repo: &'r gix::Repository,
     index: &'r gix::index::State,
     symlinks: bool,
     executable_bit: bool,
     stat: stat::Options,
-    /// Built on the first untracked name (a clean worktree never reads an exclude file).
-    excludes: Option<Option<gix::AttributeStack<'r>>>,
+    /// Read on the first untracked name.
+    excludes: Excludes<'r>,
     /// The directory being walked, repository-relative, with a trailing `/` (empty at the top).
     rela: BString,
     out: Walk,
@@ -261,22 +259,43 @@ impl<'r> Walker<'r> {
         };
         let mut rela = self.rela.clone();
         rela.push_str(name);
-        match self.excluded(rela.as_bstr(), mode) {
+        match self.excludes.excluded(rela.as_bstr(), mode) {
             Some(true) => self.out.any_ignored = true,
             // An untracked directory (its files counted one by one, a nested repository,
             // an empty one) is the walk's to classify; so is a name under an excluded
             // directory that is tracked.
-            Some(false) if mode != Mode::DIR && !self.dir_excluded() => {
+            Some(false) if mode != Mode::DIR && !self.excludes.dir_excluded(&self.rela) => {
                 self.out.untracked.insert(rela);
             }
             _ => self.out.needs_dirwalk = true,
         }
     }
+}
 
-    /// Whether any directory leading to `self.rela` is excluded (git does not list the
-    /// untracked files of an ignored directory, even one holding tracked files).
-    fn dir_excluded(&mut self) -> bool {
-        let dir = self.rela.clone();
+/// The exclude rules of a worktree (`.gitignore` files, `info/exclude`,
+/// `core.excludesFile`), as gix's dirwalk applies them; read on first use (a clean
+/// worktree never reads an exclude file).
+pub(super) struct Excludes<'r> {
+    repo: &'r gix::Repository,
+    index: &'r gix::index::State,
+    /// `None` until first used; `Some(None)` when the rules cannot be read.
+    stack: Option<Option<gix::AttributeStack<'r>>>,
+}
+
+impl<'r> Excludes<'r> {
+    /// The rules of the worktree of `repo`, whose index is `index`.
+    pub(super) fn new(repo: &'r gix::Repository, index: &'r gix::index::State) -> Self {
+        Excludes {
+            repo,
+            index,
+            stack: None,
+        }
+    }
+
+    /// Whether any directory leading to `dir` (repository-relative, ending in `/`, empty
+    /// at the top) is excluded (git does not list the untracked files of an ignored
+    /// directory, even one holding tracked files); unreadable rules count as excluded.
+    pub(super) fn dir_excluded(&mut self, dir: &[u8]) -> bool {
         let mut end = 0;
         while let Some(p) = dir[end..].find_byte(b'/') {
             end += p;
@@ -288,12 +307,11 @@ impl<'r> Walker<'r> {
         false
     }
 
-    /// `rela` matches the exclude rules (`.gitignore` files, `info/exclude`,
-    /// `core.excludesFile`); `None` when they cannot be read.
-    fn excluded(&mut self, rela: &BStr, mode: Mode) -> Option<bool> {
+    /// `rela` (of type `mode`) matches the exclude rules; `None` when they cannot be read.
+    pub(super) fn excluded(&mut self, rela: &BStr, mode: Mode) -> Option<bool> {
         let (repo, index) = (self.repo, self.index);
         let stack = self
-            .excludes
+            .stack
             .get_or_insert_with(|| {
                 repo.excludes(
                     index,

@@ -206,7 +206,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("trailer", &[]),
     ("wire", &["clock", "model", "outcome"]),
     ("workers", &["config", "ledger"]),
-    ("worktree", &["fence", "model", "repo"]),
+    (
+        "worktree",
+        &["config", "fence", "git", "model", "process", "repo"],
+    ),
 ];
 
 /// Each top-level module's layer (see the module comment).

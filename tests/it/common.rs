@@ -63,6 +63,9 @@ impl TestEnv {
             .env("LC_ALL", "C")
             .env("TZ", "UTC")
             .env("RECODE_NOW", NOW)
+            // No machine-wide Watchman server reads a test's worktrees (tests/it/watch.rs
+            // starts its own).
+            .env("WATCHMAN_SOCK", self.tmp.path().join("no-watchman.sock"))
             .stdin(Stdio::null());
     }
 

@@ -83,3 +83,4 @@ mod untrusted_memory;
 mod untrusted_origin;
 mod untrusted_screen;
 mod untrusted_session;
+mod watch;
