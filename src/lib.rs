@@ -41,6 +41,7 @@ pub(crate) mod progress;
 pub(crate) mod record;
 pub(crate) mod recover;
 pub(crate) mod redact;
+pub(crate) mod refs;
 pub(crate) mod render;
 pub(crate) mod repo;
 pub(crate) mod report;

@@ -56,7 +56,8 @@ impl Verdict {
 
 /// The lock files that can block a step on a worker: in its worktree's own git dir
 /// (`index.lock`, `HEAD.lock`; none for the main worktree's `index.lock`), its branch's
-/// ref lock, and `packed-refs.lock`.
+/// ref lock, and the lock of every ref (`packed-refs.lock`; a reftable's
+/// `reftable/tables.list.lock`, and a linked worktree's own stack's).
 pub(crate) fn worker_locks(
     common_dir: &Path,
     worktree_git_dir: Option<&Path>,
@@ -69,9 +70,13 @@ pub(crate) fn worker_locks(
             out.push(g.join("index.lock"));
         }
         out.push(g.join("HEAD.lock"));
+        if !is_main {
+            out.push(g.join("reftable").join("tables.list.lock"));
+        }
     }
     out.push(common_dir.join(format!("refs/heads/{branch}.lock")));
     out.push(common_dir.join("packed-refs.lock"));
+    out.push(common_dir.join("reftable").join("tables.list.lock"));
     out.dedup();
     out
 }
@@ -170,8 +175,10 @@ mod tests {
             vec![
                 PathBuf::from("/r/.git/worktrees/w/index.lock"),
                 PathBuf::from("/r/.git/worktrees/w/HEAD.lock"),
+                PathBuf::from("/r/.git/worktrees/w/reftable/tables.list.lock"),
                 PathBuf::from("/r/.git/refs/heads/b.lock"),
                 PathBuf::from("/r/.git/packed-refs.lock"),
+                PathBuf::from("/r/.git/reftable/tables.list.lock"),
             ]
         );
     }

@@ -18,7 +18,8 @@ pub enum RepoError {
         /// Where the search started.
         path: PathBuf,
     },
-    /// The repository uses a ref storage format gix cannot read.
+    /// The repository uses a ref storage format git-recode cannot read (neither `files`
+    /// nor `reftable`).
     #[error(
         "the repository at {path} uses the '{format}' ref storage format, which git-recode does not support yet"
     )]
@@ -28,7 +29,8 @@ pub enum RepoError {
         /// The `extensions.refStorage` value, e.g. `reftable`.
         format: String,
     },
-    /// The repository uses an object format this build cannot read.
+    /// The repository uses an object format this build cannot read (neither `sha1` nor
+    /// `sha256`).
     #[error(
         "the repository at {path} uses the '{format}' object format, which git-recode does not support yet"
     )]
@@ -53,7 +55,9 @@ impl RepoError {
             RepoError::RefFormat { .. } => {
                 "use a clone with the files ref format (`git clone --ref-format=files …`)".into()
             }
-            RepoError::ObjectFormat { .. } => "git-recode reads SHA-1 repositories for now".into(),
+            RepoError::ObjectFormat { .. } => {
+                "git-recode reads SHA-1 and SHA-256 repositories".into()
+            }
             RepoError::Git(_) => return None,
         })
     }
@@ -67,7 +71,11 @@ pub(crate) fn git<E: std::error::Error + Send + Sync + 'static>(e: E) -> RepoErr
 /// Open the repository containing `dir` (or the current directory), as git would,
 /// honouring `GIT_DIR`/`GIT_WORK_TREE` (hooks run with them set).
 ///
-/// Errors: [`RepoError::NotARepo`], [`RepoError::RefFormat`] (reftable), [`RepoError::Git`].
+/// Both ref formats (`files`, `reftable`: [`crate::refs`]) and both object formats
+/// (SHA-1, SHA-256) are read.
+///
+/// Errors: [`RepoError::NotARepo`], [`RepoError::RefFormat`] and
+/// [`RepoError::ObjectFormat`] (a format git-recode does not know), [`RepoError::Git`].
 pub(crate) fn open(dir: Option<&Path>) -> Result<gix::Repository, RepoError> {
     let start = match dir {
         Some(d) => d.to_path_buf(),
@@ -79,7 +87,7 @@ pub(crate) fn open(dir: Option<&Path>) -> Result<gix::Repository, RepoError> {
     let mut repo = match gix::ThreadSafeRepository::discover_with_environment_overrides(&start) {
         Ok(r) => r.to_thread_local(),
         Err(e) => {
-            if let Some(found) = find_reftable(&start) {
+            if let Some(found) = find_unknown_format(&start) {
                 return Err(found);
             }
             let looks_like_repo = start
@@ -97,11 +105,7 @@ pub(crate) fn open(dir: Option<&Path>) -> Result<gix::Repository, RepoError> {
             };
         }
     };
-    let format = repo
-        .config_snapshot()
-        .string("extensions.refStorage")
-        .map(|v| v.to_string().to_ascii_lowercase());
-    if let Some(format) = format.filter(|f| f != "files") {
+    if let Some(format) = crate::refs::unknown_format(&repo) {
         return Err(RepoError::RefFormat {
             path: repo.git_dir().to_path_buf(),
             format,
@@ -116,30 +120,32 @@ pub(crate) fn open(dir: Option<&Path>) -> Result<gix::Repository, RepoError> {
 }
 
 /// When discovery fails, look above `start` for a repository whose format this build
-/// cannot read (reftable refs, a SHA-256 object format) to say why.
-fn find_reftable(start: &Path) -> Option<RepoError> {
+/// cannot read (a ref storage format other than `files` and `reftable`, an object format
+/// other than SHA-1 and SHA-256) to say why.
+fn find_unknown_format(start: &Path) -> Option<RepoError> {
     let start = start.canonicalize().ok()?;
     for dir in start.ancestors() {
         for git_dir in [dir.join(".git"), dir.to_path_buf()] {
-            if git_dir.join("reftable").is_dir() {
-                return Some(RepoError::RefFormat {
-                    path: git_dir,
-                    format: "reftable".into(),
-                });
-            }
-            // `extensions.objectFormat`, read by gix's config parser (no includes: only
-            // the repository's own file says what format it has).
-            let format = gix::config::File::from_path_no_includes(
+            // `extensions.*`, read by gix's config parser (no includes: only the
+            // repository's own file says what format it has).
+            let Ok(file) = gix::config::File::from_path_no_includes(
                 git_dir.join("config"),
                 gix::config::Source::Local,
-            )
-            .ok()
-            .and_then(|f| f.string("extensions.objectFormat").map(|v| v.to_string()))
-            .map(|v| v.trim().to_ascii_lowercase());
-            if let Some(v) = format
-                && !v.is_empty()
-                && v != "sha1"
-            {
+            ) else {
+                continue;
+            };
+            let value = |key: &str| {
+                file.string(key)
+                    .map(|v| v.to_string().trim().to_ascii_lowercase())
+                    .filter(|v| !v.is_empty())
+            };
+            if let Some(v) = value("extensions.refStorage").filter(|v| v != "files" && v != "reftable") {
+                return Some(RepoError::RefFormat {
+                    path: git_dir,
+                    format: v,
+                });
+            }
+            if let Some(v) = value("extensions.objectFormat").filter(|v| v != "sha1" && v != "sha256") {
                 return Some(RepoError::ObjectFormat {
                     path: git_dir,
                     format: v,
@@ -150,10 +156,35 @@ fn find_reftable(start: &Path) -> Option<RepoError> {
     None
 }
 
+/// Check `recode.base` (`cfg.base`) where it is read: [`crate::config::check_base_of`]
+/// over this repository's refs.
+///
+/// Errors: [`ConfigError::Invalid`](crate::config::ConfigError::Invalid) naming the key.
+pub(crate) fn check_base(
+    repo: &gix::Repository,
+    cfg: &Config,
+) -> Result<(), crate::config::ConfigError> {
+    check_base_of(repo, cfg.base.as_deref(), &cfg.remote)
+}
+
+/// [`check_base`] for the raw values (`doctor` asks it when another key keeps the whole
+/// configuration from loading).
+///
+/// Errors: as [`check_base`].
+pub(crate) fn check_base_of(
+    repo: &gix::Repository,
+    base: Option<&str>,
+    remote: &str,
+) -> Result<(), crate::config::ConfigError> {
+    let exists = |name: &str| matches!(crate::refs::find(repo, name), Ok(Some(_)));
+    let any_branch =
+        crate::refs::list(repo, "refs/heads/").is_ok_and(|branches| !branches.is_empty());
+    crate::config::check_base_of(&exists, any_branch, base, remote)
+}
+
 /// The tip of `full_name` (peeled to a commit id), if the ref exists.
 pub(crate) fn tip(repo: &gix::Repository, full_name: &str) -> Option<ObjectId> {
-    let mut r = repo.try_find_reference(full_name).ok()??;
-    r.peel_to_id().ok().map(|id| id.detach())
+    crate::refs::id(repo, full_name).ok().flatten()
 }
 
 /// The base branch name: `recode.base`, else the remote's HEAD, else `main`, else
@@ -161,7 +192,7 @@ pub(crate) fn tip(repo: &gix::Repository, full_name: &str) -> Option<ObjectId> {
 /// `recode.remote`): an `origin/HEAD` left pointing at a deleted branch (a rename on the
 /// server) is passed over, never used (SPEC 1.3 "Errors a newcomer meets (more)").
 /// `main` when nothing resolves (a repository with no branch yet). A set `recode.base`
-/// is checked where the configuration is read ([`Config::check_base`]).
+/// is checked where the configuration is read ([`check_base`]).
 pub(crate) fn base_name(repo: &gix::Repository, cfg: &Config) -> String {
     if let Some(b) = &cfg.base {
         return b.clone();
@@ -181,10 +212,10 @@ pub(crate) fn base_name(repo: &gix::Repository, cfg: &Config) -> String {
 /// not that branch exists; `None` when the remote has no HEAD ref here or it names no
 /// branch of the remote.
 pub(crate) fn remote_head(repo: &gix::Repository, remote: &str) -> Option<String> {
-    let r = repo
-        .try_find_reference(format!("refs/remotes/{remote}/HEAD").as_str())
-        .ok()??;
-    let target = r.target().try_name()?.as_bstr().to_string();
+    let found = crate::refs::find(repo, &format!("refs/remotes/{remote}/HEAD")).ok()??;
+    let crate::refs::Target::Symbolic(target) = found else {
+        return None;
+    };
     target
         .strip_prefix(&format!("refs/remotes/{remote}/"))
         .map(str::to_string)
@@ -378,17 +409,14 @@ pub(crate) fn newest_worker_commit(
 /// The short names of the local branches and of `recode.remote`'s branches that match
 /// `recode.branchPattern` (workers by name), sorted, each once.
 pub(crate) fn worker_branch_names(repo: &gix::Repository, cfg: &Config) -> Vec<String> {
-    let Ok(refs) = repo.references() else {
+    let Ok(refs) = crate::refs::list(repo, "refs/") else {
         return Vec::new();
     };
     let remote_prefix = format!("refs/remotes/{}/", cfg.remote);
     let mut names: Vec<String> = refs
-        .all()
         .into_iter()
-        .flatten()
-        .flatten()
         .filter_map(|r| {
-            let full = r.name().as_bstr().to_string();
+            let full = r.name;
             full.strip_prefix("refs/heads/")
                 .or_else(|| full.strip_prefix(&remote_prefix))
                 .map(str::to_string)

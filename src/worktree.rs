@@ -122,25 +122,20 @@ fn read_one(
     let foreign = (!missing).then(|| bind::foreign(&path, &git_dir)).flatten();
     let operation = own.and_then(operation);
     let (mut branch, mut head, mut detached, mut unborn) = (None, None, false, false);
-    match own.and_then(|r| r.head().ok()).map(|h| h.kind) {
-        Some(gix::head::Kind::Symbolic(r)) => {
-            let target = r.name.as_bstr().to_string();
-            branch = target.strip_prefix("refs/heads/").map(str::to_string);
-            head = crate::repo::tip(repo, &target);
+    match own.and_then(crate::refs::head) {
+        Some(crate::refs::Head::Branch { name, id: Some(id) }) => {
+            branch = name.strip_prefix("refs/heads/").map(str::to_string);
+            head = Some(id);
         }
-        Some(gix::head::Kind::Unborn(name)) => {
-            branch = name
-                .as_bstr()
-                .to_string()
-                .strip_prefix("refs/heads/")
-                .map(str::to_string);
+        Some(crate::refs::Head::Branch { name, id: None }) => {
+            branch = name.strip_prefix("refs/heads/").map(str::to_string);
             if branch.is_some() && !missing {
                 unborn = true;
                 head = reflog_head(repo, &git_dir);
             }
         }
-        Some(gix::head::Kind::Detached { target, .. }) => {
-            head = Some(target);
+        Some(crate::refs::Head::Detached(id)) => {
+            head = Some(id);
             detached = true;
         }
         None => {}
@@ -182,24 +177,12 @@ pub(crate) fn rebase_head_name(git_dir: &Path) -> Option<String> {
     })
 }
 
-/// The HEAD reflog of the worktree whose own git dir is `git_dir`, newest first, parsed by
-/// gix (`logs/HEAD`); lines gix cannot parse are skipped. Empty without a reflog.
-fn head_reflog(git_dir: &Path) -> Vec<gix::refs::log::Line> {
-    let Ok(file) = std::fs::File::open(git_dir.join("logs").join("HEAD")) else {
-        return Vec::new();
-    };
-    let mut buf = [0u8; 4096];
-    match gix::refs::file::log::iter::reverse(file, &mut buf) {
-        Ok(lines) => lines.filter_map(Result::ok).collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// The newest commit of the HEAD reflog in `git_dir` (a worktree's own git dir) that is
-/// still in the object store; `None` without a reflog or with no such commit.
+/// The newest commit of the HEAD reflog in `git_dir` (a worktree's own git dir; the ref
+/// store's [`crate::refs::head_log`]) that is still in the object store; `None` without
+/// a reflog or with no such commit.
 pub(crate) fn reflog_head(repo: &gix::Repository, git_dir: &Path) -> Option<ObjectId> {
-    head_reflog(git_dir).into_iter().find_map(|line| {
-        let id = line.new_oid;
+    crate::refs::head_log(repo, git_dir).into_iter().find_map(|line| {
+        let id = line.new;
         (!id.is_null() && repo.find_commit(id).is_ok()).then_some(id)
     })
 }
@@ -383,7 +366,7 @@ fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
     let mut index = own_index(repo)?;
     // git's shortcut: when the index's cache-tree root is valid and equals HEAD's tree,
     // nothing is staged, and the HEAD-to-index diff can be skipped.
-    let head_tree = repo.head_tree_id_or_empty().map_err(git)?.detach();
+    let head_tree = crate::refs::head_tree(repo).map_err(git)?;
     let nothing_staged = index
         .tree()
         .is_some_and(|t| t.num_entries.is_some() && t.id == head_tree);
@@ -416,7 +399,7 @@ fn changed(repo: &gix::Repository) -> Result<Changed, RepoError> {
             c.any_ignored = w.any_ignored;
         }
     }
-    gix_status(repo, index, (dirwalk, nothing_staged), &mut c)?;
+    gix_status(repo, index, (dirwalk, nothing_staged, head_tree), &mut c)?;
     for p in &c.conflicted {
         c.staged.remove(p);
         c.unstaged.remove(p);
@@ -440,19 +423,21 @@ fn own_index(repo: &gix::Repository) -> Result<gix::index::File, RepoError> {
 
 /// gix's status over `index` (its proven entries marked up to date) into `c`: the
 /// index-to-worktree changes, with its directory walk for untracked files only when
-/// `dirwalk`, and the HEAD-to-index changes (staged) unless `nothing_staged`.
+/// `dirwalk`, and the HEAD-to-index changes (staged, against `head_tree`, HEAD's tree as
+/// the ref store read it) unless `nothing_staged`.
 ///
 /// Errors: [`RepoError`] when gix's status fails.
 fn gix_status(
     repo: &gix::Repository,
     index: gix::index::File,
-    (dirwalk, nothing_staged): (bool, bool),
+    (dirwalk, nothing_staged, head_tree): (bool, bool, ObjectId),
     c: &mut Changed,
 ) -> Result<(), RepoError> {
     let dirwalk_options = repo.dirwalk_options().map_err(git)?;
     let platform = repo
         .status(gix::progress::Discard)
         .map_err(git)?
+        .head_tree(head_tree)
         .index(gix::worktree::IndexPersistedOrInMemory::InMemory(index))
         .index_worktree_options_mut(|o| {
             // Worktrees are already read in parallel, one per thread: no nested pools.
@@ -586,11 +571,12 @@ pub(crate) fn mtime(p: &Path) -> Option<Timestamp> {
 /// when a rebase started (`rebase (start)` / `rebase -i (start)`: its old id). `tips` are
 /// the local branches and their tips. `None` when the reflog names neither.
 pub(crate) fn left_branch(
+    repo: &gix::Repository,
     git_dir: &Path,
     tips: &std::collections::BTreeMap<String, ObjectId>,
 ) -> Option<String> {
-    for line in head_reflog(git_dir) {
-        let message = line.message.to_str_lossy();
+    for line in crate::refs::head_log(repo, git_dir) {
+        let message = line.message.as_str();
         if let Some(rest) = message.strip_prefix("checkout: moving from ") {
             if let Some((from, _)) = rest.split_once(" to ")
                 && tips.contains_key(from)
@@ -598,7 +584,7 @@ pub(crate) fn left_branch(
                 return Some(from.to_string());
             }
         } else if message.starts_with("rebase") && message.contains("(start)") {
-            let old = line.previous_oid;
+            let old = line.previous;
             if let Some((b, _)) = tips.iter().find(|(_, t)| **t == old) {
                 return Some(b.clone());
             }

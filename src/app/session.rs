@@ -30,7 +30,7 @@ impl Session {
         let now = crate::clock::now()?;
         let repo = crate::repo::open(None)?;
         let cfg = Config::load(&repo)?;
-        cfg.check_base(&repo)?;
+        crate::repo::check_base(&repo, &cfg)?;
         Ok(Session {
             repo,
             cfg,

@@ -198,14 +198,6 @@ impl Config {
         })
     }
 
-    /// Check `recode.base` where it is read (SPEC 1.2 "Errors a newcomer meets"): a set
-    /// base must be a local branch or a branch of `recode.remote`, else every commit would
-    /// count as ahead. A repository with no branch yet has nothing to check.
-    ///
-    /// Errors: [`ConfigError::Invalid`] naming the key and the value.
-    pub(crate) fn check_base(&self, repo: &gix::Repository) -> Result<(), ConfigError> {
-        check_base_of(repo, self.base.as_deref(), &self.remote)
-    }
 }
 
 /// The duration `key` holds, read with a unit ([`duration_secs`]) from `value`, at least
@@ -239,12 +231,16 @@ fn timeout_of(
     Ok(Duration::from_secs(secs.max(1) as u64))
 }
 
-/// [`Config::check_base`] for the raw values (`doctor` asks it when another key keeps the
-/// whole configuration from loading).
+/// Check `recode.base` where it is read (SPEC 1.2 "Errors a newcomer meets"): a set
+/// base must be a local branch or a branch of `recode.remote`, else every commit would
+/// count as ahead. A repository with no branch yet (`any_branch` false) has nothing to
+/// check. `exists` says whether a full ref name exists (the repository's ref store: the
+/// configuration reads no refs itself).
 ///
 /// Errors: [`ConfigError::Invalid`] naming [`BASE`].
 pub(crate) fn check_base_of(
-    repo: &gix::Repository,
+    exists: &dyn Fn(&str) -> bool,
+    any_branch: bool,
     base: Option<&str>,
     remote: &str,
 ) -> Result<(), ConfigError> {
@@ -252,15 +248,9 @@ pub(crate) fn check_base_of(
         let Some(base) = base else {
             return Ok(());
         };
-        let exists = |name: String| matches!(repo.try_find_reference(name.as_str()), Ok(Some(_)));
-        let any_branch = repo
-            .references()
-            .ok()
-            .and_then(|r| r.local_branches().ok().map(|mut b| b.next().is_some()))
-            .unwrap_or(false);
         if !any_branch
-            || exists(format!("refs/heads/{base}"))
-            || exists(format!("refs/remotes/{remote}/{base}"))
+            || exists(&format!("refs/heads/{base}"))
+            || exists(&format!("refs/remotes/{remote}/{base}"))
         {
             return Ok(());
         }

@@ -67,15 +67,13 @@ pub(super) fn clocks(
 pub(super) fn untrusted_refs(repo: &gix::Repository, now: jiff::Timestamp) -> Vec<Check> {
     let mut seen = hosts::Seen::load(repo);
     let (_, mut warnings) = hosts::read_heartbeats(repo, &mut seen, now);
-    if let Ok(platform) = repo.references()
-        && let Ok(iter) = platform.prefixed("refs/recode/claims")
-    {
-        for r in iter.flatten() {
-            let name = r.name().as_bstr().to_string();
-            let why = match r.target().try_id() {
+    if let Ok(listed) = crate::refs::list(repo, "refs/recode/claims") {
+        for r in listed {
+            let name = r.name;
+            let why = match r.target {
                 _ if !hosts::claim::is_claim_name(&name) => Some("not a claim ref".to_string()),
-                Some(id) => hosts::claim::read(repo, id.to_owned()).err(),
-                None => Some("a symbolic ref".to_string()),
+                crate::refs::Target::Id(id) => hosts::claim::read(repo, id).err(),
+                crate::refs::Target::Symbolic(_) => Some("a symbolic ref".to_string()),
             };
             if let Some(why) = why {
                 warnings.push(hosts::untrusted_warning(&name, &why));

@@ -33,6 +33,7 @@ pub(crate) fn stale_locks(
         for name in ["index.lock", "HEAD.lock", "packed-refs.lock", "config.lock"] {
             candidates.push(d.join(name));
         }
+        candidates.push(d.join("reftable").join("tables.list.lock"));
     }
     let mut stack = vec![common.join("refs")];
     while let Some(d) = stack.pop() {

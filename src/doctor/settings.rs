@@ -22,8 +22,8 @@ pub(super) fn config_values(repo: &gix::Repository, cfg: Option<&Config>) -> Vec
         }
     }
     let base = match cfg {
-        Some(c) => c.check_base(repo),
-        None => config::check_base_of(
+        Some(c) => crate::repo::check_base(repo, c),
+        None => crate::repo::check_base_of(
             repo,
             config::string(repo, config::BASE).as_deref(),
             &config::string(repo, config::REMOTE).unwrap_or_else(|| config::DEFAULT_REMOTE.into()),

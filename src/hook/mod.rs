@@ -46,7 +46,7 @@ pub fn unledgered_milestones<'a>(
 
 /// The commit HEAD points to and its message.
 pub(crate) fn head_commit(repo: &gix::Repository) -> Option<(ObjectId, String)> {
-    let id = repo.head_id().ok()?.detach();
+    let id = crate::refs::head(repo)?.id()?;
     let commit = repo.find_commit(id).ok()?;
     let msg = commit.message_raw().ok()?.to_string();
     Some((id, msg))

@@ -185,12 +185,10 @@ pub(crate) fn local_worker_branches(
     cfg: &Config,
     ledgers: &Ledgers,
 ) -> Result<Vec<(String, String)>, RepoError> {
-    let platform = repo.references().map_err(repo::git)?;
-    let local: std::collections::BTreeSet<String> = platform
-        .local_branches()
+    let local: std::collections::BTreeSet<String> = crate::refs::list(repo, "refs/heads/")
         .map_err(repo::git)?
-        .flatten()
-        .map(|r| r.name().shorten().to_string())
+        .into_iter()
+        .map(|r| r.name.trim_start_matches("refs/heads/").to_string())
         .collect();
     let base = repo::base_name(repo, cfg);
     let workers =

@@ -70,15 +70,7 @@ pub(crate) fn heartbeat_ref(host: &str) -> String {
 /// attempt on the remote first (SPEC 1.2 "Several machines"). Only ref names are read.
 pub(crate) fn other_hosts_known(repo: &gix::Repository, here: &str) -> bool {
     let mine = heartbeat_ref(here);
-    repo.references()
-        .ok()
-        .and_then(|p| {
-            p.prefixed(HOSTS_PREFIX).ok().map(|iter| {
-                iter.flatten()
-                    .any(|r| r.name().as_bstr() != mine.as_bytes())
-            })
-        })
-        .unwrap_or(false)
+    crate::refs::list(repo, HOSTS_PREFIX).is_ok_and(|refs| refs.iter().any(|r| r.name != mine))
 }
 
 /// One worker in a heartbeat: its newest spawn's pid (none recorded: null) and whether
@@ -190,16 +182,13 @@ pub(crate) fn read_heartbeats(
 ) -> (BTreeMap<String, Heartbeat>, Vec<String>) {
     let mut out = BTreeMap::new();
     let mut warnings = Vec::new();
-    let Ok(platform) = repo.references() else {
+    let Ok(listed) = crate::refs::list(repo, HOSTS_PREFIX) else {
         return (out, warnings);
     };
-    let Ok(iter) = platform.prefixed(HOSTS_PREFIX) else {
-        return (out, warnings);
-    };
-    for r in iter.flatten() {
-        let name = r.name().as_bstr().to_string();
+    for r in listed {
+        let name = r.name;
         let host = name.trim_start_matches(HOSTS_PREFIX).to_string();
-        let Some(id) = r.target().try_id().map(|i| i.to_owned()) else {
+        let crate::refs::Target::Id(id) = r.target else {
             continue;
         };
         let read = if host.contains('/') {

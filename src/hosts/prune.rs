@@ -79,36 +79,28 @@ pub(crate) fn prune_claims(
 
 /// Delete the local copy `name` when it still points at `id`.
 fn delete_local(repo: &gix::Repository, name: &str, id: ObjectId) {
-    use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
-    let Ok(full) = gix::refs::FullName::try_from(name) else {
-        return;
+    let edit = crate::refs::Edit {
+        name,
+        expect: crate::refs::Expect::Is(id),
+        new: None,
+        message: "recode: claim ended",
     };
-    let edit = RefEdit {
-        change: Change::Delete {
-            expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
-            log: RefLog::AndReference,
-        },
-        name: full,
-        deref: false,
-    };
-    let _ = repo.edit_reference(edit);
+    let _ = crate::refs::swap(repo, &edit);
 }
 
 /// Forget local claim copies the remote no longer lists (the remote is the claims' home;
 /// a local copy is only what the last look fetched).
 fn forget_local(repo: &gix::Repository, remote_values: &BTreeMap<String, ObjectId>) {
-    let Ok(platform) = repo.references() else {
+    let Ok(listed) = crate::refs::list(repo, claim::CLAIMS_PREFIX) else {
         return;
     };
-    let Ok(iter) = platform.prefixed(claim::CLAIMS_PREFIX) else {
-        return;
-    };
-    let stale: Vec<(String, ObjectId)> = iter
-        .flatten()
-        .filter_map(|r| {
-            let name = r.name().as_bstr().to_string();
-            let id = r.target().try_id()?.to_owned();
-            (!remote_values.contains_key(&name)).then_some((name, id))
+    let stale: Vec<(String, ObjectId)> = listed
+        .into_iter()
+        .filter_map(|r| match r.target {
+            crate::refs::Target::Id(id) if !remote_values.contains_key(&r.name) => {
+                Some((r.name, id))
+            }
+            _ => None,
         })
         .collect();
     for (n, id) in stale {

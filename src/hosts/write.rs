@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 
 use gix::ObjectId;
-use gix::refs::transaction::PreviousValue;
 use jiff::Timestamp;
 
 use super::{BeatEntry, HEARTBEAT_FILE, HeartbeatDoc, Me, heartbeat_ref, parse_heartbeat};
@@ -55,17 +54,13 @@ pub(crate) fn write_heartbeat(
     };
     let workers: BTreeMap<String, BeatEntry> = workers.into_iter().collect();
     for _try in 0..2 {
-        let current = repo
-            .try_find_reference(name.as_str())
-            .map_err(|e| err(e.to_string()))?;
+        let current = crate::refs::find(repo, &name).map_err(|e| err(e.to_string()))?;
         let (expected, old) = match current {
-            Some(r) => {
+            Some(target) => {
                 // A tag or anything else under this host's name is replaced by a heartbeat.
-                let id = r
-                    .target()
-                    .try_id()
-                    .map(|i| i.to_owned())
-                    .ok_or_else(|| err("a symbolic ref".into()))?;
+                let crate::refs::Target::Id(id) = target else {
+                    return Err(err("a symbolic ref".into()));
+                };
                 let old = super::read_beat_blob(repo, id).ok().and_then(|t| {
                     serde_json::from_str::<HeartbeatDoc>(&t)
                         .ok()
@@ -93,11 +88,14 @@ pub(crate) fn write_heartbeat(
         };
         let text = serde_json::to_string(&doc).map_err(|e| err(e.to_string()))?;
         let id = commit(repo, &text, now).map_err(err)?;
-        let previous = match expected {
-            Some(o) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(o)),
-            None => PreviousValue::MustNotExist,
+        let edit = crate::refs::Edit {
+            name: &name,
+            expect: crate::refs::Expect::from(expected),
+            new: Some(id),
+            message: "recode: heartbeat",
         };
-        match repo.reference(name.as_str(), id, previous, "recode: heartbeat") {
+        match crate::refs::swap(repo, &edit) {
+            // `Ok(false)`: created meanwhile with this very commit: written all the same.
             Ok(_) => return Ok(Some(id)),
             // Another run on this host moved it between the read and the edit: read again.
             Err(e) if _try == 0 => tracing::debug!(error = %e, "heartbeat race; retrying"),

@@ -2,7 +2,6 @@
 //! updates of the notes ref, retried on a lost race.
 
 use gix::ObjectId;
-use gix::refs::transaction::PreviousValue;
 use jiff::Timestamp;
 
 use std::collections::BTreeSet;
@@ -18,8 +17,9 @@ use crate::model::Event;
 /// How long an append keeps retrying a lost compare-and-swap race (or waits on a lock of
 /// its own ref until it is stale, [`crate::lock::OWN_REF_STALE_SECS`]), in milliseconds.
 const RETRY_BUDGET_MS: u64 = 35_000;
-/// A `packed-refs.lock` this old (seconds) makes an append fail at once instead of
-/// retrying, unless it is older than `recode.staleLockAfter`: then it is moved aside.
+/// A lock of every ref (`packed-refs.lock`; a reftable's `tables.list.lock`) this old
+/// (seconds) makes an append fail at once instead of retrying, unless it is older than
+/// `recode.staleLockAfter`: then it is moved aside.
 const PACKED_REFS_STUCK_SECS: u64 = 30;
 
 /// The identity of ledger commits: always git-recode's own ([`crate::git::OWN_NAME`]),
@@ -62,12 +62,10 @@ enum Pace {
     Patient,
 }
 
-/// Move `name` from `expected` to `new` (compare-and-swap). `Ok(false)`: lost the race.
-///
-/// gix accepts "must not exist" when the ref already holds exactly `new`: two writers
-/// that computed the same commit from an absent ref would both win. The edit gix returns
-/// says what it found (`MustExistAndMatch` of the existing value); finding the ref
-/// already created is a lost race here, so each writer re-decides its events.
+/// Move `name` from `expected` to `new` (compare-and-swap, through the ref store
+/// [`crate::refs::swap`]). `Ok(false)`: lost the race (the ref moved, was created meanwhile
+/// even with the same value, or a writer's lock stood), so each writer re-decides its
+/// events.
 ///
 /// Errors: [`LedgerError::StaleLock`], [`LedgerError::Unwritable`] (see [`lost_race`]).
 fn cas_ref(
@@ -79,36 +77,20 @@ fn cas_ref(
     log: &str,
     pace: Pace,
 ) -> Result<bool, LedgerError> {
-    use gix::refs::transaction::{Change, RefEdit};
-    let previous = match expected {
-        Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
-        None => PreviousValue::MustNotExist,
+    let edit = crate::refs::Edit {
+        name,
+        expect: crate::refs::Expect::from(expected),
+        new: Some(new),
+        message: log,
     };
-    let full: gix::refs::FullName =
-        name.try_into()
-            .map_err(|e: gix::validate::reference::name::Error| {
-                git_err("name the ref", name)(Box::new(e))
-            })?;
-    let edit = RefEdit::update(full, new, previous, log);
-    let result: Result<Vec<RefEdit>, Box<dyn std::error::Error + Send + Sync>> = match pace {
-        Pace::Patient => repo.edit_reference(edit).map_err(|e| Box::new(e) as _),
+    let result = match pace {
+        Pace::Patient => crate::refs::swap(repo, &edit),
     };
     match result {
-        Ok(edits) => {
-            let found_created = expected.is_none()
-                && edits.iter().any(|e| {
-                    matches!(
-                        &e.change,
-                        Change::Update {
-                            expected: PreviousValue::MustExistAndMatch(_),
-                            ..
-                        }
-                    )
-                });
-            if found_created {
-                tracing::debug!(ref_name = name, "another writer created the ref; retrying");
-            }
-            Ok(!found_created)
+        Ok(true) => Ok(true),
+        Ok(false) => {
+            tracing::debug!(ref_name = name, "another writer created the ref; retrying");
+            Ok(false)
         }
         Err(e) => lost_race(repo, locks, name, expected, e),
     }
@@ -120,27 +102,33 @@ fn cas_ref(
 /// stood for seconds ([`LedgerError::StaleLock`]: left by a killed writer), something that
 /// is not a lock file at the lock path, an unwritable refs directory
 /// ([`LedgerError::Unwritable`]). A lock moved aside is reported to `locks.moves`, its
-/// `unlocked` event owed there ([`crate::lock::Moves::owe`]).
+/// `unlocked` event owed there ([`crate::lock::Moves::owe`]). The lock files are the ref
+/// store's ([`crate::refs::locks`]): the ref's own and `packed-refs.lock` for files, the
+/// stack's `tables.list.lock` for reftable.
 fn lost_race(
     repo: &gix::Repository,
     locks: &Settle,
     name: &str,
     expected: Option<ObjectId>,
-    e: Box<dyn std::error::Error + Send + Sync>,
+    e: crate::refs::SwapError,
 ) -> Result<bool, LedgerError> {
-    let lock = repo.common_dir().join(format!("{name}.lock"));
+    let paths = crate::refs::locks(repo, name);
     let unwritable = |why: String, source| LedgerError::Unwritable {
         name: name.to_string(),
         why,
         source,
     };
-    match std::fs::symlink_metadata(&lock) {
-        Ok(m) if m.is_file() => {
+    let own = paths
+        .own
+        .as_ref()
+        .map(|lock| (lock, std::fs::symlink_metadata(lock)));
+    match own {
+        Some((lock, Ok(m))) if m.is_file() => {
             // SPEC 1.2 "The loop settles": a lock on git-recode's own ref older than 30 s
             // was left by a killed writer (an append holds it for milliseconds): move it
             // aside, owe its `unlocked` event, and try again. A younger one: wait.
-            if crate::lock::age_secs(&lock).is_some_and(|a| a >= crate::lock::OWN_REF_STALE_SECS) {
-                match crate::lock::move_aside(&lock, &locks.moves) {
+            if crate::lock::age_secs(lock).is_some_and(|a| a >= crate::lock::OWN_REF_STALE_SECS) {
+                match crate::lock::move_aside(lock, &locks.moves) {
                     Ok(moved) => locks.moves.owe(moved),
                     Err(_) if !lock.exists() => {}
                     Err(_) => {
@@ -151,61 +139,37 @@ fn lost_race(
                 }
             }
         }
-        Ok(_) => {
+        Some((lock, Ok(_))) => {
             return Err(unwritable(
                 format!(
                     "{} is in the way and is not a lock file a writer holds",
                     lock.display()
                 ),
-                e,
+                e.source,
             ));
         }
-        Err(_) if ref_tip(repo, name)? == expected && !lock_was_held(e.as_ref()) => {
-            return Err(unwritable("the ref could not be written".into(), e));
+        _ if !e.lost() && ref_tip(repo, name)? == expected => {
+            return Err(unwritable("the ref could not be written".into(), e.source));
         }
-        Err(_)
-            if crate::lock::age_secs(&repo.common_dir().join("packed-refs.lock"))
-                .is_some_and(|a| a >= PACKED_REFS_STUCK_SECS) =>
-        {
+        _ if crate::lock::age_secs(&paths.shared).is_some_and(|a| a >= PACKED_REFS_STUCK_SECS) => {
             // SPEC 1.2: stale past `recode.staleLockAfter`: moved aside, and try again;
             // younger but stuck for seconds: fail at once rather than retry for 35 s.
-            let packed = repo.common_dir().join("packed-refs.lock");
+            let shared = &paths.shared;
             let stale =
-                crate::lock::age_secs(&packed).is_some_and(|a| a >= locks.stale_after.as_secs());
-            match stale.then(|| crate::lock::move_aside(&packed, &locks.moves)) {
+                crate::lock::age_secs(shared).is_some_and(|a| a >= locks.stale_after.as_secs());
+            match stale.then(|| crate::lock::move_aside(shared, &locks.moves)) {
                 Some(Ok(moved)) => locks.moves.owe(moved),
                 _ => {
                     return Err(LedgerError::StaleLock {
-                        path: packed.display().to_string(),
+                        path: shared.display().to_string(),
                     });
                 }
             }
         }
-        Err(_) => {}
+        _ => {}
     }
     tracing::debug!(ref_name = name, error = %e, "compare-and-swap lost; retrying");
     Ok(false)
-}
-
-/// Whether an error says a ref's lock file already existed (a writer held it): gix
-/// classifies a lock it could not obtain as retryable (`gix::error::Class::Retryable`,
-/// read through its error tree, not its message), and an `AlreadyExists` I/O error in the
-/// chain is the lock file itself.
-fn lock_was_held(e: &(dyn std::error::Error + 'static)) -> bool {
-    if gix::error::classify(e).is_retryable() {
-        return true;
-    }
-    let mut cur = Some(e);
-    while let Some(err) = cur {
-        if err
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::AlreadyExists)
-        {
-            return true;
-        }
-        cur = err.source();
-    }
-    false
 }
 
 /// A patient writer's pause between lost races: 4 ms doubling to 64 ms, plus up to 6 ms
@@ -388,7 +352,7 @@ fn fetched_lines(
     for name in super::notes_refs(repo, notes_ref).iter().skip(1) {
         if let Some(tip) = ref_tip(repo, name)? {
             let tree = tree_of(repo, tip, name)?;
-            if let Some(text) = note_text(repo, tree, anchor_id(task), name)? {
+            if let Some(text) = note_text(repo, tree, anchor_id(repo.object_hash(), task), name)? {
                 lines.extend(note_lines(&text));
             }
         }
@@ -462,14 +426,14 @@ fn append_paced(
 ) -> Result<Vec<Event>, LedgerError> {
     let sig = signature(now);
     let pace = pace(&sig);
-    let anchor = anchor_id(task);
+    let anchor = anchor_id(repo.object_hash(), task);
     let fetched = fetched_lines(repo, notes_ref, task)?;
     let mut anchored = false;
     with_retry(task, notes_ref, pace, || {
         let tip = ref_tip(repo, notes_ref)?;
         let root = match tip {
             Some(tip) => tree_of(repo, tip, notes_ref)?,
-            None => ObjectId::empty_tree(gix::hash::Kind::Sha1),
+            None => ObjectId::empty_tree(repo.object_hash()),
         };
         // The note's bytes as stored: a line that is not UTF-8 is kept byte for byte
         // (SPEC 1.2), never rewritten as U+FFFD; only the decision reads it as text.

@@ -50,15 +50,13 @@ pub(crate) struct Ledgers {
 /// fetched copies (`refs/recode/remotes/<remote>/notes`, written by `sync`).
 pub(crate) fn notes_refs(repo: &gix::Repository, local: &str) -> Vec<String> {
     let mut refs = vec![local.to_string()];
-    if let Ok(platform) = repo.references()
-        && let Ok(iter) = platform.prefixed("refs/recode/remotes/")
-    {
-        for r in iter.flatten() {
-            let name = r.name().as_bstr().to_string();
-            if name.ends_with("/notes") {
-                refs.push(name);
-            }
-        }
+    if let Ok(listed) = crate::refs::list(repo, "refs/recode/remotes/") {
+        refs.extend(
+            listed
+                .into_iter()
+                .map(|r| r.name)
+                .filter(|n| n.ends_with("/notes")),
+        );
     }
     refs
 }
@@ -68,14 +66,12 @@ pub(crate) fn anchor_content(key: &str) -> Vec<u8> {
     format!("recode-task {key}\n").into_bytes()
 }
 
-/// The anchor id of task `key` (what `git hash-object --stdin` prints for [`anchor_content`]).
-pub(crate) fn anchor_id(key: &str) -> ObjectId {
-    gix::objs::compute_hash(
-        gix::hash::Kind::Sha1,
-        gix::objs::Kind::Blob,
-        &anchor_content(key),
-    )
-    .expect("hashing in memory cannot fail")
+/// The anchor id of task `key` in a repository of object format `kind` (what `git
+/// hash-object --stdin` prints there for [`anchor_content`]: 40 hex digits in a SHA-1
+/// repository, 64 in a SHA-256 one).
+pub(crate) fn anchor_id(kind: gix::hash::Kind, key: &str) -> ObjectId {
+    gix::objs::compute_hash(kind, gix::objs::Kind::Blob, &anchor_content(key))
+        .expect("hashing in memory cannot fail")
 }
 
 /// Parse a note's text into entries for `task_hint`, pushing one warning per bad line.
@@ -138,18 +134,7 @@ pub(super) fn sort_entries(entries: &mut [Entry]) {
 
 /// The commit a notes ref points to, if it exists.
 pub(super) fn ref_tip(repo: &gix::Repository, name: &str) -> Result<Option<ObjectId>, LedgerError> {
-    let found = repo
-        .try_find_reference(name)
-        .map_err(|e| git_err("read the ref", name)(Box::new(e)))?;
-    match found {
-        None => Ok(None),
-        Some(mut r) => {
-            let id = r
-                .peel_to_id()
-                .map_err(|e| git_err("peel the ref", name)(Box::new(e)))?;
-            Ok(Some(id.detach()))
-        }
-    }
+    crate::refs::id(repo, name).map_err(|e| git_err("read the ref", name)(Box::new(e)))
 }
 
 pub(super) fn tree_of(
@@ -187,11 +172,13 @@ pub(super) fn walk_notes(
             continue;
         }
         let path = format!("{prefix}{name}");
+        // A note's path spells the annotated object's id: 40 hex digits (SHA-1), 64 (SHA-256).
+        let full = repo.object_hash().len_in_hex();
         if entry.mode.is_tree() {
-            if path.len() < 40 {
+            if path.len() < full {
                 walk_notes(repo, entry.oid.to_owned(), &path, out, notes_ref)?;
             }
-        } else if path.len() == 40
+        } else if path.len() == full
             && let Ok(id) = ObjectId::from_hex(path.as_bytes())
         {
             out.push((id, entry.oid.to_owned()));
@@ -259,7 +246,7 @@ pub fn read_task(
     refs: &[String],
     task: &str,
 ) -> Result<(Ledger, Vec<String>), LedgerError> {
-    let anchor = anchor_id(task);
+    let anchor = anchor_id(repo.object_hash(), task);
     let mut lines = BTreeSet::new();
     for name in refs {
         let Some(tip) = ref_tip(repo, name)? else {
@@ -327,8 +314,13 @@ mod tests {
     fn anchor_is_git_hash_object_of_text() {
         // `printf 'recode-task 7\n' | git hash-object --stdin`
         assert_eq!(
-            anchor_id("7").to_hex().to_string(),
+            anchor_id(gix::hash::Kind::Sha1, "7").to_hex().to_string(),
             "b7c52d68ad5acc81b55f88c841e31e3efc70b1fe"
+        );
+        // The same in a repository made with `git init --object-format=sha256`.
+        assert_eq!(
+            anchor_id(gix::hash::Kind::Sha256, "7").to_hex().to_string(),
+            "61dc8c8c5ad7cc9a46727205a89c935b52b781d72339339749e03f8a49dfefba"
         );
     }
 

@@ -52,7 +52,8 @@ pub struct Event {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
     /// A commit id, where known (for `wip` the new commit, for `deleted` the deleted tip);
-    /// on the wire 40 lowercase hex digits. A `head` that is not one is read as no head
+    /// on the wire its full lowercase hex (40 digits, 64 in a SHA-256 repository). A
+    /// `head` that is not one is read as no head
     /// (the event is kept: see `wire_head`).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "wire_head")]
     pub head: Option<gix::ObjectId>,
@@ -283,7 +284,8 @@ mod wire_ts {
     }
 }
 
-/// `head` on the wire: written as 40 lowercase hex digits ([`gix::ObjectId`]'s
+/// `head` on the wire: written as the full lowercase hex (40 digits; 64 in a SHA-256
+/// repository) ([`gix::ObjectId`]'s
 /// `Display`), read with [`gix::ObjectId::from_hex`]. A string that is not a full hex id
 /// (an old or hand-edited line) reads as no head and the event is kept, unlike a bad
 /// `ts`: the line may be an `escalated` or `deleted` event that must still count, and its
@@ -310,7 +312,7 @@ pub(crate) mod wire_head {
         Ok(text.and_then(|t| gix::ObjectId::from_hex(t.as_bytes()).ok()))
     }
 
-    /// One commit id written as 40 lowercase hex digits (`serialize_with` for a field
+    /// One commit id written as its full lowercase hex, 40 or 64 digits (`serialize_with` for a field
     /// that always holds one, e.g. `resume --json`'s `facts.commits[].id`).
     pub(crate) fn one<S: Serializer>(id: &gix::ObjectId, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(id)

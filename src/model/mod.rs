@@ -19,9 +19,9 @@ pub(crate) mod replay;
 use crate::outcome::Outcome;
 
 /// A commit id read from text at the edge (`git` output, forge JSON, a command-line
-/// argument): 40 hex digits, surrounding whitespace ignored; `None` for anything else
-/// (an abbreviated id, an empty or garbled string), which callers treat as unknown or
-/// report as an error. Never panics.
+/// argument): 40 hex digits (SHA-1) or 64 (SHA-256), surrounding whitespace ignored;
+/// `None` for anything else (an abbreviated id, an empty or garbled string), which
+/// callers treat as unknown or report as an error. Never panics.
 pub(crate) fn commit_id(text: &str) -> Option<gix::ObjectId> {
     gix::ObjectId::from_hex(text.trim().as_bytes()).ok()
 }

@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use gix::ObjectId;
-use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
 
 use super::removal::{self, Removal};
 use super::{Outcome, RecoverError, Run, Step, failed, failpoint, guard, short, step};
@@ -148,23 +147,17 @@ fn kept_because(r: &Run, w: &Worker, tip: ObjectId) -> Result<Option<String>, re
     }))
 }
 
-/// Delete `refs/heads/<branch>` only if it still points at `tip` (compare-and-swap).
+/// Delete `refs/heads/<branch>` only if it still points at `tip` (compare-and-swap,
+/// [`crate::refs::swap`]).
 fn delete_branch(repo: &gix::Repository, branch: &str, tip: ObjectId) -> Result<(), String> {
     let name = format!("refs/heads/{branch}");
-    let name: gix::refs::FullName =
-        name.as_str()
-            .try_into()
-            .map_err(|e: gix::validate::reference::name::Error| {
-                format!("bad branch name {branch}: {e}")
-            })?;
-    repo.edit_reference(RefEdit {
-        change: Change::Delete {
-            expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(tip)),
-            log: RefLog::AndReference,
-        },
-        name,
-        deref: false,
-    })
-    .map(|_| ())
-    .map_err(|e| format!("{branch} moved or could not be deleted (nothing was lost): {e}"))
+    let edit = crate::refs::Edit {
+        name: &name,
+        expect: crate::refs::Expect::Is(tip),
+        new: None,
+        message: "recode: delete",
+    };
+    crate::refs::swap(repo, &edit)
+        .map(|_| ())
+        .map_err(|e| format!("{branch} moved or could not be deleted (nothing was lost): {e}"))
 }

@@ -302,7 +302,8 @@ fn failed(w: &Worker, reason: impl Into<String>, error: bool) -> Step {
 }
 
 /// The repairs a run makes before anything else (not on a dry run): a stale
-/// `packed-refs.lock`, which blocks every ref write whatever the worker, is moved aside
+/// `packed-refs.lock` (a reftable's `tables.list.lock`: [`crate::refs::shared_lock`]),
+/// which blocks every ref write whatever the worker, is moved aside
 /// (its `unlocked` event goes with the run's first append); a removal a killed run left
 /// half done is finished or restored; branches deleted under their worktrees come back
 /// (SPEC 1.2). Returns the lines to warn with.
@@ -313,8 +314,7 @@ fn repair_first(
     cfg: &Config,
     now: jiff::Timestamp,
 ) -> Result<Vec<String>, RecoverError> {
-    let packed =
-        crate::locks::settle_worker(&[repo.common_dir().join("packed-refs.lock")], &cfg.locks);
+    let packed = crate::locks::settle_worker(&[crate::refs::shared_lock(repo)], &cfg.locks);
     if let crate::locks::Verdict::Clear(moved) = packed {
         moved.into_iter().for_each(|m| cfg.locks.moves.owe(m));
     }

@@ -6,7 +6,6 @@
 //! HEAD would be a root commit the base does not share, and the agent's commits would
 //! stay reachable only from that reflog.
 
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
 use super::RecoverError;
 use crate::config::Config;
@@ -61,23 +60,15 @@ pub(super) fn unborn_branches(
 
 /// Create `refs/heads/<branch>` at `id`, only if it does not exist.
 fn create_branch(repo: &gix::Repository, branch: &str, id: gix::ObjectId) -> Result<(), String> {
-    let name: gix::refs::FullName = format!("refs/heads/{branch}")
-        .as_str()
-        .try_into()
-        .map_err(|e: gix::validate::reference::name::Error| e.to_string())?;
-    repo.edit_reference(RefEdit {
-        change: Change::Update {
-            log: LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: false,
-                message: "recode: restored from the worktree's HEAD reflog".into(),
-            },
-            expected: PreviousValue::MustNotExist,
-            new: gix::refs::Target::Object(id),
-        },
-        name,
-        deref: false,
-    })
-    .map(|_| ())
-    .map_err(|e| e.to_string())
+    let name = format!("refs/heads/{branch}");
+    let edit = crate::refs::Edit {
+        name: &name,
+        expect: crate::refs::Expect::Absent,
+        new: Some(id),
+        message: "recode: restored from the worktree's HEAD reflog",
+    };
+    crate::refs::swap(repo, &edit)
+        .map_err(|e| e.to_string())?
+        .then_some(())
+        .ok_or_else(|| format!("{name} was created meanwhile"))
 }

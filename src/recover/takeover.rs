@@ -14,7 +14,6 @@
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
-use gix::refs::transaction::PreviousValue;
 
 use super::leftout::LeftOut;
 use super::{Outcome, RecoverError, Run, Step, failed, guard, push, short, step};
@@ -127,18 +126,14 @@ fn save(
         return Ok(Saved::Already(o));
     }
     let commit = commit_snapshot(r, w, dir, side.by, (tree, base, old))?;
-    let expected = match old {
-        Some(o) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(o)),
-        None => PreviousValue::MustNotExist,
+    let edit = crate::refs::Edit {
+        name: &side.full,
+        expect: crate::refs::Expect::from(old),
+        new: Some(commit),
+        message: "recode: takeover snapshot",
     };
-    r.repo
-        .reference(
-            side.full.as_str(),
-            commit,
-            expected,
-            "recode: takeover snapshot",
-        )
-        .map_err(|e| format!("cannot move {}: {e}", side.branch))?;
+    // `Ok(false)`: created meanwhile with this very commit: saved all the same.
+    crate::refs::swap(r.repo, &edit).map_err(|e| format!("cannot move {}: {e}", side.branch))?;
     Ok(Saved::New(commit))
 }
 

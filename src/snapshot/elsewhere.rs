@@ -38,19 +38,15 @@ impl StashEntry {
 
 /// Every stash entry, newest first (read once per gather); none without a stash.
 pub(crate) fn stash_entries(repo: &gix::Repository) -> Vec<StashEntry> {
-    let Ok(Some(r)) = repo.try_find_reference("refs/stash") else {
+    if !matches!(crate::refs::find(repo, "refs/stash"), Ok(Some(_))) {
         return Vec::new();
-    };
-    let mut platform = r.log_iter();
-    let Ok(Some(lines)) = platform.rev() else {
-        return Vec::new();
-    };
-    lines
-        .filter_map(Result::ok)
+    }
+    crate::refs::log(repo, "refs/stash")
+        .into_iter()
         .enumerate()
         .map(|(index, line)| StashEntry {
             index,
-            message: line.message.to_string(),
+            message: line.message,
         })
         .collect()
 }

@@ -108,12 +108,10 @@ pub(crate) fn worker_branches(
     base: &str,
 ) -> Result<(Branches, BTreeMap<String, String>), GatherError> {
     let mut local: BTreeMap<String, ObjectId> = BTreeMap::new();
-    let platform = repo.references().map_err(repo::git)?;
-    for r in platform.local_branches().map_err(repo::git)?.flatten() {
-        let name = r.name().shorten().to_string();
-        let mut r = r;
-        if let Ok(id) = r.peel_to_id() {
-            local.insert(name, id.detach());
+    for r in crate::refs::list(repo, "refs/heads/").map_err(repo::git)? {
+        if let Some(id) = crate::refs::peeled(repo, &r) {
+            let name = r.name.trim_start_matches("refs/heads/").to_string();
+            local.insert(name, id);
         }
     }
     let workers =
@@ -186,7 +184,15 @@ pub(crate) fn gather_from(
     let (beats, beat_warnings) = crate::hosts::read_heartbeats(repo, &mut seen, now);
     warnings.extend(beat_warnings);
     let base_tips = repo::base_tips(repo, cfg, &base);
-    let detached = detached_worktrees(cfg, &ledgers, &worktrees, &local, &base, opts, &mut workers);
+    let detached = detached_worktrees(
+        (repo, cfg),
+        &ledgers,
+        &worktrees,
+        &local,
+        &base,
+        opts,
+        &mut workers,
+    );
     let mut ctx = worker::Ctx {
         repo,
         cfg,
@@ -275,7 +281,7 @@ pub(super) struct Detached<'a> {
 /// branch their HEAD reflog says they left (SPEC special cases); such a branch becomes a
 /// worker when it matches the pattern (not for a one-branch gather).
 fn detached_worktrees<'a>(
-    cfg: &Config,
+    (repo, cfg): (&gix::Repository, &Config),
     ledgers: &ledger::Ledgers,
     worktrees: &'a [Worktree],
     local: &Branches,
@@ -293,7 +299,7 @@ fn detached_worktrees<'a>(
                 owned = true;
             }
         }
-        if !owned && let Some(b) = worktree::left_branch(&wt.git_dir, local) {
+        if !owned && let Some(b) = worktree::left_branch(repo, &wt.git_dir, local) {
             if opts.only_branch.is_none()
                 && b != base
                 && let Some(t) = cfg.task_of(&b)

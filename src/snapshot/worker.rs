@@ -497,17 +497,12 @@ fn spawn_output(events: &[crate::model::Event]) -> Option<&str> {
 /// Tips of every ref (branches, remote-tracking branches, tags), to find commits no ref contains.
 fn all_tips(repo: &gix::Repository) -> Vec<ObjectId> {
     let mut out = BTreeSet::new();
-    if let Ok(p) = repo.references()
-        && let Ok(iter) = p.all()
-    {
-        for mut r in iter.flatten() {
-            let name = r.name().as_bstr().to_string();
-            if name.starts_with("refs/notes/") || name.starts_with("refs/recode/") {
-                continue;
-            }
-            if let Ok(id) = r.peel_to_id() {
-                out.insert(id.detach());
-            }
+    for r in crate::refs::list(repo, "refs/").unwrap_or_default() {
+        if r.name.starts_with("refs/notes/") || r.name.starts_with("refs/recode/") {
+            continue;
+        }
+        if let Some(id) = crate::refs::peeled(repo, &r) {
+            out.insert(id);
         }
     }
     out.into_iter().collect()

@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use gix::ObjectId;
-use gix::refs::transaction::PreviousValue;
 
 use super::{Pair, PushSpec, SyncError, other, tip};
 
@@ -144,7 +143,13 @@ pub(super) fn merge(
 
 /// Point a remote-tracking ref at `id`, best effort (the next sync fetches it again).
 pub(super) fn set_tracking(repo: &gix::Repository, tracking: &str, id: ObjectId) {
-    let _ = repo.reference(tracking, id, PreviousValue::Any, "recode: sync");
+    let edit = crate::refs::Edit {
+        name: tracking,
+        expect: crate::refs::Expect::Any,
+        new: Some(id),
+        message: "recode: sync",
+    };
+    let _ = crate::refs::swap(repo, &edit);
 }
 
 /// Words of a ref's merge for the user: how `merged` came from `ours` and `theirs`.
@@ -179,14 +184,15 @@ pub(super) fn merge_ref(
         return Ok(Some((format!("{local}: nothing on either side"), None)));
     };
     if Some(merged) != ours {
-        let expected = match ours {
-            Some(o) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(o)),
-            None => PreviousValue::MustNotExist,
+        let edit = crate::refs::Edit {
+            name: local,
+            expect: crate::refs::Expect::from(ours),
+            new: Some(merged),
+            message: "recode: sync merge",
         };
-        if repo
-            .reference(local.as_str(), merged, expected, "recode: sync merge")
-            .is_err()
-        {
+        // A lost race (`Ok(false)`: created meanwhile with this very commit, taken as done
+        // as before) or any failure: start over.
+        if crate::refs::swap(repo, &edit).is_err() {
             return Ok(None);
         }
     }

@@ -52,7 +52,7 @@ pub enum Gate {
 /// One commit since the base.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct CommitFact {
-    /// Commit id (40 hex digits in `resume --json`).
+    /// Commit id (40 hex digits, 64 in a SHA-256 repository, in `resume --json`).
     #[serde(serialize_with = "crate::model::event::wire_head::one")]
     pub id: gix::ObjectId,
     /// First line of the message.

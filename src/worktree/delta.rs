@@ -219,7 +219,9 @@ fn delta(repo: &gix::Repository, mut c: Changed, changes: &[Change]) -> Option<C
             }
             !keep && !check.contains(&i)
         });
-        super::gix_status(repo, index, (false, true), &mut seen).ok()?;
+        // Nothing staged is asked for: HEAD's tree is not compared.
+        let unused = gix::ObjectId::empty_tree(repo.object_hash());
+        super::gix_status(repo, index, (false, true, unused), &mut seen).ok()?;
     }
     c.unstaged.extend(seen.unstaged);
     c.conflicted.extend(seen.conflicted);
@@ -390,12 +392,8 @@ fn fingerprint(repo: &gix::Repository, admin: &Path) -> Option<String> {
     let index = repo.index_path();
     parts.push(stamp(&index));
     parts.push(index_checksum(&index));
-    let head = repo.head().ok()?;
-    parts.push(format!(
-        "{:?} {:?}",
-        head.referent_name().map(|n| n.as_bstr().to_owned()),
-        head.id().map(|id| id.detach())
-    ));
+    let head = crate::refs::head(repo)?;
+    parts.push(format!("{:?} {:?}", head.branch(), head.id()));
     let common = repo.common_dir();
     let mut files: Vec<PathBuf> = vec![
         common.join("info").join("exclude"),

@@ -22,9 +22,48 @@ pub const LATER_EPOCH: i64 = 1_893_456_000;
 /// `rev-list` argument leaving out the heartbeat refs (before `--all`).
 pub const HEARTBEATS_EXCLUDED: &str = "--exclude=refs/recode/hosts/*";
 
+/// The repository format every fixture repository is made in, from `RECODE_TEST_FORMAT`:
+/// `files-sha1` (the default), `reftable`, `sha256` or `reftable-sha256`.
+///
+/// Panics on another value: a typo must not run the default suite under a format's name.
+pub fn test_format() -> &'static str {
+    match std::env::var("RECODE_TEST_FORMAT").as_deref() {
+        Err(_) | Ok("") | Ok("files-sha1") => "files-sha1",
+        Ok("reftable") => "reftable",
+        Ok("sha256") => "sha256",
+        Ok("reftable-sha256") => "reftable-sha256",
+        Ok(other) => panic!(
+            "RECODE_TEST_FORMAT={other}: expected files-sha1, reftable, sha256 or reftable-sha256"
+        ),
+    }
+}
+
+/// The variables that make `git init`, `git init --bare` and `git clone` create
+/// repositories of `format` ([`test_format`]'s names): `GIT_DEFAULT_REF_FORMAT`,
+/// `GIT_DEFAULT_HASH` (a clone takes its remote's hash, and its ref format from the
+/// variable).
+pub fn format_vars(format: &str) -> Vec<(&'static str, &'static str)> {
+    let mut vars = Vec::new();
+    if format.starts_with("reftable") {
+        vars.push(("GIT_DEFAULT_REF_FORMAT", "reftable"));
+    }
+    if format.ends_with("sha256") {
+        vars.push(("GIT_DEFAULT_HASH", "sha256"));
+    }
+    vars
+}
+
+/// [`format_vars`] of [`test_format`]: for a process the tests start without a [`TestEnv`].
+pub fn format_env() -> Vec<(&'static str, &'static str)> {
+    format_vars(test_format())
+}
+
 pub struct TestEnv {
     pub tmp: tempfile::TempDir,
     pub home: PathBuf,
+    /// The format of the repositories it makes ([`test_format`] unless
+    /// [`TestEnv::in_format`] set one).
+    pub format: &'static str,
 }
 
 impl TestEnv {
@@ -35,7 +74,29 @@ impl TestEnv {
             .unwrap();
         let home = tmp.path().join("home");
         std::fs::create_dir_all(&home).unwrap();
-        TestEnv { tmp, home }
+        TestEnv {
+            tmp,
+            home,
+            format: test_format(),
+        }
+    }
+
+    /// A test environment whose repositories are made in `format` (`files-sha1`,
+    /// `reftable`, `sha256`, `reftable-sha256`), whatever `RECODE_TEST_FORMAT` says.
+    pub fn in_format(format: &'static str) -> TestEnv {
+        TestEnv {
+            format,
+            ..TestEnv::new()
+        }
+    }
+
+    /// The object format of its repositories.
+    pub fn hash_kind(&self) -> gix::hash::Kind {
+        if self.format.ends_with("sha256") {
+            gix::hash::Kind::Sha256
+        } else {
+            gix::hash::Kind::Sha1
+        }
     }
 
     pub fn root(&self) -> PathBuf {
@@ -66,6 +127,7 @@ impl TestEnv {
             // No machine-wide Watchman server reads a test's worktrees (tests/it/watch.rs
             // starts its own).
             .env("WATCHMAN_SOCK", self.tmp.path().join("no-watchman.sock"))
+            .envs(format_vars(self.format))
             .stdin(Stdio::null());
     }
 
@@ -227,7 +289,7 @@ impl TestEnv {
         } else {
             std::fs::read(file).unwrap()
         };
-        gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &bytes)
+        gix::objs::compute_hash(self.hash_kind(), gix::objs::Kind::Blob, &bytes)
             .unwrap()
             .to_string()
     }

@@ -37,6 +37,7 @@ pub(crate) fn smoke(forge: &str, seeds: &str) {
             .args(["8", seed])
             .env("PATH", &path)
             .env("SMOKE_FORGE", forge)
+            .envs(crate::common::format_env())
             .env_remove("RECODE_NOW")
             .output()
             .unwrap();
