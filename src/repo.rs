@@ -139,13 +139,17 @@ fn find_unknown_format(start: &Path) -> Option<RepoError> {
                     .map(|v| v.to_string().trim().to_ascii_lowercase())
                     .filter(|v| !v.is_empty())
             };
-            if let Some(v) = value("extensions.refStorage").filter(|v| v != "files" && v != "reftable") {
+            if let Some(v) =
+                value("extensions.refStorage").filter(|v| v != "files" && v != "reftable")
+            {
                 return Some(RepoError::RefFormat {
                     path: git_dir,
                     format: v,
                 });
             }
-            if let Some(v) = value("extensions.objectFormat").filter(|v| v != "sha1" && v != "sha256") {
+            if let Some(v) =
+                value("extensions.objectFormat").filter(|v| v != "sha1" && v != "sha256")
+            {
                 return Some(RepoError::ObjectFormat {
                     path: git_dir,
                     format: v,

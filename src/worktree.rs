@@ -14,6 +14,7 @@ use crate::repo::{RepoError, git};
 
 pub(crate) mod bind;
 mod delta;
+mod plain;
 mod proof;
 pub(crate) mod watch;
 
@@ -181,10 +182,12 @@ pub(crate) fn rebase_head_name(git_dir: &Path) -> Option<String> {
 /// store's [`crate::refs::head_log`]) that is still in the object store; `None` without
 /// a reflog or with no such commit.
 pub(crate) fn reflog_head(repo: &gix::Repository, git_dir: &Path) -> Option<ObjectId> {
-    crate::refs::head_log(repo, git_dir).into_iter().find_map(|line| {
-        let id = line.new;
-        (!id.is_null() && repo.find_commit(id).is_ok()).then_some(id)
-    })
+    crate::refs::head_log(repo, git_dir)
+        .into_iter()
+        .find_map(|line| {
+            let id = line.new;
+            (!id.is_null() && repo.find_commit(id).is_ok()).then_some(id)
+        })
 }
 
 /// The operation in progress in a worktree (its own repository `own`), from gix's
@@ -424,7 +427,8 @@ fn own_index(repo: &gix::Repository) -> Result<gix::index::File, RepoError> {
 /// gix's status over `index` (its proven entries marked up to date) into `c`: the
 /// index-to-worktree changes, with its directory walk for untracked files only when
 /// `dirwalk`, and the HEAD-to-index changes (staged, against `head_tree`, HEAD's tree as
-/// the ref store read it) unless `nothing_staged`.
+/// the ref store read it) unless `nothing_staged`. On reftable, an index without
+/// submodules takes [`plain::status`] (gix's platform would read HEAD itself).
 ///
 /// Errors: [`RepoError`] when gix's status fails.
 fn gix_status(
@@ -434,6 +438,15 @@ fn gix_status(
     c: &mut Changed,
 ) -> Result<(), RepoError> {
     let dirwalk_options = repo.dirwalk_options().map_err(git)?;
+    let submodule = |e: &gix::index::Entry| e.mode == gix::index::entry::Mode::COMMIT;
+    if crate::refs::is_reftable(repo) && !index.entries().iter().any(submodule) {
+        let walk = dirwalk.then(|| {
+            let mut walk = dirwalk_options.emit_untracked(gix::dir::walk::EmissionMode::Matching);
+            walk.set_emit_ignored(Some(gix::dir::walk::EmissionMode::Matching));
+            walk
+        });
+        return plain::status(repo, &index, (walk, nothing_staged, head_tree), c);
+    }
     let platform = repo
         .status(gix::progress::Discard)
         .map_err(git)?

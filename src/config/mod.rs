@@ -197,7 +197,6 @@ impl Config {
             watcher,
         })
     }
-
 }
 
 /// The duration `key` holds, read with a unit ([`duration_secs`]) from `value`, at least

@@ -47,11 +47,7 @@ pub(crate) struct CommitError {
 /// `head-name` git keeps in `rebase-merge/` or `rebase-apply/`).
 fn branch_of(repo: &gix::Repository) -> Option<String> {
     if let Some(name) = crate::refs::head(repo).as_ref().and_then(|h| h.branch()) {
-        return Some(
-            name.strip_prefix("refs/heads/")
-                .unwrap_or(name)
-                .to_string(),
-        );
+        return Some(name.strip_prefix("refs/heads/").unwrap_or(name).to_string());
     }
     crate::worktree::rebase_head_name(repo.git_dir())
         .and_then(|n| n.strip_prefix("refs/heads/").map(str::to_string))

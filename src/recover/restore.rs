@@ -6,7 +6,6 @@
 //! HEAD would be a root commit the base does not share, and the agent's commits would
 //! stay reachable only from that reflog.
 
-
 use super::RecoverError;
 use crate::config::Config;
 use crate::ledger;

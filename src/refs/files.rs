@@ -110,9 +110,10 @@ pub(super) fn swap(repo: &gix::Repository, edit: &Edit) -> Result<bool, SwapErro
         held: lock_was_held(e.as_ref()),
         source: e,
     };
-    let name: gix::refs::FullName = edit.name.try_into().map_err(
-        |e: gix::validate::reference::name::Error| other(Box::new(e)),
-    )?;
+    let name: gix::refs::FullName = edit
+        .name
+        .try_into()
+        .map_err(|e: gix::validate::reference::name::Error| other(Box::new(e)))?;
     let expected = match edit.expect {
         Expect::Absent => PreviousValue::MustNotExist,
         Expect::Is(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),

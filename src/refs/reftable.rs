@@ -334,9 +334,14 @@ pub(super) fn swap(repo: &gix::Repository, edit: &Edit) -> Result<(), SwapError>
 /// `unable to resolve reference`). Held: the stack's lock stood (`cannot lock references`)
 /// or the stack changed under the transaction (`outdated`).
 pub(super) fn classify(stderr: &str) -> (bool, bool) {
-    let moved = ["but expected", "already exists", "is missing", "unable to resolve reference"]
-        .iter()
-        .any(|w| stderr.contains(w));
+    let moved = [
+        "but expected",
+        "already exists",
+        "is missing",
+        "unable to resolve reference",
+    ]
+    .iter()
+    .any(|w| stderr.contains(w));
     let held = !moved
         && ["cannot lock references", "outdated", "tables.list.lock"]
             .iter()

@@ -58,7 +58,14 @@ fn repo_of(root: &Path, format: &str) -> (gix::Repository, ObjectId) {
     let wt = root.join(format!("{format}-wt"));
     git(
         &dir,
-        &["worktree", "add", "-q", "-b", "issue-1", wt.to_str().unwrap()],
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "issue-1",
+            wt.to_str().unwrap(),
+        ],
     );
     let repo = gix::open(&dir).unwrap();
     (repo, ObjectId::from_hex(head.as_bytes()).unwrap())
@@ -70,7 +77,11 @@ fn both_formats_read_the_same_refs_and_heads() {
     for format in ["files", "reftable"] {
         let (repo, head) = repo_of(tmp.path(), format);
         assert_eq!(is_reftable(&repo), format == "reftable");
-        let names: Vec<String> = list(&repo, "refs/").unwrap().into_iter().map(|r| r.name).collect();
+        let names: Vec<String> = list(&repo, "refs/")
+            .unwrap()
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
         assert_eq!(
             names,
             [
@@ -105,7 +116,10 @@ fn both_formats_read_the_same_refs_and_heads() {
             }),
             "{format}"
         );
-        assert_eq!(head_tree(&wt).unwrap(), ObjectId::empty_tree(repo.object_hash()));
+        assert_eq!(
+            head_tree(&wt).unwrap(),
+            ObjectId::empty_tree(repo.object_hash())
+        );
     }
 }
 
@@ -118,10 +132,7 @@ fn both_formats_swap_by_compare_and_swap_only() {
     let tmp = tempfile::tempdir().unwrap();
     for format in ["files", "reftable"] {
         let (repo, head) = repo_of(tmp.path(), format);
-        let other = repo
-            .write_blob(b"other")
-            .unwrap()
-            .detach();
+        let other = repo.write_blob(b"other").unwrap().detach();
         let edit = |expect, new| Edit {
             name: "refs/notes/test",
             expect,
@@ -134,20 +145,39 @@ fn both_formats_swap_by_compare_and_swap_only() {
             Ok(done) => assert!(!done && format == "files", "{format}"),
             Err(e) => assert!(e.moved || format == "files", "{format}: {e}"),
         }
-        assert_eq!(id(&repo, "refs/notes/test").unwrap(), Some(head), "{format}");
+        assert_eq!(
+            id(&repo, "refs/notes/test").unwrap(),
+            Some(head),
+            "{format}"
+        );
         // An old value that is not the ref's loses and changes nothing.
         let lost = swap(&repo, &edit(Expect::Is(other), Some(other))).unwrap_err();
         assert!(format == "files" || lost.moved, "{format}: {lost}");
-        assert_eq!(id(&repo, "refs/notes/test").unwrap(), Some(head), "{format}");
+        assert_eq!(
+            id(&repo, "refs/notes/test").unwrap(),
+            Some(head),
+            "{format}"
+        );
         assert!(swap(&repo, &edit(Expect::Is(head), Some(other))).unwrap());
-        assert_eq!(id(&repo, "refs/notes/test").unwrap(), Some(other), "{format}");
+        assert_eq!(
+            id(&repo, "refs/notes/test").unwrap(),
+            Some(other),
+            "{format}"
+        );
         // A delete expecting the old value loses; with the current value it deletes.
-        assert!(swap(&repo, &edit(Expect::Is(head), None)).is_err(), "{format}");
+        assert!(
+            swap(&repo, &edit(Expect::Is(head), None)).is_err(),
+            "{format}"
+        );
         assert!(swap(&repo, &edit(Expect::Is(other), None)).unwrap());
         assert_eq!(find(&repo, "refs/notes/test").unwrap(), None, "{format}");
         assert!(swap(&repo, &edit(Expect::Any, Some(head))).unwrap());
         assert!(swap(&repo, &edit(Expect::Any, Some(other))).unwrap());
-        assert_eq!(id(&repo, "refs/notes/test").unwrap(), Some(other), "{format}");
+        assert_eq!(
+            id(&repo, "refs/notes/test").unwrap(),
+            Some(other),
+            "{format}"
+        );
     }
 }
 
@@ -157,20 +187,30 @@ fn a_reftable_listing_is_read_again_after_any_write() {
     let (repo, head) = repo_of(tmp.path(), "reftable");
     assert_eq!(id(&repo, "refs/heads/late").unwrap(), None);
     // Written by git, not through the store: the stack changed, the listing follows.
-    git(repo.workdir().unwrap(), &["branch", "late", &head.to_string()]);
+    git(
+        repo.workdir().unwrap(),
+        &["branch", "late", &head.to_string()],
+    );
     assert_eq!(id(&repo, "refs/heads/late").unwrap(), Some(head));
     let wt = gix::open(tmp.path().join("reftable-wt")).unwrap();
     git(wt.workdir().unwrap(), &["checkout", "-q", "--detach"]);
     assert_eq!(head_of(&wt), Some(Head::Detached(head)));
     let log = head_log(&repo, wt.git_dir());
     assert_eq!(log[0].new, head);
-    assert!(log[0].message.starts_with("checkout: moving from issue-1 to "), "{log:?}");
+    assert!(
+        log[0]
+            .message
+            .starts_with("checkout: moving from issue-1 to "),
+        "{log:?}"
+    );
 }
 
 #[test]
 fn git_refusals_are_read_as_moved_or_held() {
     assert_eq!(
-        classify("fatal: update_ref failed for ref 'refs/x': cannot lock ref 'refs/x': reference already exists"),
+        classify(
+            "fatal: update_ref failed for ref 'refs/x': cannot lock ref 'refs/x': reference already exists"
+        ),
         (true, false)
     );
     assert_eq!(
@@ -209,4 +249,33 @@ fn worktree_list_records_are_read_with_their_heads() {
             ("/b", None),
         ]
     );
+}
+
+#[test]
+fn a_reftable_worktree_reads_its_status_like_git() {
+    // gix's status platform reads HEAD (for `.gitmodules`), which a reftable HEAD cannot
+    // give it: the worktree's status goes around it, with HEAD read here.
+    let tmp = tempfile::tempdir().unwrap();
+    let (_repo, _) = repo_of(tmp.path(), "reftable");
+    let wt = tmp.path().join("reftable-wt");
+    let admin = tmp.path().join("reftable/.git/worktrees/reftable-wt");
+    std::fs::write(wt.join("a"), "a").unwrap();
+    git(&wt, &["add", "a"]);
+    git(&wt, &["commit", "-qm", "a"]);
+    std::fs::write(wt.join("a"), "b").unwrap();
+    std::fs::write(wt.join("s"), "s").unwrap();
+    git(&wt, &["add", "s"]);
+    std::fs::write(wt.join("u"), "u").unwrap();
+    let dirty = crate::worktree::status(&wt, &admin).unwrap().dirty;
+    assert_eq!(
+        (
+            dirty.staged,
+            dirty.unstaged,
+            dirty.untracked,
+            dirty.conflicted
+        ),
+        (1, 1, 1, 0)
+    );
+    // What git says (its first line's leading space trimmed by the helper).
+    assert_eq!(git(&wt, &["status", "--porcelain"]), "M a\nA  s\n?? u");
 }

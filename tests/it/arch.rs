@@ -11,7 +11,8 @@
 //! 0. leaves: `clock`, `failpoint`, `fence`, `outcome`, `process`, `progress`, `redact`, `retry`, `ssh`, `tail`, `trailer`;
 //! 1. `git` (every git run), `lock`, vocabulary: `model` (worker and event types: no
 //!    ledger), `agent` (agents' output);
-//! 2. `config`, `render`, `wire` (the `--json` documents: plain structs), `hosts`
+//! 2. `config`, `refs` (the ref store: every ref read and compare-and-swap, files or
+//!    reftable), `render`, `wire` (the `--json` documents: plain structs), `hosts`
 //!    (heartbeat refs, whose a worker is);
 //! 3. storage: `ledger` (notes, CAS appends, replayed facts), `repo` (refs and history);
 //! 4. edges: `worktree`, `forge`, `sync`; `classify` (pure); `workers` (which branches are);
@@ -71,7 +72,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "doctor",
         &[
             "agent", "clock", "config", "error", "forge", "git", "hook", "hosts", "process",
-            "render", "repo", "ssh", "wire", "worktree",
+            "refs", "render", "repo", "ssh", "wire", "worktree",
         ],
     ),
     (
@@ -101,6 +102,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "ledger",
             "model",
             "process",
+            "refs",
             "render",
             "repo",
             "ssh",
@@ -112,12 +114,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "hosts",
         &[
-            "clock", "config", "fence", "git", "ledger", "model", "process", "repo",
+            "clock", "config", "fence", "git", "ledger", "model", "process", "refs", "repo",
         ],
     ),
     (
         "ledger",
-        &["clock", "config", "git", "lock", "model", "retry"],
+        &["clock", "config", "git", "lock", "model", "refs", "retry"],
     ),
     ("lock", &["clock", "process"]),
     ("locks", &["lock"]),
@@ -149,6 +151,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "outcome",
             "process",
             "progress",
+            "refs",
             "render",
             "repo",
             "snapshot",
@@ -159,8 +162,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("redact", &[]),
+    // The ref store: every ref read and compare-and-swap, both ref formats; runs git
+    // for reftable.
+    ("refs", &["git"]),
     ("render", &["clock", "fence", "model", "redact"]),
-    ("repo", &["clock", "config", "git", "trailer"]),
+    ("repo", &["clock", "config", "git", "refs", "trailer"]),
     (
         "report",
         &[
@@ -194,13 +200,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "snapshot",
         &[
             "agent", "config", "forge", "git", "hook", "hosts", "ledger", "model", "process",
-            "progress", "repo", "workers", "worktree",
+            "progress", "refs", "repo", "workers", "worktree",
         ],
     ),
     ("ssh", &[]),
     (
         "sync",
-        &["config", "git", "hosts", "ledger", "repo", "retry"],
+        &["config", "git", "hosts", "ledger", "refs", "repo", "retry"],
     ),
     ("tail", &[]),
     ("trailer", &[]),
@@ -208,7 +214,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("workers", &["config", "ledger"]),
     (
         "worktree",
-        &["config", "fence", "git", "model", "process", "repo"],
+        &["config", "fence", "git", "model", "process", "refs", "repo"],
     ),
 ];
 
@@ -230,6 +236,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("lock", 1),
     ("model", 1),
     ("config", 2),
+    ("refs", 2),
     ("render", 2),
     ("wire", 2),
     ("ledger", 3),
