@@ -33,6 +33,7 @@ mod forge_other;
 mod forge_proof;
 mod forge_selfhosted;
 mod forge_smoke;
+mod formats;
 mod gix_reads;
 mod hook;
 mod hooklayout;
