@@ -123,22 +123,25 @@ fn lost_race(
         .as_ref()
         .map(|lock| (lock, std::fs::symlink_metadata(lock)));
     match own {
-        Some((lock, Ok(m))) if m.is_file() => {
-            // SPEC 1.2 "The loop settles": a lock on git-recode's own ref older than 30 s
-            // was left by a killed writer (an append holds it for milliseconds): move it
-            // aside, owe its `unlocked` event, and try again. A younger one: wait.
-            if crate::lock::age_secs(lock).is_some_and(|a| a >= crate::lock::OWN_REF_STALE_SECS) {
-                match crate::lock::move_aside(lock, &locks.moves) {
-                    Ok(moved) => locks.moves.owe(moved),
-                    Err(_) if !lock.exists() => {}
-                    Err(_) => {
-                        return Err(LedgerError::StaleLock {
-                            path: lock.display().to_string(),
-                        });
-                    }
+        // SPEC 1.2 "The loop settles": a lock on git-recode's own ref older than 30 s was
+        // left by a killed writer (an append holds it for milliseconds): move it aside,
+        // owe its `unlocked` event, and try again. A younger one: wait.
+        Some((lock, Ok(m)))
+            if m.is_file()
+                && crate::lock::age_secs(lock)
+                    .is_some_and(|a| a >= crate::lock::OWN_REF_STALE_SECS) =>
+        {
+            match crate::lock::move_aside(lock, &locks.moves) {
+                Ok(moved) => locks.moves.owe(moved),
+                Err(_) if !lock.exists() => {}
+                Err(_) => {
+                    return Err(LedgerError::StaleLock {
+                        path: lock.display().to_string(),
+                    });
                 }
             }
         }
+        Some((_, Ok(m))) if m.is_file() => {}
         Some((lock, Ok(_))) => {
             return Err(unwritable(
                 format!(
