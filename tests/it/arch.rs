@@ -612,3 +612,38 @@ fn no_file_over_650_lines_and_no_function_over_80() {
     assert!(files.len() > 100, "read the sources: {}", files.len());
     assert!(big.is_empty(), "too big:\n{}", big.join("\n"));
 }
+
+/// Every ref read and write goes through the ref store (`src/refs/`, ARCHITECTURE.md
+/// "Invariants"): gix's ref calls, which read no reftable, appear nowhere else.
+#[test]
+fn refs_are_read_and_written_only_through_the_ref_store() {
+    let calls = [
+        ".head()",
+        ".head_id()",
+        ".head_name()",
+        ".head_commit()",
+        ".head_tree_id",
+        ".references()",
+        "find_reference(",
+        ".edit_reference",
+        ".reference(",
+    ];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let found: Vec<String> = files
+        .iter()
+        .filter(|f| !f.starts_with(src.join("refs")))
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            calls
+                .iter()
+                .filter(move |c| text.contains(**c))
+                .map(move |c| format!("{}: {c}", f.display()))
+        })
+        .collect();
+    assert!(
+        files.len() > 100 && found.is_empty(),
+        "outside src/refs: {found:#?}"
+    );
+}
