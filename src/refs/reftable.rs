@@ -84,9 +84,23 @@ fn listing(repo: &gix::Repository) -> Result<Arc<Listing>, RefsError> {
     Ok(listing)
 }
 
-/// [`super::find`] from the run's listing.
+/// [`super::find`] from the run's listing. `for-each-ref` leaves out a symbolic ref whose
+/// target is gone: a `…/HEAD` the listing lacks (`refs/remotes/origin/HEAD` left naming a
+/// branch renamed on the server) is asked of `git symbolic-ref` (one run; other names are
+/// not symbolic by convention, and a missing one costs nothing).
 pub(super) fn find(repo: &gix::Repository, name: &str) -> Result<Option<Target>, RefsError> {
-    Ok(listing(repo)?.refs.get(name).cloned())
+    if let Some(t) = listing(repo)?.refs.get(name) {
+        return Ok(Some(t.clone()));
+    }
+    if !name.ends_with("/HEAD") {
+        return Ok(None);
+    }
+    let out = Git::read(repo.common_dir(), DEADLINE)
+        .args(["symbolic-ref", "-q", "--no-recurse", name])
+        .capture()
+        .map_err(read_err)?;
+    let target = out.stdout.trim();
+    Ok((out.ok && !target.is_empty()).then(|| Target::Symbolic(target.to_string())))
 }
 
 /// [`super::id`] from the run's listing: symbolic refs followed (at most 5), tags peeled.

@@ -120,6 +120,21 @@ fn both_formats_read_the_same_refs_and_heads() {
             head_tree(&wt).unwrap(),
             ObjectId::empty_tree(repo.object_hash())
         );
+        // A remote HEAD naming a branch gone on the server is still read as what it names.
+        git(
+            repo.workdir().unwrap(),
+            &[
+                "symbolic-ref",
+                "refs/remotes/origin/HEAD",
+                "refs/remotes/origin/gone",
+            ],
+        );
+        assert_eq!(
+            find(&repo, "refs/remotes/origin/HEAD").unwrap(),
+            Some(Target::Symbolic("refs/remotes/origin/gone".into())),
+            "{format}"
+        );
+        assert_eq!(id(&repo, "refs/remotes/origin/HEAD").ok().flatten(), None);
     }
 }
 
