@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use std::collections::BTreeSet;
 
 use super::{
-    LedgerError, anchor_content, anchor_id, git_err, note_bytes, note_text, parse_note, ref_tip,
+    LedgerError, anchor_content, anchor_id, git_err, note_bytes, note_text, parse_note_in, ref_tip,
     sort_entries, tree_of,
 };
 use crate::config::{ANCHORS_REF, Config};
@@ -444,7 +444,7 @@ fn append_paced(
         let mut union = fetched.clone();
         union.extend(note_lines(&String::from_utf8_lossy(&text)));
         let joined: String = union.iter().map(|l| format!("{l}\n")).collect();
-        let mut entries = parse_note(&joined, task, &mut Vec::new());
+        let mut entries = parse_note_in(repo.object_hash(), &joined, task, &mut Vec::new());
         sort_entries(&mut entries);
         let current: Vec<Event> = entries.into_iter().map(|e| e.event).collect();
         let mut events = decide(&current);

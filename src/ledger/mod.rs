@@ -19,9 +19,11 @@ pub(crate) use append::signature;
 pub(crate) use append::{append, append_with};
 pub(crate) use error::LedgerError;
 use error::git_err;
+#[cfg(test)]
+use read::parse_note;
 pub use read::read_task;
 pub(crate) use read::{
     Entry, Ledger, Ledgers, anchor_content, anchor_id, notes_in_tree, notes_refs, read_all,
 };
-use read::{note_bytes, note_text, parse_note, ref_tip, sort_entries, tree_of, walk_notes};
+use read::{note_bytes, note_text, parse_note_in, ref_tip, sort_entries, tree_of, walk_notes};
 pub(crate) use stream::{Line, Stream, task_order};

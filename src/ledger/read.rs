@@ -74,8 +74,22 @@ pub(crate) fn anchor_id(kind: gix::hash::Kind, key: &str) -> ObjectId {
         .expect("hashing in memory cannot fail")
 }
 
-/// Parse a note's text into entries for `task_hint`, pushing one warning per bad line.
+/// [`parse_note_in`] a SHA-1 repository (the unit tests').
+#[cfg(test)]
 pub(super) fn parse_note(text: &str, task_hint: &str, warnings: &mut Vec<String>) -> Vec<Entry> {
+    parse_note_in(gix::hash::Kind::Sha1, text, task_hint, warnings)
+}
+
+/// Parse a note's text into entries for `task_hint`, pushing one warning per bad line. A
+/// `head` of another object format than `kind`, the repository's (a SHA-1 id in a SHA-256
+/// repository: no commit here can have it), is dropped from the event with a warning, as
+/// a head that is no id at all: nothing looks it up.
+pub(super) fn parse_note_in(
+    kind: gix::hash::Kind,
+    text: &str,
+    task_hint: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<Entry> {
     let mut out = Vec::new();
     for line in text.lines() {
         let line = line.trim_end_matches('\r');
@@ -104,6 +118,15 @@ pub(super) fn parse_note(text: &str, task_hint: &str, warnings: &mut Vec<String>
                         "task {task_hint}: a ledger line's head is not a commit id; \
                          the event is kept without it (the line stays in the note as written): {excerpt}"
                     ));
+                }
+                if let Some(head) = event.head.filter(|h| h.kind() != kind) {
+                    let excerpt: String = line.chars().take(60).collect();
+                    warnings.push(format!(
+                        "task {task_hint}: a ledger line's head is a {} id in a {kind} repository; \
+                         the event is kept without it (the line stays in the note as written): {excerpt}",
+                        head.kind()
+                    ));
+                    event.head = None;
                 }
                 let ts = event.ts;
                 out.push(Entry {
@@ -259,7 +282,7 @@ pub fn read_task(
     }
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     let mut warnings = Vec::new();
-    let mut entries = parse_note(&text, task, &mut warnings);
+    let mut entries = parse_note_in(repo.object_hash(), &text, task, &mut warnings);
     sort_entries(&mut entries);
     Ok((
         Ledger {
@@ -374,6 +397,32 @@ mod head_tests {
                 "task 7: a ledger line's head is not a commit id; the event is kept without it \
                  (the line stays in the note as written): {}",
                 short.chars().take(60).collect::<String>()
+            )]
+        );
+    }
+
+    /// In a SHA-256 repository a SHA-1 head names nothing (and gix asserts an id's format
+    /// on every lookup): kept out of the event, warned about; a 64-digit head is kept.
+    #[test]
+    fn a_head_of_another_object_format_is_kept_out_with_a_warning() {
+        let mut w = Vec::new();
+        let sha1 = r#"{"branch":"issue-7","head":"0123456789abcdef0123456789abcdef01234567","kind":"deleted","seq":1,"task":"7","ts":"2026-11-29T12:00:00.000Z","v":1}"#;
+        let long = "0123456789abcdef".repeat(4);
+        let sha256 = sha1.replace("0123456789abcdef0123456789abcdef01234567", &long);
+        let text = format!("{sha1}\n{sha256}\n");
+        let entries = parse_note_in(gix::hash::Kind::Sha256, &text, "7", &mut w);
+        let heads: Vec<Option<String>> = entries
+            .iter()
+            .map(|e| e.event.head.map(|h| h.to_string()))
+            .collect();
+        assert_eq!(heads, [None, Some(long)]);
+        assert_eq!(entries[0].line, sha1, "the line as stored");
+        assert_eq!(
+            w,
+            [format!(
+                "task 7: a ledger line's head is a sha1 id in a sha256 repository; the event is \
+                 kept without it (the line stays in the note as written): {}",
+                sha1.chars().take(60).collect::<String>()
             )]
         );
     }

@@ -17,7 +17,9 @@ use gix::ObjectId;
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use super::{Entry, LedgerError, git_err, parse_note, ref_tip, sort_entries, tree_of, walk_notes};
+use super::{
+    Entry, LedgerError, git_err, parse_note_in, ref_tip, sort_entries, tree_of, walk_notes,
+};
 use crate::clock;
 
 /// Compare task keys: numbers numerically, before names.
@@ -146,7 +148,7 @@ pub(super) fn read_note(
     drop(lines);
     let hint = super::read::anchor_task(repo, anchor)
         .unwrap_or_else(|| format!("(a note on {}, not a task anchor)", anchor.to_hex()));
-    let mut entries = parse_note(&text, &hint, warnings);
+    let mut entries = parse_note_in(repo.object_hash(), &text, &hint, warnings);
     sort_entries(&mut entries);
     Ok(entries)
 }

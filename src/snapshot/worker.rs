@@ -413,7 +413,9 @@ fn pr_relation(
     if h == p {
         return Ok((0, PrHead::Tip));
     }
-    if repo.find_object(p).is_err() {
+    // (An id of another object format than the repository's, a forge's 40-hex `sha` in a
+    // SHA-256 repository, is held by no repository here: never looked up.)
+    if p.kind() != repo.object_hash() || repo.find_object(p).is_err() {
         return Ok((0, PrHead::Unknown));
     }
     let beyond = repo::count_between(repo, h, &[p])?;
