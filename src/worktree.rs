@@ -194,7 +194,7 @@ pub(crate) fn reflog_head(repo: &gix::Repository, git_dir: &Path) -> Option<Obje
 /// `Repository::state()` (modelled on git's `wt_status_get_state`).
 pub(crate) fn operation(own: &gix::Repository) -> Option<Operation> {
     use gix::state::InProgress as P;
-    Some(match own.state()? {
+    Some(match crate::refs::in_progress(own)? {
         // `git am` uses rebase-apply and marks it with `applying`.
         P::ApplyMailbox => Operation::Am,
         P::ApplyMailboxRebase | P::Rebase | P::RebaseInteractive => Operation::Rebase,

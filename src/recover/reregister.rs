@@ -87,9 +87,24 @@ fn register(
     let write = |name: &str, text: String| {
         std::fs::write(tmp.join(name), text).map_err(|e| io("write", &tmp.join(name), e))
     };
-    write("HEAD", format!("ref: {full}\n"))?;
     write("commondir", format!("{}\n", common.display()))?;
     write("gitdir", format!("{}\n", dir.join(".git").display()))?;
+    if crate::refs::is_reftable(repo) {
+        // A reftable worktree keeps HEAD in its own stack (git's layout: a stub `HEAD`,
+        // `refs/heads` a file saying so, an empty `reftable/` stack), set by git.
+        write("HEAD", "ref: refs/heads/.invalid\n".into())?;
+        for d in ["refs", "reftable"] {
+            std::fs::create_dir_all(tmp.join(d)).map_err(|e| io("create", &tmp.join(d), e))?;
+        }
+        write("refs/heads", "this repository uses the reftable format\n".into())?;
+        write("reftable/tables.list", String::new())?;
+        git::Git::bound(dir, &tmp, timeout)
+            .args(["symbolic-ref", "HEAD", &full])
+            .output()
+            .map_err(|e| e.to_string())?;
+    } else {
+        write("HEAD", format!("ref: {full}\n"))?;
+    }
     // The index of the branch's tree; the worktree's files are left as they are.
     git::Git::bound(dir, &tmp, timeout)
         .args(["read-tree", &full])

@@ -281,6 +281,31 @@ pub(crate) fn log(repo: &gix::Repository, name: &str) -> Vec<LogLine> {
     }
 }
 
+/// The operation in progress in the worktree of `own` (its own repository), as gix's
+/// `Repository::state()` reads it from files. On reftable `CHERRY_PICK_HEAD` and
+/// `REVERT_HEAD` are refs of the worktree's stack, not files: when gix sees nothing and a
+/// `MERGE_MSG` says a conflicted pick or revert may be under way, git is asked (one run,
+/// only then).
+pub(crate) fn in_progress(own: &gix::Repository) -> Option<gix::state::InProgress> {
+    use gix::state::InProgress as P;
+    if let Some(state) = own.state() {
+        return Some(state);
+    }
+    let dir = own.git_dir();
+    if !is_reftable(own) || !dir.join("MERGE_MSG").is_file() {
+        return None;
+    }
+    let sequence = dir.join("sequencer").join("todo").is_file();
+    let exists = |name: &str| reftable::root_ref_exists(dir, name);
+    if exists("CHERRY_PICK_HEAD") {
+        Some(if sequence { P::CherryPickSequence } else { P::CherryPick })
+    } else if exists("REVERT_HEAD") {
+        Some(if sequence { P::RevertSequence } else { P::Revert })
+    } else {
+        None
+    }
+}
+
 /// Apply `edit` as a compare-and-swap: the ref moves (or goes) only if it holds what
 /// `edit.expect` says. `Ok(true)`: done. `Ok(false)`: the ref was expected absent and was
 /// found created meanwhile holding exactly the new value (gix's files backend accepts

@@ -271,6 +271,15 @@ pub(super) fn porcelain_records(out: &[u8]) -> Vec<Record> {
     records
 }
 
+/// Whether the root ref `name` (`CHERRY_PICK_HEAD`) exists for the worktree whose own git
+/// dir is `git_dir` (`git rev-parse --verify` run there).
+pub(super) fn root_ref_exists(git_dir: &Path, name: &str) -> bool {
+    Git::read(git_dir, DEADLINE)
+        .args(["rev-parse", "--verify", "-q", name])
+        .capture()
+        .is_ok_and(|c| c.ok)
+}
+
 /// [`super::head_log`] (`name` `HEAD`, `git_dir` the worktree's own) and [`super::log`]
 /// (`git_dir` the common dir): `git log -g` run in `git_dir`, each entry's previous value
 /// the next older entry's new one. Empty when git cannot walk it (no reflog, an unborn

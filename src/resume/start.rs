@@ -51,7 +51,8 @@ pub(crate) struct Started {
     pub prompt: String,
     /// Where the prompt was written (`None`: stdout).
     pub prompt_file: Option<PathBuf>,
-    /// The git blob id (SHA-1 hex) of the prompt, as ledgered in `prompt_sha`.
+    /// The git blob id (hex, the repository's object format) of the prompt, as ledgered in
+    /// `prompt_sha`.
     pub prompt_sha: String,
     /// Lines for stderr (e.g. a rate limit that has not reset yet).
     pub warnings: Vec<String>,
@@ -70,13 +71,10 @@ pub(crate) fn agent_of(cfg: &Config, snap: &Snapshot) -> String {
     }
 }
 
-/// The git blob id (SHA-1, hex) of `text`.
-fn blob_sha(text: &str) -> String {
-    gix::objs::compute_hash(
-        gix::hash::Kind::Sha1,
-        gix::objs::Kind::Blob,
-        text.as_bytes(),
-    )
+/// The git blob id (hex) of `text` in a repository of object format `kind`: what `git
+/// hash-object` prints there (40 digits, 64 in a SHA-256 repository).
+fn blob_sha(kind: gix::hash::Kind, text: &str) -> String {
+    gix::objs::compute_hash(kind, gix::objs::Kind::Blob, text.as_bytes())
     .map(|id| id.to_hex().to_string())
     .unwrap_or_default()
 }
@@ -127,7 +125,7 @@ impl Inputs<'_> {
             launch.command = format!("{add} && {}", launch.command);
         }
         Ok(Prepared {
-            prompt_sha: blob_sha(&prompt),
+            prompt_sha: blob_sha(self.repo.object_hash(), &prompt),
             facts,
             prompt,
             prompt_file,

@@ -90,6 +90,28 @@ impl TestEnv {
         }
     }
 
+    /// A test environment with files refs and the object format `RECODE_TEST_FORMAT`
+    /// names: for the tests of the files backend's own files (a ref's lock file, the HEAD
+    /// reflog restoring a deleted branch), which a reftable repository does not have.
+    pub fn with_files_refs() -> TestEnv {
+        TestEnv::in_format(if test_format().ends_with("sha256") {
+            "sha256"
+        } else {
+            "files-sha1"
+        })
+    }
+
+    /// The lock file a writer of the notes ref holds in `repo` (a main worktree): the ref's
+    /// own `refs/notes/recode.lock` with files refs, the stack's `tables.list.lock` with
+    /// reftable.
+    pub fn notes_lock(&self, repo: &Path) -> PathBuf {
+        if self.format.starts_with("reftable") {
+            repo.join(".git/reftable/tables.list.lock")
+        } else {
+            repo.join(".git/refs/notes/recode.lock")
+        }
+    }
+
     /// The object format of its repositories.
     pub fn hash_kind(&self) -> gix::hash::Kind {
         if self.format.ends_with("sha256") {

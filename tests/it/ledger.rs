@@ -255,7 +255,8 @@ fn record_spawn_with_pid_tells_a_live_worker_from_a_recycled_pid() {
 /// writer: the next append moves it aside (never deletes it) and goes through at once.
 #[test]
 fn a_lock_left_by_a_killed_writer_is_moved_aside_at_once() {
-    let env = TestEnv::new();
+    // The files backend's own lock file (reftable: tests/it/formats.rs).
+    let env = TestEnv::with_files_refs();
     let repo = env.repo("r");
     env.ok(&repo, &["record", "spawn", "issue-3", "--cwd", "."]);
     let lock = repo.join(".git/refs/notes/recode.lock");
@@ -456,7 +457,8 @@ fn log_merges_every_task_in_order_and_stops_at_a_closed_pipe() {
 /// instead of retrying for 20 s; nothing was appended.
 #[test]
 fn an_unwritable_notes_ref_fails_at_once_naming_the_cause() {
-    let env = TestEnv::new();
+    // The files backend's own lock file (reftable: tests/it/formats.rs).
+    let env = TestEnv::with_files_refs();
     let repo = env.repo("r");
     env.ok(&repo, &["record", "spawn", "issue-3", "--cwd", "."]);
     let lock = repo.join(".git/refs/notes/recode.lock");

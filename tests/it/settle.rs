@@ -193,7 +193,8 @@ fn a_gate_past_its_deadline_fails_with_its_last_line() {
 /// aside by the next write, which goes through, ledgers `unlocked` and warns.
 #[test]
 fn a_stale_notes_lock_is_moved_aside_by_the_next_write() {
-    let env = TestEnv::new();
+    // The files backend's own lock file (reftable: tests/it/formats.rs).
+    let env = TestEnv::with_files_refs();
     let repo = env.repo("r");
     env.ok(&repo, &["record", "spawn", "issue-3"]);
     let lock = repo.join(".git/refs/notes/recode.lock");
@@ -231,7 +232,8 @@ fn a_stale_notes_lock_is_moved_aside_by_the_next_write() {
 /// write waits until it is gone or stale, then goes through (no error, no human).
 #[test]
 fn a_young_notes_lock_is_waited_for() {
-    let env = TestEnv::new();
+    // The files backend's own lock file (reftable: tests/it/formats.rs).
+    let env = TestEnv::with_files_refs();
     let repo = env.repo("r");
     env.ok(&repo, &["record", "spawn", "issue-5"]);
     let lock = repo.join(".git/refs/notes/recode.lock");

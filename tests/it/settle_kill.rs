@@ -149,8 +149,9 @@ fn sigkills_in_recover_the_hook_and_record_never_wedge_the_loop() {
         } else if n + 1 == kills && left == 0 {
             // No kill landed inside a lock's window (timing varies by machine): leave the
             // locks as a killed writer leaves them (empty files), so the run always meets one.
-            std::fs::create_dir_all(repo.join(".git/refs/notes")).unwrap();
-            std::fs::write(repo.join(".git/refs/notes/recode.lock"), "").unwrap();
+            let lock = env.notes_lock(&repo);
+            std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+            std::fs::write(lock, "").unwrap();
             let index = env.git(
                 &wt,
                 &[
