@@ -473,12 +473,19 @@ fn gix_status(
         // Submodules as configured (git's default: a modified submodule is a change).
         .index_worktree_submodules(gix::status::Submodule::AsConfigured { check_dirty: true });
     let no_patterns = Vec::<gix::bstr::BString>::new();
+    let reftable = crate::refs::is_reftable(repo);
+    let kept = |item: &gix::status::index_worktree::Item| {
+        !(reftable && plain::clean_submodule(repo, item))
+    };
     if nothing_staged {
         for item in platform
             .into_index_worktree_iter(no_patterns)
             .map_err(git)?
         {
-            c.worktree_item(item.map_err(git)?);
+            let item = item.map_err(git)?;
+            if kept(&item) {
+                c.worktree_item(item);
+            }
         }
     } else {
         for item in platform.into_iter(no_patterns).map_err(git)? {
@@ -486,7 +493,8 @@ fn gix_status(
                 gix::status::Item::TreeIndex(change) => {
                     c.staged.insert(change.location().to_owned());
                 }
-                gix::status::Item::IndexWorktree(item) => c.worktree_item(item),
+                gix::status::Item::IndexWorktree(item) if kept(&item) => c.worktree_item(item),
+                gix::status::Item::IndexWorktree(_) => {}
             }
         }
     }

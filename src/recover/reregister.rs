@@ -96,7 +96,10 @@ fn register(
         for d in ["refs", "reftable"] {
             std::fs::create_dir_all(tmp.join(d)).map_err(|e| io("create", &tmp.join(d), e))?;
         }
-        write("refs/heads", "this repository uses the reftable format\n".into())?;
+        write(
+            "refs/heads",
+            "this repository uses the reftable format\n".into(),
+        )?;
         write("reftable/tables.list", String::new())?;
         git::Git::bound(dir, &tmp, timeout)
             .args(["symbolic-ref", "HEAD", &full])

@@ -298,9 +298,17 @@ pub(crate) fn in_progress(own: &gix::Repository) -> Option<gix::state::InProgres
     let sequence = dir.join("sequencer").join("todo").is_file();
     let exists = |name: &str| reftable::root_ref_exists(dir, name);
     if exists("CHERRY_PICK_HEAD") {
-        Some(if sequence { P::CherryPickSequence } else { P::CherryPick })
+        Some(if sequence {
+            P::CherryPickSequence
+        } else {
+            P::CherryPick
+        })
     } else if exists("REVERT_HEAD") {
-        Some(if sequence { P::RevertSequence } else { P::Revert })
+        Some(if sequence {
+            P::RevertSequence
+        } else {
+            P::Revert
+        })
     } else {
         None
     }

@@ -75,8 +75,8 @@ pub(crate) fn agent_of(cfg: &Config, snap: &Snapshot) -> String {
 /// hash-object` prints there (40 digits, 64 in a SHA-256 repository).
 fn blob_sha(kind: gix::hash::Kind, text: &str) -> String {
     gix::objs::compute_hash(kind, gix::objs::Kind::Blob, text.as_bytes())
-    .map(|id| id.to_hex().to_string())
-    .unwrap_or_default()
+        .map(|id| id.to_hex().to_string())
+        .unwrap_or_default()
 }
 
 /// What depends on the attempt number: the prompt, its file, the command.

@@ -1,9 +1,12 @@
-//! gix's status without its submodule reader, for a reftable repository's worktree whose
-//! index holds no submodule. gix's status platform reads `.gitmodules` before anything
+//! gix's status on reftable. Without its submodule reader, for a worktree whose index
+//! holds no submodule. gix's status platform reads `.gitmodules` before anything
 //! else, from HEAD's tree when neither the worktree nor the index has one, and gix cannot
 //! read a reftable HEAD; with no submodule in the index there is nothing to ask it, so
 //! the same two lower-level steps run here: the HEAD-to-index diff (HEAD's tree as the ref
-//! store read it) and the index-to-worktree status, with the same options.
+//! store read it) and the index-to-worktree status, with the same options. With
+//! submodules, gix's own status runs, and a submodule it calls changed only because it
+//! could not read the submodule's (reftable) HEAD is checked again here
+//! ([`clean_submodule`]).
 
 use gix::ObjectId;
 
@@ -92,4 +95,49 @@ pub(super) fn status(
     )
     .map_err(git)?;
     Ok(())
+}
+
+/// Whether `item` is a submodule gix reads as changed only because it cannot read a
+/// reftable HEAD (no checked-out commit known): the submodule's HEAD, read through the
+/// ref store, is the commit the superproject's index records, and its worktree has no
+/// change at all ([`super::changed`]: untracked files count, whatever its `ignore`
+/// setting). Anything unclear: `false`, the change stands.
+pub(super) fn clean_submodule(
+    repo: &gix::Repository,
+    item: &gix::status::index_worktree::Item,
+) -> bool {
+    use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
+    let gix::status::index_worktree::Item::Modification {
+        rela_path,
+        status: EntryStatus::Change(Change::SubmoduleModification(sm)),
+        ..
+    } = item
+    else {
+        return false;
+    };
+    let (Some(workdir), Some(index_id), None) =
+        (repo.workdir(), sm.index_id, sm.checked_out_head_id)
+    else {
+        return false;
+    };
+    if !(sm.state.repository_exists && sm.state.worktree_checkout) {
+        return false;
+    }
+    let Ok(path) = gix::path::from_bstr(gix::bstr::ByteSlice::as_bstr(rela_path.as_slice())) else {
+        return false;
+    };
+    let Ok(sub) = super::open_here(&workdir.join(path)) else {
+        return false;
+    };
+    if !crate::refs::is_reftable(&sub)
+        || crate::refs::head(&sub).and_then(|h| h.id()) != Some(index_id)
+    {
+        return false;
+    }
+    super::changed(&sub).is_ok_and(|c| {
+        c.staged.is_empty()
+            && c.unstaged.is_empty()
+            && c.untracked.is_empty()
+            && c.conflicted.is_empty()
+    })
 }
