@@ -120,6 +120,8 @@ fn two_hosts(env: &TestEnv) -> PathBuf {
         ],
     );
     env.ok(&a, &["sync"]);
+    // (Heads of the repositories' object format: 40 hex digits, 64 with SHA-256.)
+    let hex = env.hash_kind().len_in_hex();
     // Host box-b: a blocked worker and one that finished, with its loop's recover runs
     // every 5 minutes, down from 10:10 to 11:00, and silent since 11:05.
     write_note(
@@ -139,7 +141,7 @@ fn two_hosts(env: &TestEnv) -> PathBuf {
         &[
             spawn("2026-11-20T09:00:00.000Z", "issue-4-done", "box-b"),
             serde_json::json!({"kind": "milestone", "ts": "2026-11-20T09:20:00.000Z", "branch": "issue-4-done",
-                "phase": "tests-green", "head": "a".repeat(40)}),
+                "phase": "tests-green", "head": "a".repeat(hex)}),
             serde_json::json!({"kind": "exit", "ts": "2026-11-20T09:40:00.000Z", "branch": "issue-4-done",
                 "rc": 0, "outcome": "success", "message": "Done: tests green."}),
             classified("2026-11-20T10:00:00.000Z", "issue-4-done"),
@@ -147,7 +149,7 @@ fn two_hosts(env: &TestEnv) -> PathBuf {
             classified("2026-11-20T10:10:00.000Z", "issue-4-done"),
             classified("2026-11-20T11:00:00.000Z", "issue-4-done"),
             serde_json::json!({"kind": "wip", "ts": "2026-11-20T11:05:00.000Z", "branch": "issue-4-done",
-                "head": "b".repeat(40), "files": 2, "pushed": true}),
+                "head": "b".repeat(hex), "files": 2, "pushed": true}),
             classified("2026-11-20T11:05:10.000Z", "issue-4-done"),
         ],
     );
