@@ -185,11 +185,7 @@ pub(crate) fn local_worker_branches(
     cfg: &Config,
     ledgers: &Ledgers,
 ) -> Result<Vec<(String, String)>, RepoError> {
-    let local: std::collections::BTreeSet<String> = crate::refs::list(repo, "refs/heads/")
-        .map_err(repo::git)?
-        .into_iter()
-        .map(|r| r.name.trim_start_matches("refs/heads/").to_string())
-        .collect();
+    let local = local_branches(repo)?;
     let base = repo::base_name(repo, cfg);
     let workers =
         crate::workers::worker_branches(local.iter().map(String::as_str), cfg, ledgers, &base);
@@ -197,6 +193,27 @@ pub(crate) fn local_worker_branches(
         .into_iter()
         .filter(|(b, _)| local.contains(b))
         .collect())
+}
+
+/// The short names of the local branches (`refs/heads/*`).
+///
+/// Errors: [`RepoError`] when the refs cannot be read.
+fn local_branches(repo: &gix::Repository) -> Result<std::collections::BTreeSet<String>, RepoError> {
+    Ok(crate::refs::list(repo, "refs/heads/")
+        .map_err(repo::git)?
+        .into_iter()
+        .map(|r| r.name.trim_start_matches("refs/heads/").to_string())
+        .collect())
+}
+
+/// Whether a local branch other than the base exists: without one no branch can be a
+/// worker's, and the ledgers need not be read to find the workers' branches (a `sync` in
+/// a clone that runs no worker stays cheap however long the ledger is).
+///
+/// Errors: [`RepoError`] when the refs cannot be read.
+pub(crate) fn any_branch_but_base(repo: &gix::Repository, cfg: &Config) -> Result<bool, RepoError> {
+    let base = repo::base_name(repo, cfg);
+    Ok(local_branches(repo)?.iter().any(|b| *b != base))
 }
 
 /// Pending milestones of every local worker branch (matching `recode.branchPattern`, or

@@ -144,12 +144,15 @@ pub(crate) fn judge(
 }
 
 /// The index in `events` of the attempt the claim `doc` started: its claimer's first
-/// attempt after the one it resumed, when both are ledgered.
+/// attempt after the one it resumed, when both are ledgered. The one it resumed is the
+/// newest attempt with its host and `ts`: one host may start two attempts in one second
+/// (a spawn and a resume), and taking the older would take the claimer's earlier attempt
+/// for the one the claim started, leaving the claim leased by the heartbeat alone.
 fn started(doc: &ClaimDoc, events: &[Event]) -> Option<usize> {
     let all: Vec<_> = attempts(events, &doc.branch).collect();
     let resumed = all
         .iter()
-        .position(|(_, h, t)| *h == doc.from_host && *t == doc.attempt_ts)?;
+        .rposition(|(_, h, t)| *h == doc.from_host && *t == doc.attempt_ts)?;
     all[resumed + 1..]
         .iter()
         .find(|(_, h, _)| *h == doc.host)

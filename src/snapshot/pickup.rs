@@ -54,8 +54,12 @@ pub(crate) fn persist(
     let mut n = fold(repo, cfg)?;
     let refs = super::notes_refs(repo, cfg);
     let found = if branches.is_empty() {
-        pickup::pending_all(repo, cfg, &ledger::read_all(repo, &refs)?)
-            .map_err(GatherError::from)?
+        if pickup::any_branch_but_base(repo, cfg).map_err(GatherError::from)? {
+            pickup::pending_all(repo, cfg, &ledger::read_all(repo, &refs)?)
+                .map_err(GatherError::from)?
+        } else {
+            Vec::new()
+        }
     } else {
         let journal = journal::read(repo);
         let mut found = Vec::new();

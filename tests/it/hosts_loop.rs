@@ -791,6 +791,10 @@ fn hosts_with_skewed_clocks_and_changing_names_never_run_one_task_twice_and_lose
                         "hosts loop seed {seed}: violations {}, takeovers {t}, comebacks {c}, kills {k}",
                         v.len()
                     );
+                    // Each violation as its trial ends: a long run cut short keeps them.
+                    for one in &v {
+                        println!("hosts loop seed {seed} violation: {one}");
+                    }
                     done.lock().unwrap().insert(seed, (v, t, c, k));
                 }
             });

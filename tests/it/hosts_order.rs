@@ -467,3 +467,58 @@ fn a_host_whose_ledger_is_behind_never_resumes_a_worker_another_host_finished() 
     assert_eq!(f.remote_ref("refs/heads/issue-1"), tip);
     env.assert_nothing_lost(&a, &before);
 }
+
+/// Seed 6933: hostA spawned and resumed its worker in one second (two attempts of one
+/// host with one `ts`), slept, and back, resumed it again before any `sync` (its claim,
+/// naming its second attempt, pushed by the resume; its heartbeat, unchanged since before
+/// the sleep, pushed only by its next `sync`). hostB had seen that heartbeat silent and
+/// the attempt unchanged for over `recode.hostTimeout`. Reading A's claim as naming A's
+/// spawn, B took A's second attempt for the one the claim started, so the claim's lease
+/// was A's old heartbeat alone: B replaced it and took over beside A's new agent. The
+/// claim names the newest attempt with its host and `ts`: its attempt is not in B's
+/// ledger yet, so the claim itself is A's lease, and B's resume is refused (exit 3) until
+/// it too has been unchanged that long.
+#[test]
+fn a_claim_naming_one_of_two_attempts_in_one_second_holds_off_a_takeover() {
+    let f = Fleet::new();
+    let (a, b) = (f.clone("a"), f.clone("b"));
+    let agent = Agent::start();
+    a_starts_issue_1(&f, &a, &agent);
+    drop(agent);
+    f.ok(
+        "hostA",
+        &a,
+        &at(0),
+        &["record", "exit", "issue-1", "--rc", "1"],
+    );
+    resumed(&f, "hostA", &a, &at(0));
+    for now in [at(MIN), at(2 * MIN)] {
+        f.ok("hostA", &a, &now, &["recover", "--all"]);
+        f.ok("hostA", &a, &now, &["sync"]);
+        f.ok("hostB", &b, &now, &["recover", "--all"]);
+        f.ok("hostB", &b, &now, &["sync"]);
+    }
+    // A sleeps. B's loop sees A silent: A's attempt starts ageing there.
+    let w = f.worker("hostB", &b, &at(125 * MIN), "issue-1");
+    assert_eq!(w["action"], "wait", "{w}");
+    // Back, A resumes its own worker before any `sync`.
+    let back = at(250 * MIN);
+    let beat = f.remote_ref("refs/recode/hosts/hostA");
+    resumed(&f, "hostA", &a, &back);
+    assert!(f.remote_ref(&claim_ref("issue-1")).is_some(), "A's claim");
+    assert_eq!(
+        f.remote_ref("refs/recode/hosts/hostA"),
+        beat,
+        "A's old heartbeat"
+    );
+    let soon = at(251 * MIN);
+    f.ok("hostB", &b, &soon, &["sync"]);
+    let prompt = f.env.root().join("b.md");
+    let why = refused_resume(&f, "hostB", &b, &soon, &prompt);
+    assert_eq!(
+        why,
+        "error: issue-1 was taken over from hostA by another host first (its claim is on \
+         origin): nothing ledgered"
+    );
+    assert_eq!(takeovers(&f, &b), 0);
+}
