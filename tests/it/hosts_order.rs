@@ -160,7 +160,8 @@ fn a_takeover_by_a_host_whose_clock_runs_behind_sorts_after_the_attempt_it_took_
     let late = c_at(123 * MIN);
     f.env.git(&c, &["fetch", "-q", "origin"]);
     f.ok("hostC", &c, &late, &["sync"]);
-    assert_eq!(f.worker("hostC", &c, &late, "issue-1")["action"], "resume");
+    let w = f.worker("hostC", &c, &late, "issue-1");
+    assert_eq!(w["action"], "resume", "{w}");
     let wt = resumed(&f, "hostC", &c, &late);
     let kinds = f.kinds(&c, "issue-1");
     assert_eq!(kinds, ["spawn", "takeover", "resume"], "after A's spawn");
@@ -521,4 +522,127 @@ fn a_claim_naming_one_of_two_attempts_in_one_second_holds_off_a_takeover() {
          origin): nothing ledgered"
     );
     assert_eq!(takeovers(&f, &b), 0);
+}
+
+/// The stage a lost claim leaves (seed 6548 of the hosts simulation): hostB and hostC both
+/// see hostA silent; B's takeover wins the claim, but its ledger push is held (a
+/// pre-receive hook refusing the notes), so C's resume sees no takeover, adds its
+/// worktree from `origin/issue-1` and loses the claim (exit 3). Then the remote takes notes
+/// again and B syncs. Returns B's worktree, C's leftover worktree and the tip both started
+/// from.
+struct LostClaim {
+    b: PathBuf,
+    c: PathBuf,
+    b_wt: PathBuf,
+    c_wt: PathBuf,
+    old: String,
+}
+
+fn c_loses_its_claim(f: &Fleet) -> LostClaim {
+    let env = &f.env;
+    let (a, b, c) = (f.clone("a"), f.clone("b"), f.clone("c"));
+    let agent = Agent::start();
+    a_starts_issue_1(f, &a, &agent);
+    f.ok("hostA", &a, &at(MIN), &["recover", "--all"]);
+    f.ok("hostA", &a, &at(MIN), &["sync"]);
+    for (host, dir) in [("hostB", &b), ("hostC", &c)] {
+        f.ok(host, dir, &at(2 * MIN), &["recover", "--all"]);
+        f.ok(host, dir, &at(2 * MIN), &["sync"]);
+        f.worker(host, dir, &at(2 * MIN), "issue-1");
+    }
+    drop(agent);
+    // A is silent past recode.hostTimeout; B and C tick (B's heartbeat fresh on C).
+    let late = at(181 * MIN);
+    for (host, dir) in [("hostB", &b), ("hostC", &c)] {
+        env.git(dir, &["fetch", "-q", "origin"]);
+        f.ok(host, dir, &late, &["recover", "--all"]);
+        f.ok(host, dir, &late, &["sync"]);
+    }
+    f.ok("hostC", &c, &late, &["sync"]);
+    let w = f.worker("hostC", &c, &late, "issue-1");
+    assert_eq!(w["action"], "resume", "{w}");
+    let old = f.remote_ref("refs/heads/issue-1").unwrap();
+    let hook = f.bare.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nwhile read old new ref; do case $ref in refs/notes/*) echo held >&2; exit 1;; esac; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let b_wt = resumed(f, "hostB", &b, &late);
+    let why = refused_resume(f, "hostC", &c, &late, &env.root().join("c.md"));
+    assert!(why.contains("by another host first"), "{why}");
+    // The lost claim left C a worktree on issue-1 at the tip both started from.
+    let c_wt = env
+        .worktrees(&c)
+        .into_iter()
+        .find(|w| w.file_name().is_some_and(|n| n != "c"))
+        .expect("C's resume added a worktree before it lost the claim");
+    assert_eq!(env.git(&c_wt, &["rev-parse", "HEAD"]), old);
+    std::fs::remove_file(&hook).unwrap();
+    f.ok("hostB", &b, &late, &["sync"]);
+    LostClaim {
+        b,
+        c,
+        b_wt,
+        c_wt,
+        old,
+    }
+}
+
+/// B's agent commits and pushes a new tip of issue-1; B ticks once more (C sees it
+/// alive, the worker B's), then falls silent; C's loop sees it silent for
+/// recode.hostTimeout. Returns the tip B pushed and C's clock then.
+fn b_pushes_then_falls_silent(f: &Fleet, l: &LostClaim) -> (String, String) {
+    let env = &f.env;
+    std::fs::write(l.b_wt.join("b-work.txt"), "B's agent's work\n").unwrap();
+    env.git(&l.b_wt, &["add", "b-work.txt"]);
+    env.git(&l.b_wt, &["commit", "-q", "-m", "agent: B's progress"]);
+    env.git(&l.b_wt, &["push", "-q", "origin", "HEAD:refs/heads/issue-1"]);
+    let pushed = env.git(&l.b_wt, &["rev-parse", "HEAD"]);
+    assert_ne!(pushed, l.old);
+    let tick = at(190 * MIN);
+    f.ok("hostB", &l.b, &tick, &["recover", "--all"]);
+    f.ok("hostB", &l.b, &tick, &["sync"]);
+    f.ok("hostC", &l.c, &tick, &["recover", "--all"]);
+    f.ok("hostC", &l.c, &tick, &["sync"]);
+    let w = f.worker("hostC", &l.c, &tick, "issue-1");
+    assert_eq!((&w["host"], &w["action"]), (&"hostB".into(), &"wait".into()), "{w}");
+    // B goes down; C's loop ticks past recode.hostTimeout.
+    let late = at(320 * MIN);
+    env.git(&l.c, &["fetch", "-q", "origin"]);
+    f.ok("hostC", &l.c, &late, &["recover", "--all"]);
+    f.ok("hostC", &l.c, &late, &["sync"]);
+    let w = f.worker("hostC", &l.c, &late, "issue-1");
+    assert_eq!((&w["host"], &w["action"]), (&"hostB".into(), &"resume".into()), "{w}");
+    (pushed, late)
+}
+
+/// Seed 6548: hostC's lost claim left it a worktree (and a local branch) at the tip A
+/// pushed. B's agent pushed on, and B fell silent: C's takeover must start from what B
+/// pushed, not from its leftover worktree's old tip, so its agent's push is a
+/// fast-forward (docs/hosts.md: a takeover starts from what was pushed).
+#[test]
+fn a_takeover_on_a_host_a_lost_claim_left_a_worktree_starts_from_the_pushed_branch() {
+    let f = Fleet::new();
+    let env = &f.env;
+    let l = c_loses_its_claim(&f);
+    let (pushed, late) = b_pushes_then_falls_silent(&f, &l);
+    let wt = resumed(&f, "hostC", &l.c, &late);
+    assert!(wt.starts_with(&l.c_wt), "{} in {}", wt.display(), l.c_wt.display());
+    assert_eq!(
+        env.git(&wt, &["rev-parse", "HEAD"]),
+        pushed,
+        "the takeover starts from what B pushed"
+    );
+    assert_eq!(env.git(&l.c, &["rev-parse", "refs/heads/issue-1"]), pushed);
+    // C's agent commits and pushes: a fast-forward.
+    std::fs::write(wt.join("c-work.txt"), "C's agent's work\n").unwrap();
+    env.git(&wt, &["add", "c-work.txt"]);
+    env.git(&wt, &["commit", "-q", "-m", "agent: C's progress"]);
+    env.git(&wt, &["push", "-q", "origin", "HEAD:refs/heads/issue-1"]);
+    assert_eq!(
+        f.remote_ref("refs/heads/issue-1"),
+        Some(env.git(&wt, &["rev-parse", "HEAD"]))
+    );
 }
