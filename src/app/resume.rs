@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use super::Session;
 use crate::classify;
 use crate::error::Error;
+use crate::resume::catch_up::{CatchUp, catch_up};
 use crate::resume::start::{Request, Resumed, Started, start};
 use crate::resume::{Mode, refusal, takeover};
 
@@ -78,7 +79,9 @@ impl Resume {
 /// the remote (the worker is another host's, or any other host's heartbeat is known), sync
 /// the ledger and fetch the branch first, then decide again (SPEC 1.2 "Several machines";
 /// SPEC 1.3: a ledger behind the remote is no proof that this host's worker is still its
-/// own); then start the next attempt ([`crate::resume::start::start`]).
+/// own); a takeover first brings this host's local branch up to what was pushed
+/// ([`crate::resume::catch_up::catch_up`]); then start the next attempt
+/// ([`crate::resume::start::start`]).
 ///
 /// Errors: [`Error::UnknownBranch`]; [`Error::Refused`] (exit 3) when capped, needing a
 /// human, or running; takeover and ledger errors.
@@ -93,6 +96,21 @@ pub fn resume(s: &Session, branch: &str, req: ResumeRequest) -> Result<Resume, E
         takeover::before(&s.repo, &s.cfg, s.now, branch)?;
         snap = s.one_worker(branch, false)?;
         w = classify::classify(&snap);
+        // A takeover starts from what was pushed: a local branch left behind here (a
+        // resume that lost its claim after adding the worktree) is fast-forwarded first,
+        // one holding work the remote lacks never moved (the takeover refused).
+        if snap.hosts.other.is_some() && refusal(&w).is_none() {
+            match catch_up(&s.repo, &s.cfg, &snap)? {
+                CatchUp::Current => {}
+                CatchUp::Moved => {
+                    snap = s.one_worker(branch, false)?;
+                    w = classify::classify(&snap);
+                }
+                CatchUp::Refused { why, hint } => {
+                    return Err(Error::Refused { message: why, hint });
+                }
+            }
+        }
     }
     let start_req = Request {
         output: req

@@ -12,6 +12,7 @@ use crate::ledger;
 use crate::model::{self, Worker};
 use crate::repo;
 
+pub(crate) mod catch_up;
 mod facts;
 pub(crate) mod feedback;
 mod launch;

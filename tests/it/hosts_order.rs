@@ -11,6 +11,10 @@
 //!   the takeover yet, but the remote's claim does, and nothing is pushed onto the branch,
 //!   even when the takeover was of an attempt older than one of its own that never
 //!   reached the remote.
+//! - A host whose resume lost its claim after adding its worktree takes the worker over
+//!   later, once the winner pushed on and fell silent: the takeover starts from what was
+//!   pushed (the leftover branch fast-forwarded), and never moves a branch off commits
+//!   the remote lacks (refused).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
@@ -598,7 +602,10 @@ fn b_pushes_then_falls_silent(f: &Fleet, l: &LostClaim) -> (String, String) {
     std::fs::write(l.b_wt.join("b-work.txt"), "B's agent's work\n").unwrap();
     env.git(&l.b_wt, &["add", "b-work.txt"]);
     env.git(&l.b_wt, &["commit", "-q", "-m", "agent: B's progress"]);
-    env.git(&l.b_wt, &["push", "-q", "origin", "HEAD:refs/heads/issue-1"]);
+    env.git(
+        &l.b_wt,
+        &["push", "-q", "origin", "HEAD:refs/heads/issue-1"],
+    );
     let pushed = env.git(&l.b_wt, &["rev-parse", "HEAD"]);
     assert_ne!(pushed, l.old);
     let tick = at(190 * MIN);
@@ -607,14 +614,25 @@ fn b_pushes_then_falls_silent(f: &Fleet, l: &LostClaim) -> (String, String) {
     f.ok("hostC", &l.c, &tick, &["recover", "--all"]);
     f.ok("hostC", &l.c, &tick, &["sync"]);
     let w = f.worker("hostC", &l.c, &tick, "issue-1");
-    assert_eq!((&w["host"], &w["action"]), (&"hostB".into(), &"wait".into()), "{w}");
+    assert_eq!(
+        (&w["host"], &w["action"]),
+        (&"hostB".into(), &"wait".into()),
+        "{w}"
+    );
     // B goes down; C's loop ticks past recode.hostTimeout.
     let late = at(320 * MIN);
     env.git(&l.c, &["fetch", "-q", "origin"]);
     f.ok("hostC", &l.c, &late, &["recover", "--all"]);
     f.ok("hostC", &l.c, &late, &["sync"]);
     let w = f.worker("hostC", &l.c, &late, "issue-1");
-    assert_eq!((&w["host"], &w["action"]), (&"hostB".into(), &"resume".into()), "{w}");
+    assert_eq!(w["host"], "hostB", "{w}");
+    assert!(
+        !w["reason"]
+            .as_str()
+            .unwrap()
+            .contains("never acted on here"),
+        "{w}"
+    );
     (pushed, late)
 }
 
@@ -628,8 +646,17 @@ fn a_takeover_on_a_host_a_lost_claim_left_a_worktree_starts_from_the_pushed_bran
     let env = &f.env;
     let l = c_loses_its_claim(&f);
     let (pushed, late) = b_pushes_then_falls_silent(&f, &l);
+    assert_eq!(
+        f.worker("hostC", &l.c, &late, "issue-1")["action"],
+        "resume"
+    );
     let wt = resumed(&f, "hostC", &l.c, &late);
-    assert!(wt.starts_with(&l.c_wt), "{} in {}", wt.display(), l.c_wt.display());
+    assert!(
+        wt.starts_with(&l.c_wt),
+        "{} in {}",
+        wt.display(),
+        l.c_wt.display()
+    );
     assert_eq!(
         env.git(&wt, &["rev-parse", "HEAD"]),
         pushed,
@@ -645,4 +672,107 @@ fn a_takeover_on_a_host_a_lost_claim_left_a_worktree_starts_from_the_pushed_bran
         f.remote_ref("refs/heads/issue-1"),
         Some(env.git(&wt, &["rev-parse", "HEAD"]))
     );
+}
+
+/// The same without the worktree: a human removed C's leftover worktree, its local branch
+/// stays at the old tip. The worktree the takeover adds starts from what B pushed.
+#[test]
+fn a_takeover_on_a_host_a_lost_claim_left_a_local_branch_starts_from_the_pushed_branch() {
+    let f = Fleet::new();
+    let env = &f.env;
+    let l = c_loses_its_claim(&f);
+    env.git(&l.c, &["worktree", "remove", l.c_wt.to_str().unwrap()]);
+    assert_eq!(env.git(&l.c, &["rev-parse", "refs/heads/issue-1"]), l.old);
+    let (pushed, late) = b_pushes_then_falls_silent(&f, &l);
+    let wt = resumed(&f, "hostC", &l.c, &late);
+    assert_eq!(env.git(&wt, &["rev-parse", "HEAD"]), pushed);
+    std::fs::write(wt.join("c-work.txt"), "C's agent's work\n").unwrap();
+    env.git(&wt, &["add", "c-work.txt"]);
+    env.git(&wt, &["commit", "-q", "-m", "agent: C's progress"]);
+    env.git(&wt, &["push", "-q", "origin", "HEAD:refs/heads/issue-1"]);
+}
+
+/// `resume issue-1` on hostC, refused (exit 3): its stderr. Nothing ledgered here, no
+/// claim of C's on the remote, nothing of C's lost.
+fn c_refuses_the_takeover(f: &Fleet, l: &LostClaim, late: &str) -> String {
+    let env = &f.env;
+    let before = env.work(&l.c);
+    let kinds = f.kinds(&l.c, "issue-1");
+    let claim = f.remote_ref(&claim_ref("issue-1"));
+    let out = f.on(
+        "hostC",
+        &l.c,
+        late,
+        &[
+            "resume",
+            "issue-1",
+            "--output",
+            env.root().join("c2.md").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(f.kinds(&l.c, "issue-1"), kinds, "nothing ledgered");
+    assert_eq!(
+        f.remote_ref(&claim_ref("issue-1")),
+        claim,
+        "nothing claimed"
+    );
+    env.assert_nothing_lost(&l.c, &before);
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// SPEC 1.2 "Never lose work": C's local branch holds a commit the remote lacks (made in
+/// its leftover worktree), and B pushed on meanwhile. The takeover never moves the branch
+/// off that commit: refused (exit 3), nothing ledgered, the commit still C's tip.
+#[test]
+fn a_takeover_refuses_a_local_branch_holding_commits_the_remote_lacks() {
+    let f = Fleet::new();
+    let env = &f.env;
+    let l = c_loses_its_claim(&f);
+    std::fs::write(l.c_wt.join("local.txt"), "only here\n").unwrap();
+    env.git(&l.c_wt, &["add", "local.txt"]);
+    env.git(&l.c_wt, &["commit", "-q", "-m", "a commit only C has"]);
+    let local = env.git(&l.c_wt, &["rev-parse", "HEAD"]);
+    let (_, late) = b_pushes_then_falls_silent(&f, &l);
+    let err = c_refuses_the_takeover(&f, &l, &late);
+    assert!(
+        err.contains("issue-1 holds 1 commit origin/issue-1 lacks"),
+        "{err}"
+    );
+    assert_eq!(env.git(&l.c, &["rev-parse", "refs/heads/issue-1"]), local);
+    assert_eq!(env.git(&l.c_wt, &["rev-parse", "HEAD"]), local);
+    // Without the worktree, the same: the branch is never overwritten.
+    env.git(&l.c, &["worktree", "remove", l.c_wt.to_str().unwrap()]);
+    let err = c_refuses_the_takeover(&f, &l, &late);
+    assert!(
+        err.contains("issue-1 holds 1 commit origin/issue-1 lacks"),
+        "{err}"
+    );
+    assert_eq!(env.git(&l.c, &["rev-parse", "refs/heads/issue-1"]), local);
+}
+
+/// C's leftover worktree holds an ignored file (C's `info/exclude`) that B's pushed commit
+/// tracks: git's merge would overwrite it silently; the fast-forward
+/// (`git merge --ff-only --no-overwrite-ignore`) refuses, so the takeover is refused
+/// (exit 3) and the file is as it was. (A changed or untracked file there makes the
+/// worker's action a WIP commit, which a silent host's worker never gets here: `resume`
+/// refuses it before.)
+#[test]
+fn a_takeover_refuses_a_leftover_worktree_the_fast_forward_would_overwrite() {
+    let f = Fleet::new();
+    let env = &f.env;
+    let l = c_loses_its_claim(&f);
+    let exclude = l.c.join(".git/info/exclude");
+    std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+    std::fs::write(&exclude, "b-work.txt\n").unwrap();
+    std::fs::write(l.c_wt.join("b-work.txt"), "C's own, never committed\n").unwrap();
+    assert_eq!(env.git(&l.c_wt, &["status", "--porcelain"]), "", "ignored");
+    let (_, late) = b_pushes_then_falls_silent(&f, &l);
+    let err = c_refuses_the_takeover(&f, &l, &late);
+    assert!(err.contains("cannot fast-forward"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(l.c_wt.join("b-work.txt")).unwrap(),
+        "C's own, never committed\n"
+    );
+    assert_eq!(env.git(&l.c_wt, &["rev-parse", "HEAD"]), l.old);
 }
