@@ -17,7 +17,7 @@ use gix::ObjectId;
 
 use crate::config::Config;
 use crate::fence::shown;
-use crate::model::Snapshot;
+use crate::model::{Snapshot, WorktreeFacts};
 
 use super::ResumeError;
 
@@ -50,72 +50,89 @@ pub(crate) fn catch_up(
     snap: &Snapshot,
 ) -> Result<CatchUp, ResumeError> {
     let branch = snap.branch.as_str();
-    let local_name = format!("refs/heads/{branch}");
     let pushed_name = format!("refs/remotes/{}/{branch}", cfg.remote);
-    let read = |name: &str| crate::refs::id(repo, name).map_err(crate::repo::git);
-    let (Some(local), Some(pushed)) = (read(&local_name)?, read(&pushed_name)?) else {
+    let (Some(local), Some(pushed)) = (
+        read(repo, &format!("refs/heads/{branch}"))?,
+        read(repo, &pushed_name)?,
+    ) else {
         return Ok(CatchUp::Current);
     };
     if local == pushed {
         return Ok(CatchUp::Current);
     }
     let upstream = format!("{}/{branch}", cfg.remote);
-    let refused = |why: String, hint: String| {
-        Ok(CatchUp::Refused {
-            why: format!(
-                "cannot take {} over: {why}: nothing ledgered",
-                shown(branch)
-            ),
-            hint,
-        })
-    };
+    let (b, up) = (shown(branch), shown(&upstream));
     let unique = crate::repo::count_between(repo, local, &[pushed])?;
     if unique > 0 {
         let s = if unique == 1 { "" } else { "s" };
-        return refused(
+        return Ok(refused(
+            branch,
             format!(
-                "the local branch {} holds {unique} commit{s} {} lacks, and a takeover starts from what was pushed (never moving a branch off work only this host has)",
-                shown(branch),
-                shown(&upstream)
+                "the local branch {b} holds {unique} commit{s} {up} lacks, and a takeover starts from what was pushed (never moving a branch off work only this host has)"
             ),
             format!(
-                "compare them (`git log {up}..{b}`): merge {up} into {b} and push it, or keep them on another branch and reset {b} to {up}; then resume again",
-                up = shown(&upstream),
-                b = shown(branch)
+                "compare them (`git log {up}..{b}`): merge {up} into {b} and push it, or keep them on another branch and reset {b} to {up}; then resume again"
             ),
-        );
+        ));
     }
     if snap.deregistered.is_some() {
-        return refused(
+        return Ok(refused(
+            branch,
             format!(
-                "{} is behind {} and a checkout of it is no longer registered as a worktree",
-                shown(branch),
-                shown(&upstream)
+                "{b} is behind {up} and a checkout of it is no longer registered as a worktree"
             ),
-            format!(
-                "run `git recode recover {}` to register it again, then resume again",
-                shown(branch)
-            ),
-        );
+            format!("run `git recode recover {b}` to register it again, then resume again"),
+        ));
     }
-    let Some(w) = &snap.worktree else {
-        return swap(repo, branch, (local, pushed), &upstream);
-    };
-    if w.missing {
+    match &snap.worktree {
+        None => swap(repo, branch, (local, pushed), &upstream),
         // `place` refuses it, naming the repair (nothing to fast-forward there).
-        return Ok(CatchUp::Current);
+        Some(w) if w.missing => Ok(CatchUp::Current),
+        Some(w) => merge(repo, cfg, w, (branch, &upstream), pushed),
     }
+}
+
+/// The id `name` leads to, if it exists.
+///
+/// Errors: [`ResumeError::Repo`] when the refs cannot be read.
+fn read(repo: &gix::Repository, name: &str) -> Result<Option<ObjectId>, ResumeError> {
+    crate::refs::id(repo, name).map_err(|e| ResumeError::Repo(crate::repo::git(e)))
+}
+
+/// The refusal of a takeover of `branch`: `why`, and what to do next.
+fn refused(branch: &str, why: String, hint: String) -> CatchUp {
+    CatchUp::Refused {
+        why: format!(
+            "cannot take {} over: {why}: nothing ledgered",
+            shown(branch)
+        ),
+        hint,
+    }
+}
+
+/// Fast-forward the worktree `w` of `branch` to `pushed` (`upstream`, shown): `git merge
+/// --ff-only`, which refuses rather than overwrite a change, an untracked file or an
+/// ignored one (`--no-overwrite-ignore`), and never stashes. Judged by its result: the
+/// branch at `pushed`.
+///
+/// Errors: [`ResumeError::Repo`] when the branch cannot be read after it.
+fn merge(
+    repo: &gix::Repository,
+    cfg: &Config,
+    w: &WorktreeFacts,
+    (branch, upstream): (&str, &str),
+    pushed: ObjectId,
+) -> Result<CatchUp, ResumeError> {
+    let (b, up, path) = (shown(branch), shown(upstream), shown(&w.path));
     let on_branch = crate::git::branch_checked_out(Path::new(&w.path), branch, cfg.command_timeout);
     if w.detached || w.operation.is_some() || w.foreign.is_some() || !on_branch {
-        return refused(
+        return Ok(refused(
+            branch,
             format!(
-                "its worktree {} is behind {} and not plainly on {} (detached, or an operation in progress)",
-                shown(&w.path),
-                shown(&upstream),
-                shown(branch)
+                "its worktree {path} is behind {up} and not plainly on {b} (detached, or an operation in progress)"
             ),
             "finish or abort what is under way there, then resume again".into(),
-        );
+        ));
     }
     let merged = crate::git::Git::bound(&w.path, &w.admin, cfg.command_timeout)
         .args([
@@ -127,33 +144,27 @@ pub(crate) fn catch_up(
         .args(["--quiet", "--no-stat"])
         .arg(pushed.to_string())
         .output();
-    let moved_to = read(&local_name)?;
-    match merged {
-        Ok(_) if moved_to == Some(pushed) => Ok(CatchUp::Moved),
-        // A failing post-merge hook of the user's: judged by its result.
-        Err(_) if moved_to == Some(pushed) => Ok(CatchUp::Moved),
+    if read(repo, &format!("refs/heads/{branch}"))? == Some(pushed) {
+        // Done (also when a post-merge hook of the user's failed after it).
+        return Ok(CatchUp::Moved);
+    }
+    Ok(match merged {
         Ok(_) => refused(
-            format!(
-                "{} moved while its worktree {} was fast-forwarded to {}",
-                shown(branch),
-                shown(&w.path),
-                shown(&upstream)
-            ),
+            branch,
+            format!("{b} moved while its worktree {path} was fast-forwarded to {up}"),
             "resume again".into(),
         ),
         Err(e) => refused(
+            branch,
             format!(
-                "cannot fast-forward its worktree {} to {} ({})",
-                shown(&w.path),
-                shown(&upstream),
+                "cannot fast-forward its worktree {path} to {up} ({})",
                 shown(&git_says(&e))
             ),
             format!(
-                "nothing in {} was touched: commit what it holds, or move it aside, then resume again",
-                shown(&w.path)
+                "nothing in {path} was touched: commit what it holds, or move it aside, then resume again"
             ),
         ),
-    }
+    })
 }
 
 /// No worktree: move `refs/heads/<branch>` from `local` to `pushed` by compare-and-swap
@@ -176,23 +187,23 @@ fn swap(
     };
     match crate::refs::swap(repo, &edit) {
         Ok(true) => Ok(CatchUp::Moved),
-        Ok(false) => Ok(moved_meanwhile(branch, upstream, "it moved meanwhile")),
-        Err(e) if e.lost() => Ok(moved_meanwhile(branch, upstream, "it moved meanwhile")),
+        Ok(false) => Ok(moved_meanwhile(branch, upstream)),
+        Err(e) if e.lost() => Ok(moved_meanwhile(branch, upstream)),
         Err(e) => Err(ResumeError::Repo(crate::repo::git(e))),
     }
 }
 
-/// The refusal of a compare-and-swap of the branch that did not happen.
-fn moved_meanwhile(branch: &str, upstream: &str, why: &str) -> CatchUp {
-    CatchUp::Refused {
-        why: format!(
-            "cannot take {b} over: {b} could not be fast-forwarded to {up} ({why}): nothing ledgered",
-            b = shown(branch),
-            up = shown(upstream),
-            why = shown(why)
+/// The refusal of a compare-and-swap of the branch that lost a race.
+fn moved_meanwhile(branch: &str, upstream: &str) -> CatchUp {
+    refused(
+        branch,
+        format!(
+            "{} moved while it was fast-forwarded to {}",
+            shown(branch),
+            shown(upstream)
         ),
-        hint: "resume again".into(),
-    }
+        "resume again".into(),
+    )
 }
 
 /// git's words for a failed run, on one line (the closing `Aborting` left out).

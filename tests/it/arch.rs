@@ -189,6 +189,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "model",
             "process",
             "redact",
+            // A takeover fast-forwards a local branch with no worktree by a
+            // compare-and-swap (`resume/catch_up.rs`).
+            "refs",
             "repo",
             "sync",
             "wire",
