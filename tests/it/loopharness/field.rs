@@ -279,13 +279,18 @@ impl Trial {
     }
 
     /// A lock as a SIGKILLed writer leaves it (an empty file), ten minutes old: stale
-    /// for every kind (own refs after 30 s, the others after `recode.staleLockAfter`).
+    /// for every kind (own refs after 30 s, the others after `recode.staleLockAfter`). On
+    /// reftable a ref's lock is the stack's `reftable/tables.list.lock`.
     fn stale_lock(&self, wt: &Path, branch: &str, which: &str) {
         let path = match which.strip_prefix("wt:") {
             Some(name) => PathBuf::from(self.git(
                 wt,
                 &["rev-parse", "--path-format=absolute", "--git-path", name],
             )),
+            // A reftable repository's every ref write takes the stack's one lock.
+            None if self.env.format.starts_with("reftable") => {
+                self.repo.join(".git/reftable/tables.list.lock")
+            }
             None => self
                 .repo
                 .join(".git")
