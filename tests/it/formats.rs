@@ -5,10 +5,10 @@
 //! Each test makes its repositories in each format itself (`TestEnv::in_format`), whatever
 //! `RECODE_TEST_FORMAT` says; that variable runs the rest of the suite in one format.
 
-use std::path::Path;
 use crate::common::{BEFORE_LATER, LATER, TestEnv};
 use crate::ledgerrace::race;
 use crate::recover::worker;
+use std::path::Path;
 
 /// The formats beside the default files/SHA-1 one that this git makes: SHA-256 (git
 /// 2.29), and the reftable ones from git 2.45 (an older git skips them, saying so).
@@ -48,7 +48,6 @@ fn status(env: &TestEnv, dir: &Path) -> serde_json::Value {
     assert_eq!(code, 0, "{}: {stderr}", env.format);
     doc
 }
-
 
 /// The events of `branch`'s task, from `log <branch> --json`.
 fn log(env: &TestEnv, dir: &Path, branch: &str) -> Vec<serde_json::Value> {
