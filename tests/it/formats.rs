@@ -5,10 +5,10 @@
 //! Each test makes its repositories in each format itself (`TestEnv::in_format`), whatever
 //! `RECODE_TEST_FORMAT` says; that variable runs the rest of the suite in one format.
 
-use std::path::Path;
-use std::sync::{Arc, Barrier};
-
 use crate::common::{BEFORE_LATER, LATER, TestEnv};
+use crate::ledgerrace::race;
+use crate::recover::worker;
+use std::path::Path;
 
 /// The formats beside the default files/SHA-1 one that this git makes: SHA-256 (git
 /// 2.29), and the reftable ones from git 2.45 (an older git skips them, saying so).
@@ -47,15 +47,6 @@ fn status(env: &TestEnv, dir: &Path) -> serde_json::Value {
     let (code, doc, stderr) = env.json_later(dir, &["status"]);
     assert_eq!(code, 0, "{}: {stderr}", env.format);
     doc
-}
-
-fn worker<'a>(st: &'a serde_json::Value, branch: &str) -> &'a serde_json::Value {
-    st["workers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["branch"] == branch)
-        .unwrap_or_else(|| panic!("no {branch} in {st:#}"))
 }
 
 /// The events of `branch`'s task, from `log <branch> --json`.
@@ -295,25 +286,6 @@ fn the_hook_resume_and_sync_round_trip_in_every_format() {
     }
 }
 
-/// Run `runs` copies of `args` in `dir` at the same moment; their exit codes.
-fn race(env: &TestEnv, dir: &Path, args: &[&str], runs: usize) -> Vec<Option<i32>> {
-    let barrier = Arc::new(Barrier::new(runs));
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..runs)
-            .map(|_| {
-                let mut cmd = env.cmd(dir);
-                cmd.env("RECODE_NOW", BEFORE_LATER).args(args);
-                let barrier = Arc::clone(&barrier);
-                s.spawn(move || {
-                    barrier.wait();
-                    cmd.output().unwrap().status.code()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
-}
-
 #[test]
 fn writers_racing_on_a_reftable_lose_nothing_and_number_attempts_once() {
     for format in reftable_formats() {
@@ -322,12 +294,8 @@ fn writers_racing_on_a_reftable_lose_nothing_and_number_attempts_once() {
         env.git(&repo, &["branch", "issue-7"]);
         // Eight writers at once on one task's ledger: every lost compare-and-swap (git's
         // `update-ref` refusing an old value, or the stack's lock held) is retried.
-        let codes = race(
-            &env,
-            &repo,
-            &["record", "spawn", "issue-7", "--agent", "claude"],
-            8,
-        );
+        let spawn: &[&str] = &["record", "spawn", "issue-7", "--agent", "claude"];
+        let codes = race(&env, &repo, &[spawn; 8]);
         assert_eq!(codes, vec![Some(0); 8], "{format}");
         let mut attempts: Vec<u64> = log(&env, &repo, "issue-7")
             .iter()

@@ -18,7 +18,7 @@ fn events(env: &TestEnv, dir: &Path, task: &str) -> Vec<serde_json::Value> {
 
 /// Run each of `runs` (argument lists of `git-recode` in `dir`) at the same moment, one
 /// thread each; returns their exit codes in order.
-fn race(env: &TestEnv, dir: &Path, runs: &[&[&str]]) -> Vec<Option<i32>> {
+pub(crate) fn race(env: &TestEnv, dir: &Path, runs: &[&[&str]]) -> Vec<Option<i32>> {
     let barrier = Arc::new(Barrier::new(runs.len()));
     std::thread::scope(|s| {
         let handles: Vec<_> = runs

@@ -90,6 +90,9 @@ struct Trial {
     agents: std::collections::BTreeMap<String, Agent>,
     /// Submodule commits no remote has: (submodule directory, commit), never lost.
     sub_commits: Vec<(PathBuf, String)>,
+    /// Stale locks laid once every worker is set up (a reftable's one stack lock would
+    /// stop the setup's own ref writes).
+    late_locks: Vec<PathBuf>,
     /// Ticks the fake forge failed on (5xx, slow, rate limited).
     forge_faults: usize,
     /// Wall time spent in git-recode runs and in the invariant checks.
@@ -267,6 +270,7 @@ impl Trial {
             _socket: None,
             agents: Default::default(),
             sub_commits: Vec::new(),
+            late_locks: Vec::new(),
             forge_faults: 0,
             in_recode: Duration::ZERO,
             in_checks: Duration::ZERO,
@@ -345,6 +349,9 @@ impl Trial {
         for i in 1..=n {
             let kind = *t.rng.pick(&KINDS);
             t.add_worker(i, kind);
+        }
+        for lock in std::mem::take(&mut t.late_locks) {
+            field::leave_stale_lock(&lock);
         }
         t
     }

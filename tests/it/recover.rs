@@ -53,7 +53,7 @@ fn status_at(env: &TestEnv, dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn worker<'a>(st: &'a serde_json::Value, branch: &str) -> &'a serde_json::Value {
+pub(crate) fn worker<'a>(st: &'a serde_json::Value, branch: &str) -> &'a serde_json::Value {
     st["workers"]
         .as_array()
         .unwrap()

@@ -279,21 +279,26 @@ impl Trial {
     }
 
     /// A lock as a SIGKILLed writer leaves it (an empty file), ten minutes old: stale
-    /// for every kind (own refs after 30 s, the others after `recode.staleLockAfter`).
-    fn stale_lock(&self, wt: &Path, branch: &str, which: &str) {
+    /// for every kind (own refs after 30 s, the others after `recode.staleLockAfter`). On
+    /// reftable a ref's lock is the stack's `reftable/tables.list.lock`, laid once the
+    /// setup's own ref writes are done.
+    fn stale_lock(&mut self, wt: &Path, branch: &str, which: &str) {
         let path = match which.strip_prefix("wt:") {
             Some(name) => PathBuf::from(self.git(
                 wt,
                 &["rev-parse", "--path-format=absolute", "--git-path", name],
             )),
+            None if self.env.format.starts_with("reftable") => {
+                self.late_locks
+                    .push(self.repo.join(".git/reftable/tables.list.lock"));
+                return;
+            }
             None => self
                 .repo
                 .join(".git")
                 .join(which.replace("{branch}", branch)),
         };
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, "").unwrap();
-        set_mtime(&path, SystemTime::now() - Duration::from_secs(600));
+        leave_stale_lock(&path);
     }
 
     /// Start the live agent of a `Hung` or `Parked` worker and ledger its attempt.
@@ -386,4 +391,11 @@ impl Trial {
             _ => {}
         }
     }
+}
+
+/// Write `path` as a SIGKILLed writer leaves a lock: an empty file, ten minutes old.
+pub(super) fn leave_stale_lock(path: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, "").unwrap();
+    set_mtime(path, SystemTime::now() - Duration::from_secs(600));
 }
