@@ -43,6 +43,24 @@ impl Fleet {
         Fleet { env, bare }
     }
 
+    /// The remote refuses every push to `refs/notes/*` (a pre-receive hook) until
+    /// [`Fleet::release_notes`]: a ledger push that does not land, claims and branches do.
+    pub(crate) fn hold_notes(&self) {
+        let hook = self.bare.join("hooks/pre-receive");
+        std::fs::write(
+            &hook,
+            "#!/bin/sh\nwhile read old new ref; do case $ref in refs/notes/*) echo held >&2; exit 1;; esac; done\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+
+    /// Removes [`Fleet::hold_notes`]'s hook.
+    pub(crate) fn release_notes(&self) {
+        std::fs::remove_file(self.bare.join("hooks/pre-receive")).unwrap();
+    }
+
     /// A clone named `name` (the host's checkout).
     pub(crate) fn clone(&self, name: &str) -> PathBuf {
         let dir = self.env.root().join(name);
@@ -621,13 +639,7 @@ fn of_two_hosts_that_both_see_a_third_silent_only_the_first_claim_takes_over() {
     }
     // B's takeover is ledgered but its ledger push does not reach the remote (the race
     // window: C syncs before B's push lands).
-    let hook = f.bare.join("hooks/pre-receive");
-    std::fs::write(
-        &hook,
-        "#!/bin/sh\nwhile read old new ref; do case $ref in refs/notes/*) echo held >&2; exit 1;; esac; done\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    f.hold_notes();
     let prompt = env.root().join("prompt.md");
     f.ok(
         "hostB",
@@ -657,7 +669,7 @@ fn of_two_hosts_that_both_see_a_third_silent_only_the_first_claim_takes_over() {
         f.kinds(&c, "issue-1")
     );
     // The remote takes notes again: B's ledger reaches it; one claim ref, B's.
-    std::fs::remove_file(&hook).unwrap();
+    f.release_notes();
     f.ok("hostB", &b, &late, &["sync"]);
     let claims = env.git(
         &f.bare,

@@ -566,13 +566,7 @@ fn c_loses_its_claim(f: &Fleet) -> LostClaim {
     let w = f.worker("hostC", &c, &late, "issue-1");
     assert_eq!(w["action"], "resume", "{w}");
     let old = f.remote_ref("refs/heads/issue-1").unwrap();
-    let hook = f.bare.join("hooks/pre-receive");
-    std::fs::write(
-        &hook,
-        "#!/bin/sh\nwhile read old new ref; do case $ref in refs/notes/*) echo held >&2; exit 1;; esac; done\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    f.hold_notes();
     let b_wt = resumed(f, "hostB", &b, &late);
     let why = refused_resume(f, "hostC", &c, &late, &env.root().join("c.md"));
     assert!(why.contains("by another host first"), "{why}");
@@ -583,7 +577,7 @@ fn c_loses_its_claim(f: &Fleet) -> LostClaim {
         .find(|w| w.file_name().is_some_and(|n| n != "c"))
         .expect("C's resume added a worktree before it lost the claim");
     assert_eq!(env.git(&c_wt, &["rev-parse", "HEAD"]), old);
-    std::fs::remove_file(&hook).unwrap();
+    f.release_notes();
     f.ok("hostB", &b, &late, &["sync"]);
     LostClaim {
         b,

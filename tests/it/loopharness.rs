@@ -98,8 +98,11 @@ struct Trial {
     /// Wall time spent in git-recode runs and in the invariant checks.
     in_recode: Duration,
     in_checks: Duration,
-    /// Transient exits per worker (they do not count towards the cap: SPEC "attempt").
+    /// Transient exits per worker, the setup's and the stand-in agents' (they do not count
+    /// towards the cap: SPEC "attempt"; each waits out its limit).
     transients: std::collections::BTreeMap<String, usize>,
+    /// What happened to each worker, tick by tick: printed with a trial's violations.
+    history: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// One worker as `status --json --all` shows it.
@@ -170,6 +173,7 @@ impl Trial {
                     let _ = child.wait();
                     self.kills += 1;
                     *self.killed.entry(branch.to_string()).or_default() += 1;
+                    self.note(branch, format!("{} killed", args[0]));
                     self.age_locks();
                     return None;
                 }
@@ -275,6 +279,7 @@ impl Trial {
             in_recode: Duration::ZERO,
             in_checks: Duration::ZERO,
             transients: Default::default(),
+            history: Default::default(),
         };
         t.git(&repo, &["init", "-q", "-b", "main"]);
         t.commit_file(&repo, "README.md", "hello\n");
@@ -468,6 +473,10 @@ impl Trial {
         if std::env::var_os("RECODE_LOOP_TRACE").is_some() {
             eprintln!("  agent {branch}: roll {roll}");
         }
+        self.note(branch, format!("agent roll {roll}"));
+        if roll >= 90 {
+            *self.transients.entry(branch.to_string()).or_default() += 1;
+        }
         let repo = self.repo.clone();
         let msg = self.env.root().join("agent-msg");
         // An agent still alive is never joined by a second one.
@@ -544,12 +553,19 @@ impl Trial {
                                 .unwrap_or_default()
                         );
                     }
+                    if let Some(o) = &out {
+                        self.note(&branch, format!("resume rc {:?}", o.status.code()));
+                    }
                     if out.is_some_and(|o| o.status.success()) {
                         self.agent(&branch);
                     }
                 }
                 "delete" | "publish" | "wip-commit" | "escalate" | "kill" => {
                     let out = self.run(&repo, &["recover", &branch], &branch, true);
+                    if let Some(o) = &out {
+                        let said = String::from_utf8_lossy(&o.stdout).trim().to_string();
+                        self.note(&branch, format!("recover rc {:?} {said}", o.status.code()));
+                    }
                     if std::env::var_os("RECODE_LOOP_TRACE").is_some() {
                         match out {
                             Some(o) => eprintln!(
@@ -588,8 +604,10 @@ impl Trial {
         let names: Vec<String> = self.workers.iter().map(|w| w.0.clone()).collect();
         let limit = MAX_ATTEMPTS + 2;
         let mut all_at = 0;
-        let mut now_settled = false;
-        for tick in 1..=(limit + 8) {
+        let mut now_settled;
+        let mut tick = 0;
+        loop {
+            tick += 1;
             self.now = T0 + tick as i64 * 3600;
             let faults = self.forge_faults;
             self.forge_weather();
@@ -605,6 +623,10 @@ impl Trial {
                 }
             }
             self.check_reasons(tick, &st);
+            for w in &st {
+                let seen = format!("t{tick} {} {}/{}", w.liveness, w.state, w.action);
+                self.note(&w.branch, seen);
+            }
             for b in &names {
                 let s = st.iter().find(|w| &w.branch == b);
                 let ok = s.is_none_or(|w| settled(&w.state, &w.action));
@@ -619,7 +641,7 @@ impl Trial {
             if all_at > 0 && now_settled && !stormy {
                 break;
             }
-            if tick == limit + 8 {
+            if tick >= self.tick_bound(limit) {
                 // An action still asked for after every bound: it repeats for ever.
                 for w in st.iter().filter(|w| !settled(&w.state, &w.action)) {
                     self.violations.push(format!(
@@ -661,11 +683,17 @@ impl Trial {
         // does not grow.
         // Tick A carries out what settling left (an escalation ledgered once, a phantom
         // once per exit); ticks B and C, the clock held, change nothing. No kills there: a
-        // kill is a change.
+        // kill is a change. A loop that ended unsettled (a violation above) owes more
+        // than quiet ticks: they are not judged then.
         self.kill_pct = 0;
         self.tick();
         let n = self.ledger();
-        for quiet in 0..2 {
+        let quiet_ticks = if all_at > 0 && now_settled {
+            0..2
+        } else {
+            0..0
+        };
+        for quiet in quiet_ticks {
             self.tick();
             let m = self.ledger();
             if m != n {
@@ -721,8 +749,31 @@ impl Trial {
                 ));
             }
         }
-        let _ = now_settled;
         all_at
+    }
+
+    /// The last tick of a loop: `limit` attempts' ticks, 8 more, and for the worker that
+    /// needs most, one per SIGKILL on its runs (a killed run decides nothing) and four per
+    /// transient exit (a 3 h limit waited out, then the resume); at most 40.
+    fn tick_bound(&self, limit: usize) -> usize {
+        let extra = self
+            .workers
+            .iter()
+            .map(|(b, _)| {
+                self.killed.get(b).copied().unwrap_or(0)
+                    + 4 * self.transients.get(b).copied().unwrap_or(0)
+            })
+            .max()
+            .unwrap_or(0);
+        (limit + 8 + extra).min(40)
+    }
+
+    /// Adds one line to `branch`'s history.
+    fn note(&mut self, branch: &str, what: String) {
+        self.history
+            .entry(branch.to_string())
+            .or_default()
+            .push(what);
     }
 }
 
@@ -738,6 +789,11 @@ fn the_loop_settles_in_randomized_trials() {
         let at = t.run_loop();
         for v in &t.violations {
             eprintln!("loop violation: {v}");
+        }
+        if !t.violations.is_empty() {
+            for (b, h) in &t.history {
+                eprintln!("loop history seed {seed} {b}: {}", h.join("; "));
+            }
         }
         println!(
             "loop trial seed {seed}: workers {}, settled at tick {at}, kills {}, forge faults {}, violations {}, s setup {:.1} recode {:.1} checks {:.1} total {:.1}",
