@@ -19,6 +19,7 @@ use gix::ObjectId;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::model::event::Ends;
 use crate::model::{Body, Event};
 
 /// Where the claims live: `refs/recode/claims/<hex>`.
@@ -169,8 +170,18 @@ pub(crate) fn ended(doc: &ClaimDoc, events: &[Event]) -> bool {
         return false;
     };
     let newer_attempt = attempts(events, &doc.branch).any(|(i, _, _)| i > started);
+    // An exit ends the claimer's attempt only when it names it (or names none): the late
+    // exit of the attempt the claim took over ends nothing of the claimer's.
+    let theirs = match &events[started].body {
+        Body::Spawn { attempt, .. } | Body::Resume { attempt, .. } => Ends {
+            attempt: *attempt,
+            host: doc.host.clone(),
+        },
+        _ => return newer_attempt,
+    };
     let exited = events[started + 1..].iter().any(|e| {
-        matches!(e.body, Body::Exit { .. }) && e.branch.as_deref().is_none_or(|b| b == doc.branch)
+        e.branch.as_deref().is_none_or(|b| b == doc.branch)
+            && crate::model::replay::exit_ends(e, &theirs)
     });
     newer_attempt || exited
 }

@@ -268,6 +268,18 @@ fn on_branch(e: &Event, branch: &str) -> bool {
     e.branch.as_deref().is_none_or(|b| b == branch)
 }
 
+/// What an `exit` written now on `branch` names as the attempt it ends
+/// ([`crate::model::event::Ends`]): the newest attempt in `events` and its host
+/// ([`newest_attempt`]); `None` without one.
+pub(crate) fn ends_now(events: &[Event], branch: &str) -> Option<crate::model::event::Ends> {
+    let (i, host) = newest_attempt(events, branch)?;
+    let attempt = match &events[i].body {
+        Body::Spawn { attempt, .. } | Body::Resume { attempt, .. } => *attempt,
+        _ => return None,
+    };
+    Some(crate::model::event::Ends { attempt, host })
+}
+
 /// The newest attempt (`spawn` or `resume`) on `branch` and its host: a `spawn`'s `host`;
 /// a `resume`'s `host`, or, for a resume written before 1.2 without one, the host of the
 /// attempt before it. Returns `(index into events, host)`; `None` without an attempt or

@@ -135,6 +135,10 @@ fn reported_body(rng: &mut fastrand::Rng, kind: u8) -> Body {
             fresh: rng.bool().then(|| rng.bool()),
             blocker: opt(rng),
             session_id: session(rng),
+            ends: rng.bool().then(|| crate::model::event::Ends {
+                attempt: rng.u32(..),
+                host: format!("h{}", rng.u8(..)),
+            }),
         },
         2 => Body::Milestone {
             phase: text(rng),

@@ -31,6 +31,29 @@ pub enum GateBy {
     Record,
 }
 
+/// The attempt an `exit` ends (SPEC 1.3 "Several machines, by the observer's clock"): the
+/// branch's newest `spawn` or `resume` in the writer's ledger, by its `attempt` number and
+/// its host (`recode.hostId`). Shape: `{"attempt":2,"host":"a1b2…"}`.
+///
+/// Readers order events by `ts`, and hosts' clocks differ: the exit of a host that was
+/// cut off, synced after another host took its worker over, can sort after the taker's
+/// `resume`. Naming the attempt keeps it the end of the attempt it ended, never of the
+/// taker's (which would read a live agent as exited and start a second one beside it).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Ends {
+    /// The attempt's number (its `spawn`'s or `resume`'s `attempt`).
+    pub attempt: u32,
+    /// The host of that attempt.
+    pub host: String,
+}
+
+/// Reads an `exit`'s `ends`; anything that is not an [`Ends`] (a hand's or a broken
+/// host's line) is none, and the event is kept.
+fn lenient_ends<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Ends>, D::Error> {
+    let value = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(value.and_then(|v| serde_json::from_value(v).ok()))
+}
+
 /// One ledger line. Common fields live here; kind-specific ones in [`Body`].
 ///
 /// Shape on disk: canonical JSON, e.g.
@@ -120,6 +143,15 @@ pub enum Body {
         blocker: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session_id: Option<String>,
+        /// The attempt this exit ends, as its writer's ledger knew it; absent in ledgers
+        /// written before it, and then the exit ends whichever attempt is newest. A value
+        /// that is not an [`Ends`] is read as absent.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "lenient_ends"
+        )]
+        ends: Option<Ends>,
     },
     /// A `Recode-Phase:` commit (post-commit hook).
     Milestone {
@@ -441,6 +473,7 @@ mod tests {
                 fresh: None,
                 blocker: None,
                 session_id: None,
+                ends: None,
             },
         );
         e.seq = 2;

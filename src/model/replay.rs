@@ -5,6 +5,7 @@
 
 use jiff::Timestamp;
 
+use super::event::Ends;
 use super::{Action, Body, Event, State};
 use crate::clock;
 use crate::outcome::Outcome;
@@ -112,6 +113,11 @@ struct Walk {
     open_named: bool,
     /// The current attempt, after the last `cleared`, whose outcome is not yet known.
     counted_open: Option<bool>,
+    /// The newest attempt's number and host, when its event names a host (itself or,
+    /// for a `resume` from before 1.2, an attempt before it).
+    newest: Option<Ends>,
+    /// The host of the newest attempt that named one.
+    host: Option<String>,
 }
 
 impl Walk {
@@ -123,6 +129,15 @@ impl Walk {
         self.r.last_attempt = Some(i);
         self.r.last_attempt_exited = false;
         self.r.exit_unnamed = false;
+        let (attempt, host) = match &e.body {
+            Body::Spawn { attempt, host, .. } => (*attempt, Some(host)),
+            Body::Resume { attempt, host, .. } => (*attempt, host.as_ref()),
+            _ => (0, None),
+        };
+        if let Some(h) = host {
+            self.host = Some(h.clone());
+        }
+        self.newest = self.host.clone().map(|host| Ends { attempt, host });
         self.open_attempt = true;
         self.open_named = e.branch.is_some();
         if after_clear {
@@ -144,11 +159,20 @@ impl Walk {
             session_id,
             rc,
             message,
+            ends,
             ..
         } = &e.body
         else {
             return;
         };
+        // SPEC 1.3: an exit naming an attempt other than the newest is the late news of
+        // an earlier attempt (a host cut off while another took its worker over): it
+        // ends nothing here, and the newest attempt's outcome is not its.
+        if let (Some(named), Some(newest)) = (ends, &self.newest)
+            && named != newest
+        {
+            return;
+        }
         // Old ledgers heal: a `failed` whose message reads transient today. A healed
         // reset time is kept to the second, as a stored one is.
         let (outcome, retry_after) =
@@ -185,6 +209,12 @@ impl Walk {
         self.r.blocked = (outcome == Outcome::Blocked)
             .then(|| blocker.clone().unwrap_or_else(|| "a blocker".into()));
     }
+}
+
+/// Whether the `exit` `e` ends the attempt `attempt` (SPEC 1.3): it names that attempt,
+/// or names none (a ledger line from before [`Ends`]).
+pub(crate) fn exit_ends(e: &Event, attempt: &Ends) -> bool {
+    matches!(&e.body, Body::Exit { ends, .. } if ends.as_ref().is_none_or(|n| n == attempt))
 }
 
 /// The newest gate verdict for exactly `head`: a `gate` event or a `tests-green`
@@ -363,4 +393,101 @@ pub(crate) fn left_out_last(events: &[Event], branch: &str) -> Vec<String> {
         })
         .next_back()
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::Outcome;
+
+    fn ev(i: i64, body: Body) -> Event {
+        let t = crate::clock::parse("2026-11-29T12:00:00Z").unwrap()
+            + jiff::SignedDuration::from_secs(i);
+        let mut e = Event::new(t, "1", Some("issue-1"), body);
+        e.seq = i as u64;
+        e
+    }
+
+    fn exit(ends: Option<(u32, &str)>) -> Body {
+        Body::Exit {
+            rc: 1,
+            outcome: Outcome::Failed,
+            message: None,
+            retry_after: None,
+            fresh: None,
+            blocker: None,
+            session_id: None,
+            ends: ends.map(|(attempt, host)| Ends {
+                attempt,
+                host: host.into(),
+            }),
+        }
+    }
+
+    /// A's spawn (attempt 1), B's takeover resume (attempt 2), then A's exit ledgered late.
+    fn taken_over_then(late: Body) -> Vec<Event> {
+        let spawn = Body::Spawn {
+            attempt: 1,
+            cwd: "/w".into(),
+            host: "a".into(),
+            session_id: None,
+            agent: None,
+            pid: None,
+            pid_start: None,
+            output: None,
+            prompt: None,
+            agent_args: None,
+            config_dir: None,
+        };
+        let resume = Body::Resume {
+            attempt: 2,
+            session_id: None,
+            prompt_sha: None,
+            host: Some("b".into()),
+        };
+        vec![ev(0, spawn), ev(1, resume), ev(3600, late)]
+    }
+
+    /// SPEC 1.3 (seed 9181 of the hosts simulation): an exit naming the attempt taken over
+    /// ends nothing of the taker's; one naming the taker's attempt, or none (an old
+    /// line), ends it.
+    #[test]
+    fn an_exit_ends_the_attempt_it_names() {
+        let r = replay_for(&taken_over_then(exit(Some((1, "a")))), "issue-1");
+        assert_eq!(
+            (
+                r.last_attempt,
+                r.last_attempt_exited,
+                r.last_exit,
+                r.attempts
+            ),
+            (Some(1), false, None, 2)
+        );
+        let r = replay_for(&taken_over_then(exit(Some((2, "b")))), "issue-1");
+        assert_eq!(
+            (
+                r.last_attempt,
+                r.last_attempt_exited,
+                r.last_exit,
+                r.attempts
+            ),
+            (Some(1), true, Some(2), 2)
+        );
+        let r = replay_for(&taken_over_then(exit(None)), "issue-1");
+        assert_eq!((r.last_attempt_exited, r.last_exit), (true, Some(2)));
+        assert!(exit_ends(
+            &ev(9, exit(None)),
+            &Ends {
+                attempt: 2,
+                host: "b".into()
+            }
+        ));
+        assert!(!exit_ends(
+            &ev(9, exit(Some((2, "a")))),
+            &Ends {
+                attempt: 2,
+                host: "b".into()
+            }
+        ));
+    }
 }

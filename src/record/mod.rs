@@ -290,6 +290,7 @@ pub(crate) fn exit(
             fresh: verdict.fresh.then_some(true),
             blocker: x.blocker.clone(),
             session_id: session_id.clone(),
+            ends: crate::hosts::ends_now(events, &x.branch),
         };
         vec![Event::new(now, &task, Some(&x.branch), body).with_head(head)]
     })?;

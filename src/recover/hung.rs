@@ -48,6 +48,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             fresh: None,
             blocker: None,
             session_id: None,
+            ends: crate::hosts::ends_now(&snap.events, &now_w.branch),
         },
     )?;
     let what = match ended {

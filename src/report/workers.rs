@@ -491,6 +491,7 @@ mod tests {
             fresh: None,
             blocker: None,
             session_id: None,
+            ends: None,
         }
     }
 

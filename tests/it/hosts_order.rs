@@ -200,6 +200,47 @@ fn a_takeover_by_a_host_whose_clock_runs_behind_sorts_after_the_attempt_it_took_
     );
 }
 
+/// Seed 9181: hostA's agent ends and A ledgers its exit, then A is cut off before any
+/// sync. hostC (its clock 6 h behind) takes the worker over and C's agent works. A comes
+/// back and syncs: its exit, stamped by its clock, sorts after C's resume. The exit names
+/// A's attempt, so C's stays open: the worker is C's, `running`, and a resume beside C's
+/// agent is refused (it was `exited` and resumed: two agents on one task).
+#[test]
+fn the_late_exit_of_an_attempt_taken_over_never_ends_the_takers_attempt() {
+    let f = Fleet::new();
+    let (a, c) = (f.clone("a"), f.clone("c"));
+    let agent = Agent::start();
+    a_starts_at(&f, &a, &agent, &a_at(0));
+    f.ok("hostA", &a, &a_at(MIN), &["recover", "--all"]);
+    f.ok("hostA", &a, &a_at(MIN), &["sync"]);
+    f.ok("hostC", &c, &c_at(2 * MIN), &["sync"]);
+    f.worker("hostC", &c, &c_at(2 * MIN), "issue-1");
+    drop(agent);
+    f.ok(
+        "hostA",
+        &a,
+        &a_at(10 * MIN),
+        &["record", "exit", "issue-1", "--rc", "1"],
+    );
+    let late = c_at(123 * MIN);
+    f.env.git(&c, &["fetch", "-q", "origin"]);
+    f.ok("hostC", &c, &late, &["sync"]);
+    assert_eq!(f.worker("hostC", &c, &late, "issue-1")["action"], "resume");
+    let wt = resumed(&f, "hostC", &c, &late);
+    c_agent_writes(&wt, "work-130.txt", 130 * MIN);
+    c_runs_it(&f, &c, 130 * MIN);
+    f.ok("hostA", &a, &a_at(140 * MIN), &["sync"]);
+    c_agent_writes(&wt, "work-150.txt", 150 * MIN);
+    f.ok("hostC", &c, &c_at(150 * MIN), &["sync"]);
+    assert_eq!(
+        f.kinds(&c, "issue-1").last().map(String::as_str),
+        Some("exit"),
+        "A's exit sorts after C's resume"
+    );
+    c_runs_it(&f, &c, 150 * MIN);
+    assert_eq!(takeovers(&f, &c), 1);
+}
+
 /// Seeds 2024, 2033, 2036: hostA's commits on issue-1 are dated by its clock, 6 h ahead
 /// of hostC's. C takes the worker over and C's agent commits its work (nothing left
 /// uncommitted): that commit is C's activity, though A's commits on the branch are dated

@@ -195,6 +195,7 @@ impl T {
                 fresh: None,
                 blocker: blocker.map(str::to_string),
                 session_id: None,
+                ends: None,
             },
         )
     }

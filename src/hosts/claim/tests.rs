@@ -91,9 +91,39 @@ fn a_claim_ends_with_the_attempt_it_started() {
         fresh: None,
         blocker: None,
         session_id: None,
+        ends: None,
     };
     events.push(ev(3, exit));
     assert!(ended(&d, &events));
+}
+
+/// Seed 9181: the exit of the attempt taken over, ledgered late by its host (cut off, its
+/// clock ahead), sorts after the claimer's resume: it ends nothing of the claimer's. An
+/// exit naming the claimer's attempt does.
+#[test]
+fn a_late_exit_of_the_attempt_taken_over_never_ends_the_claim() {
+    let a = ev(1, spawn("a"));
+    let d = doc("a", &a, "b");
+    let exit = |attempt: u32, host: &str| Body::Exit {
+        rc: 0,
+        outcome: crate::outcome::Outcome::Success,
+        message: None,
+        retry_after: None,
+        fresh: None,
+        blocker: None,
+        session_id: None,
+        ends: Some(Ends {
+            attempt,
+            host: host.into(),
+        }),
+    };
+    let mut events = vec![a, ev(2, resume("b")), ev(3, exit(1, "a"))];
+    assert!(!ended(&d, &events), "a's late exit of its own attempt 1");
+    events.push(ev(4, exit(2, "b")));
+    assert!(
+        ended(&d, &events),
+        "b's exit of the attempt the claim started"
+    );
 }
 
 #[test]
@@ -161,6 +191,7 @@ fn a_claim_on_an_older_attempt_is_stale_only_when_this_ledger_shows_its_attempt_
         fresh: None,
         blocker: None,
         session_id: None,
+        ends: None,
     };
     events.push(ev(4, exit));
     assert_eq!(judge(&b_claim, &events, "issue-1", r, "me"), Verdict::Stale);
