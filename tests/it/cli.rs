@@ -324,6 +324,8 @@ fn kind_fields(kind: &str) -> &'static [&'static str] {
             "fresh",
             "blocker",
             "session_id",
+            // The attempt it ends (SPEC 1.3; docs/hosts.md "Which attempt an exit ends").
+            "ends",
         ],
         "milestone" => &["phase", "session_id"],
         "gate" => &["passed", "command", "by"],
