@@ -512,12 +512,16 @@ impl Trial {
     }
 
     /// At the trial's end: every unfinished worker of a host dead for good long enough was
-    /// taken over; no attempt was taken over twice; the remote's refs stay bounded.
+    /// taken over, or escalated at its cap (SPEC: a worker whose counted attempts reached
+    /// `recode.maxAttempts` is `needs-human`, never resumed, by any host); no attempt was
+    /// taken over twice; the remote's refs stay bounded.
     fn check_end(&mut self) {
+        let escalated = self.escalated_on_remote();
         for (branch, (h, finished)) in &self.owner {
             if let Some(d) = self.dies[*h]
                 && !finished
                 && d + 10 <= TICKS
+                && !escalated.contains(branch)
             {
                 self.violations.push(format!(
                     "seed {}: {branch} of {} (dead for good at tick {d}) never taken over",
@@ -591,6 +595,39 @@ impl Trial {
                 ));
             }
         }
+    }
+
+    /// The branches with an `escalated` event in the remote's ledger.
+    fn escalated_on_remote(&self) -> std::collections::BTreeSet<String> {
+        let bare = &self.f.bare;
+        let notes = self
+            .f
+            .env
+            .git_cmd(bare)
+            .args(["notes", "--ref=recode", "list"])
+            .output()
+            .unwrap();
+        let mut out = std::collections::BTreeSet::new();
+        for l in String::from_utf8_lossy(&notes.stdout).lines() {
+            let Some((_, anchor)) = l.split_once(' ') else {
+                continue;
+            };
+            let text = self
+                .f
+                .env
+                .git(bare, &["notes", "--ref=recode", "show", anchor]);
+            for line in text.lines() {
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                    continue;
+                };
+                if v["kind"] == "escalated"
+                    && let Some(b) = v["branch"].as_str()
+                {
+                    out.insert(b.to_string());
+                }
+            }
+        }
+        out
     }
 
     /// The remote's push log: no branch pushed by A, then B, then A again.
