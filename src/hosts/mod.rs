@@ -268,16 +268,44 @@ fn on_branch(e: &Event, branch: &str) -> bool {
     e.branch.as_deref().is_none_or(|b| b == branch)
 }
 
-/// What an `exit` written now on `branch` names as the attempt it ends
-/// ([`crate::model::event::Ends`]): the newest attempt in `events` and its host
-/// ([`newest_attempt`]); `None` without one.
-pub(crate) fn ends_now(events: &[Event], branch: &str) -> Option<crate::model::event::Ends> {
-    let (i, host) = newest_attempt(events, branch)?;
-    let attempt = match &events[i].body {
-        Body::Spawn { attempt, .. } | Body::Resume { attempt, .. } => *attempt,
-        _ => return None,
-    };
-    Some(crate::model::event::Ends { attempt, host })
+/// What an `exit` written now on `branch` by this host (`here` says whether an attempt's
+/// host is it: [`Me::is`]) names as the attempt it ends ([`crate::model::event::Ends`]):
+/// this host's newest attempt on the branch
+/// (the agent that ended ran here, though this ledger may already show another host's
+/// takeover), else the newest attempt ([`newest_attempt`]'s host rule); `None` without one.
+pub(crate) fn ends_now(
+    events: &[Event],
+    branch: &str,
+    here: impl Fn(&str) -> bool,
+) -> Option<crate::model::event::Ends> {
+    let mut host: Option<String> = None;
+    let (mut newest, mut ours) = (None, None);
+    for e in events.iter().filter(|e| on_branch(e, branch)) {
+        let attempt = match &e.body {
+            Body::Spawn {
+                attempt, host: h, ..
+            } => {
+                host = Some(h.clone());
+                *attempt
+            }
+            Body::Resume {
+                attempt, host: h, ..
+            } => {
+                if let Some(h) = h {
+                    host = Some(h.clone());
+                }
+                *attempt
+            }
+            _ => continue,
+        };
+        let Some(h) = host.clone() else { continue };
+        let this = crate::model::event::Ends { attempt, host: h };
+        if here(&this.host) {
+            ours = Some(this.clone());
+        }
+        newest = Some(this);
+    }
+    ours.or(newest)
 }
 
 /// The newest attempt (`spawn` or `resume`) on `branch` and its host: a `spawn`'s `host`;

@@ -263,6 +263,7 @@ pub(crate) fn exit(
     };
     let message = noted(message, note);
     let session_id = x.result.and_then(|r| r.session_id);
+    let here = crate::hosts::me(repo, cfg.command_timeout);
     ledger::append_with(repo, cfg, &task, now, |events| {
         // The attempt git-recode itself ended (a hung agent) is closed already: the
         // loop's report of that same end (rc 137) is no second attempt and no second
@@ -290,7 +291,7 @@ pub(crate) fn exit(
             fresh: verdict.fresh.then_some(true),
             blocker: x.blocker.clone(),
             session_id: session_id.clone(),
-            ends: crate::hosts::ends_now(events, &x.branch),
+            ends: crate::hosts::ends_now(events, &x.branch, |h| here.is(h)),
         };
         vec![Event::new(now, &task, Some(&x.branch), body).with_head(head)]
     })?;

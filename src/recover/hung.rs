@@ -37,6 +37,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     }
     r.classified(&now_w)?;
     let message = format!("{reason}; {ENDED_BY_US}");
+    let me = crate::hosts::me(r.repo, r.cfg.command_timeout);
     r.append(
         &now_w,
         now_w.head,
@@ -48,7 +49,7 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             fresh: None,
             blocker: None,
             session_id: None,
-            ends: crate::hosts::ends_now(&snap.events, &now_w.branch),
+            ends: crate::hosts::ends_now(&snap.events, &now_w.branch, |h| me.is(h)),
         },
     )?;
     let what = match ended {

@@ -207,6 +207,17 @@ fn a_takeover_by_a_host_whose_clock_runs_behind_sorts_after_the_attempt_it_took_
 /// agent is refused (it was `exited` and resumed: two agents on one task).
 #[test]
 fn the_late_exit_of_an_attempt_taken_over_never_ends_the_takers_attempt() {
+    late_exit_of_a_taken_over_attempt(false);
+}
+
+/// As above, but A syncs (and so knows of C's takeover) before its surviving agent ends
+/// and A ledgers the exit: it still names A's own attempt, not C's newer one.
+#[test]
+fn an_exit_ledgered_after_the_takeover_is_known_names_this_hosts_attempt() {
+    late_exit_of_a_taken_over_attempt(true);
+}
+
+fn late_exit_of_a_taken_over_attempt(a_knows_the_takeover: bool) {
     let f = Fleet::new();
     let (a, c) = (f.clone("a"), f.clone("c"));
     let agent = Agent::start();
@@ -216,12 +227,10 @@ fn the_late_exit_of_an_attempt_taken_over_never_ends_the_takers_attempt() {
     f.ok("hostC", &c, &c_at(2 * MIN), &["sync"]);
     f.worker("hostC", &c, &c_at(2 * MIN), "issue-1");
     drop(agent);
-    f.ok(
-        "hostA",
-        &a,
-        &a_at(10 * MIN),
-        &["record", "exit", "issue-1", "--rc", "1"],
-    );
+    let exit = ["record", "exit", "issue-1", "--rc", "1"];
+    if !a_knows_the_takeover {
+        f.ok("hostA", &a, &a_at(10 * MIN), &exit);
+    }
     let late = c_at(123 * MIN);
     f.env.git(&c, &["fetch", "-q", "origin"]);
     f.ok("hostC", &c, &late, &["sync"]);
@@ -230,6 +239,10 @@ fn the_late_exit_of_an_attempt_taken_over_never_ends_the_takers_attempt() {
     c_agent_writes(&wt, "work-130.txt", 130 * MIN);
     c_runs_it(&f, &c, 130 * MIN);
     f.ok("hostA", &a, &a_at(140 * MIN), &["sync"]);
+    if a_knows_the_takeover {
+        f.ok("hostA", &a, &a_at(141 * MIN), &exit);
+        f.ok("hostA", &a, &a_at(141 * MIN), &["sync"]);
+    }
     c_agent_writes(&wt, "work-150.txt", 150 * MIN);
     f.ok("hostC", &c, &c_at(150 * MIN), &["sync"]);
     assert_eq!(
