@@ -142,30 +142,9 @@ fn a_takeover_counts_only_after_this_hosts_own_attempt() {
 #[test]
 fn an_exit_names_this_hosts_newest_attempt() {
     use crate::model::event::Ends;
-    use crate::model::{Body, Event};
-    let t = crate::clock::parse("2026-11-29T12:00:00Z").unwrap();
-    let spawn = Body::Spawn {
-        attempt: 1,
-        cwd: "/w".into(),
-        host: "a".into(),
-        session_id: None,
-        agent: None,
-        pid: None,
-        pid_start: None,
-        output: None,
-        prompt: None,
-        agent_args: None,
-        config_dir: None,
-    };
-    let resume = Body::Resume {
-        attempt: 2,
-        session_id: None,
-        prompt_sha: None,
-        host: Some("b".into()),
-    };
     let events = vec![
-        Event::new(t, "1", Some("issue-1"), spawn),
-        Event::new(t, "1", Some("issue-1"), resume),
+        ev(1, "issue-1", spawn("a")),
+        ev(2, "issue-1", resume(Some("b"))),
     ];
     let ends = |attempt: u32, host: &str| {
         Some(Ends {
