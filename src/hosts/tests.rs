@@ -63,41 +63,16 @@ fn ev(i: usize, branch: &str, body: Body) -> Event {
     e
 }
 
-fn spawn(host: &str) -> Body {
-    Body::Spawn {
-        attempt: 1,
-        cwd: "/w".into(),
-        host: host.into(),
-        session_id: None,
-        agent: None,
-        pid: Some(7),
-        pid_start: None,
-        output: None,
-        prompt: None,
-        agent_args: None,
-        config_dir: None,
-    }
-}
-
-fn resume(host: Option<&str>) -> Body {
-    Body::Resume {
-        attempt: 2,
-        session_id: None,
-        prompt_sha: None,
-        host: host.map(str::to_string),
-    }
-}
-
 #[test]
 fn a_worker_belongs_to_the_host_of_its_newest_attempt() {
     let events = vec![
-        ev(1, "issue-1", spawn("a")),
-        ev(2, "issue-1", resume(None)),
-        ev(3, "issue-2", spawn("c")),
+        ev(1, "issue-1", Body::test_spawn("a")),
+        ev(2, "issue-1", Body::test_resume(2, None)),
+        ev(3, "issue-2", Body::test_spawn("c")),
     ];
     assert_eq!(newest_attempt(&events, "issue-1"), Some((1, "a".into())));
     let mut more = events.clone();
-    more.push(ev(4, "issue-1", resume(Some("b"))));
+    more.push(ev(4, "issue-1", Body::test_resume(2, Some("b"))));
     assert_eq!(newest_attempt(&more, "issue-1"), Some((3, "b".into())));
     assert_eq!(newest_attempt(&more, "issue-3"), None);
 }
@@ -115,9 +90,9 @@ fn a_takeover_counts_only_after_this_hosts_own_attempt() {
         )
     };
     let mut events = vec![
-        ev(1, "issue-1", spawn("a")),
+        ev(1, "issue-1", Body::test_spawn("a")),
         take(2),
-        ev(3, "issue-1", resume(Some("b"))),
+        ev(3, "issue-1", Body::test_resume(2, Some("b"))),
     ];
     let me = |id: &str| Me {
         id: id.into(),
@@ -129,7 +104,7 @@ fn a_takeover_counts_only_after_this_hosts_own_attempt() {
         Some((1, "b".into()))
     );
     assert_eq!(taken_from(&events, "issue-1", &me("b")), None);
-    events.push(ev(4, "issue-1", resume(Some("a"))));
+    events.push(ev(4, "issue-1", Body::test_resume(2, Some("a"))));
     assert_eq!(
         taken_from(&events, "issue-1", &me("a")),
         None,
@@ -143,8 +118,8 @@ fn a_takeover_counts_only_after_this_hosts_own_attempt() {
 fn an_exit_names_this_hosts_newest_attempt() {
     use crate::model::event::Ends;
     let events = vec![
-        ev(1, "issue-1", spawn("a")),
-        ev(2, "issue-1", resume(Some("b"))),
+        ev(1, "issue-1", Body::test_spawn("a")),
+        ev(2, "issue-1", Body::test_resume(2, Some("b"))),
     ];
     let ends = |attempt: u32, host: &str| {
         Some(Ends {

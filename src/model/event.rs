@@ -453,6 +453,57 @@ impl Event {
     }
 }
 
+/// Bare bodies for the unit tests of every module: each optional field empty, so a test
+/// names only what it is about.
+#[cfg(test)]
+impl Body {
+    /// A spawn of attempt 1 in `/w` on `host`.
+    pub(crate) fn test_spawn(host: &str) -> Body {
+        Body::Spawn {
+            attempt: 1,
+            cwd: "/w".into(),
+            host: host.into(),
+            session_id: None,
+            agent: None,
+            pid: None,
+            pid_start: None,
+            output: None,
+            prompt: None,
+            agent_args: None,
+            config_dir: None,
+        }
+    }
+
+    /// A resume starting `attempt` by `host` (`None`: a line written before resumes named
+    /// their host).
+    pub(crate) fn test_resume(attempt: u32, host: Option<&str>) -> Body {
+        Body::Resume {
+            attempt,
+            session_id: None,
+            prompt_sha: None,
+            host: host.map(str::to_string),
+        }
+    }
+
+    /// An exit with `outcome` (rc 0 for a success, else 1), naming the `(attempt, host)` it
+    /// ends if any.
+    pub(crate) fn test_exit(outcome: Outcome, ends: Option<(u32, &str)>) -> Body {
+        Body::Exit {
+            rc: if outcome == Outcome::Success { 0 } else { 1 },
+            outcome,
+            message: None,
+            retry_after: None,
+            fresh: None,
+            blocker: None,
+            session_id: None,
+            ends: ends.map(|(attempt, host)| Ends {
+                attempt,
+                host: host.into(),
+            }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

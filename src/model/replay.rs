@@ -409,42 +409,13 @@ mod tests {
     }
 
     fn exit(ends: Option<(u32, &str)>) -> Body {
-        Body::Exit {
-            rc: 1,
-            outcome: Outcome::Failed,
-            message: None,
-            retry_after: None,
-            fresh: None,
-            blocker: None,
-            session_id: None,
-            ends: ends.map(|(attempt, host)| Ends {
-                attempt,
-                host: host.into(),
-            }),
-        }
+        Body::test_exit(Outcome::Failed, ends)
     }
 
     /// A's spawn (attempt 1), B's takeover resume (attempt 2), then A's exit ledgered late.
     fn taken_over_then(late: Body) -> Vec<Event> {
-        let spawn = Body::Spawn {
-            attempt: 1,
-            cwd: "/w".into(),
-            host: "a".into(),
-            session_id: None,
-            agent: None,
-            pid: None,
-            pid_start: None,
-            output: None,
-            prompt: None,
-            agent_args: None,
-            config_dir: None,
-        };
-        let resume = Body::Resume {
-            attempt: 2,
-            session_id: None,
-            prompt_sha: None,
-            host: Some("b".into()),
-        };
+        let spawn = Body::test_spawn("a");
+        let resume = Body::test_resume(2, Some("b"));
         vec![ev(0, spawn), ev(1, resume), ev(3600, late)]
     }
 

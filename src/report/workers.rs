@@ -466,35 +466,6 @@ mod tests {
     use super::*;
     use crate::report::test_ledgers_on;
 
-    fn spawn() -> Body {
-        Body::Spawn {
-            attempt: 1,
-            cwd: "/w".into(),
-            host: "h".into(),
-            session_id: None,
-            agent: None,
-            pid: None,
-            pid_start: None,
-            output: None,
-            prompt: None,
-            agent_args: None,
-            config_dir: None,
-        }
-    }
-
-    fn exit(outcome: Outcome) -> Body {
-        Body::Exit {
-            rc: 1,
-            outcome,
-            message: None,
-            retry_after: None,
-            fresh: None,
-            blocker: None,
-            session_id: None,
-            ends: None,
-        }
-    }
-
     fn classified(state: crate::model::State, reason: &str) -> Body {
         Body::Classified {
             state,
@@ -538,15 +509,55 @@ mod tests {
         let f = Outcome::Failed;
         let l = test_ledgers_on(&[
             // Task 1: three failed attempts, no gate: capped.
-            ("1", "issue-1", "2026-11-20T09:00:00Z", spawn()),
-            ("1", "issue-1", "2026-11-20T09:10:00Z", exit(f)),
-            ("1", "issue-1", "2026-11-20T09:20:00Z", spawn()),
-            ("1", "issue-1", "2026-11-20T09:30:00Z", exit(f)),
-            ("1", "issue-1", "2026-11-20T09:40:00Z", spawn()),
-            ("1", "issue-1", "2026-11-20T09:50:00Z", exit(f)),
+            (
+                "1",
+                "issue-1",
+                "2026-11-20T09:00:00Z",
+                Body::test_spawn("h"),
+            ),
+            (
+                "1",
+                "issue-1",
+                "2026-11-20T09:10:00Z",
+                Body::test_exit(f, None),
+            ),
+            (
+                "1",
+                "issue-1",
+                "2026-11-20T09:20:00Z",
+                Body::test_spawn("h"),
+            ),
+            (
+                "1",
+                "issue-1",
+                "2026-11-20T09:30:00Z",
+                Body::test_exit(f, None),
+            ),
+            (
+                "1",
+                "issue-1",
+                "2026-11-20T09:40:00Z",
+                Body::test_spawn("h"),
+            ),
+            (
+                "1",
+                "issue-1",
+                "2026-11-20T09:50:00Z",
+                Body::test_exit(f, None),
+            ),
             // Task 2: recover classified it needs-human after its attempt.
-            ("2", "issue-2", "2026-11-20T09:00:00Z", spawn()),
-            ("2", "issue-2", "2026-11-20T09:10:00Z", exit(f)),
+            (
+                "2",
+                "issue-2",
+                "2026-11-20T09:00:00Z",
+                Body::test_spawn("h"),
+            ),
+            (
+                "2",
+                "issue-2",
+                "2026-11-20T09:10:00Z",
+                Body::test_exit(f, None),
+            ),
             (
                 "2",
                 "issue-2",
@@ -566,15 +577,30 @@ mod tests {
                     "a merge is in progress in /w/3",
                 ),
             ),
-            ("3", "issue-3", "2026-11-20T09:10:00Z", spawn()),
-            ("3", "issue-3", "2026-11-20T09:20:00Z", exit(f)),
+            (
+                "3",
+                "issue-3",
+                "2026-11-20T09:10:00Z",
+                Body::test_spawn("h"),
+            ),
+            (
+                "3",
+                "issue-3",
+                "2026-11-20T09:20:00Z",
+                Body::test_exit(f, None),
+            ),
             // Task 4: escalated, then deleted: done.
-            ("4", "issue-4", "2026-11-20T09:00:00Z", spawn()),
+            (
+                "4",
+                "issue-4",
+                "2026-11-20T09:00:00Z",
+                Body::test_spawn("h"),
+            ),
             (
                 "4",
                 "issue-4",
                 "2026-11-20T09:10:00Z",
-                exit(Outcome::NeedsHuman),
+                Body::test_exit(Outcome::NeedsHuman, None),
             ),
             ("4", "issue-4", "2026-11-20T09:20:00Z", deleted()),
         ]);

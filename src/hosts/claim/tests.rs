@@ -8,31 +8,6 @@ fn ev(i: u64, body: Body) -> Event {
     e
 }
 
-fn spawn(host: &str) -> Body {
-    Body::Spawn {
-        attempt: 1,
-        cwd: "/w".into(),
-        host: host.into(),
-        session_id: None,
-        agent: None,
-        pid: None,
-        pid_start: None,
-        output: None,
-        prompt: None,
-        agent_args: None,
-        config_dir: None,
-    }
-}
-
-fn resume(host: &str) -> Body {
-    Body::Resume {
-        attempt: 2,
-        session_id: None,
-        prompt_sha: None,
-        host: Some(host.into()),
-    }
-}
-
 fn doc(from: &str, ts: &Event, by: &str) -> ClaimDoc {
     ClaimDoc {
         branch: "issue-1".into(),
@@ -44,8 +19,8 @@ fn doc(from: &str, ts: &Event, by: &str) -> ClaimDoc {
 
 #[test]
 fn a_claim_on_the_same_attempt_holds_a_ledgered_one_runs_an_unknown_one_holds() {
-    let a = ev(1, spawn("a"));
-    let b = ev(2, resume("b"));
+    let a = ev(1, Body::test_spawn("a"));
+    let b = ev(2, Body::test_resume(2, Some("b")));
     let events = vec![a.clone(), b.clone()];
     let resumed = ("b", b.ts.to_string());
     let r = (resumed.0, resumed.1.as_str());
@@ -67,7 +42,7 @@ fn a_claim_on_the_same_attempt_holds_a_ledgered_one_runs_an_unknown_one_holds() 
         Verdict::Stale,
         "this host's own claim on another attempt"
     );
-    let unknown = ev(9, resume("x"));
+    let unknown = ev(9, Body::test_resume(2, Some("x")));
     assert_eq!(
         judge(&doc("x", &unknown, "y"), &events, "issue-1", r, "me"),
         Verdict::Held,
@@ -77,22 +52,13 @@ fn a_claim_on_the_same_attempt_holds_a_ledgered_one_runs_an_unknown_one_holds() 
 
 #[test]
 fn a_claim_ends_with_the_attempt_it_started() {
-    let a = ev(1, spawn("a"));
+    let a = ev(1, Body::test_spawn("a"));
     let mut events = vec![a.clone()];
     let d = doc("a", &a, "b");
     assert!(!ended(&d, &events), "claimed, not appended yet");
-    events.push(ev(2, resume("b")));
+    events.push(ev(2, Body::test_resume(2, Some("b"))));
     assert!(!ended(&d, &events), "its attempt runs");
-    let exit = Body::Exit {
-        rc: 0,
-        outcome: crate::outcome::Outcome::Success,
-        message: None,
-        retry_after: None,
-        fresh: None,
-        blocker: None,
-        session_id: None,
-        ends: None,
-    };
+    let exit = Body::test_exit(crate::outcome::Outcome::Success, None);
     events.push(ev(3, exit));
     assert!(ended(&d, &events));
 }
@@ -102,22 +68,16 @@ fn a_claim_ends_with_the_attempt_it_started() {
 /// exit naming the claimer's attempt does.
 #[test]
 fn a_late_exit_of_the_attempt_taken_over_never_ends_the_claim() {
-    let a = ev(1, spawn("a"));
+    let a = ev(1, Body::test_spawn("a"));
     let d = doc("a", &a, "b");
-    let exit = |attempt: u32, host: &str| Body::Exit {
-        rc: 0,
-        outcome: crate::outcome::Outcome::Success,
-        message: None,
-        retry_after: None,
-        fresh: None,
-        blocker: None,
-        session_id: None,
-        ends: Some(Ends {
-            attempt,
-            host: host.into(),
-        }),
+    let exit = |attempt: u32, host: &str| {
+        Body::test_exit(crate::outcome::Outcome::Success, Some((attempt, host)))
     };
-    let mut events = vec![a, ev(2, resume("b")), ev(3, exit(1, "a"))];
+    let mut events = vec![
+        a,
+        ev(2, Body::test_resume(2, Some("b"))),
+        ev(3, exit(1, "a")),
+    ];
     assert!(!ended(&d, &events), "a's late exit of its own attempt 1");
     events.push(ev(4, exit(2, "b")));
     assert!(
@@ -165,8 +125,8 @@ fn a_lease_runs_out_after_the_claimers_observed_silence() {
 /// spawn. That claim names an attempt older than this host's newest, and still holds.
 #[test]
 fn a_claim_on_an_older_attempt_is_stale_only_when_this_ledger_shows_its_attempt_ended() {
-    let a = ev(1, spawn("me"));
-    let mine = ev(2, resume("me"));
+    let a = ev(1, Body::test_spawn("me"));
+    let mine = ev(2, Body::test_resume(2, Some("me")));
     let mut events = vec![a.clone(), mine.clone()];
     let r = ("me", mine.ts.to_string());
     let r = (r.0, r.1.as_str());
@@ -176,23 +136,14 @@ fn a_claim_on_an_older_attempt_is_stale_only_when_this_ledger_shows_its_attempt_
         Verdict::Held,
         "b's takeover is not in this ledger"
     );
-    let mut b_resume = ev(3, resume("b"));
+    let mut b_resume = ev(3, Body::test_resume(2, Some("b")));
     b_resume.seq = 3;
     events.push(b_resume);
     assert_eq!(
         judge(&b_claim, &events, "issue-1", r, "me"),
         Verdict::Running
     );
-    let exit = Body::Exit {
-        rc: 1,
-        outcome: crate::outcome::Outcome::Failed,
-        message: None,
-        retry_after: None,
-        fresh: None,
-        blocker: None,
-        session_id: None,
-        ends: None,
-    };
+    let exit = Body::test_exit(crate::outcome::Outcome::Failed, None);
     events.push(ev(4, exit));
     assert_eq!(judge(&b_claim, &events, "issue-1", r, "me"), Verdict::Stale);
 }
