@@ -16,7 +16,7 @@ use table::{Table, decide};
 // What the unit tests (`tests/`) read through `use super::*`.
 #[cfg(test)]
 use crate::clock;
-use crate::model::reason::{Override, Reason, Row};
+use crate::model::reason::{AfterRequest, Override, Reason, Row};
 use crate::model::replay::Replay;
 #[cfg(test)]
 use crate::model::replay::{gate_on, replay};
@@ -62,6 +62,7 @@ pub(crate) fn classify(s: &Snapshot) -> Worker {
     };
     let (action, mut reason) = overridden(&facts, action, row, &mut ev);
     reason.missing = wt.filter(|w| w.missing).map(|w| w.path.clone());
+    reason.after = after_request(s, pr.as_ref());
 
     Worker {
         task: s.task.clone(),
@@ -129,6 +130,20 @@ fn forge_facts(s: &Snapshot, r: &Replay, ev: &mut Vec<String>) -> (Option<Pr>, b
         ev.push("forge unknown: nothing is published or phantom on a guess".into());
     }
     (pr, phantom)
+}
+
+/// SPEC `published` row: an open or merged request whose head the worker's head has moved
+/// past (new work; classified as if it had no request) is named in the reason.
+fn after_request(s: &Snapshot, pr: Option<&Pr>) -> Option<AfterRequest> {
+    let PrHead::Behind(beyond) = s.pr_head else {
+        return None;
+    };
+    pr.filter(|p| p.state != PrState::Closed)
+        .map(|p| AfterRequest {
+            pr: p.number,
+            state: p.state,
+            beyond,
+        })
 }
 
 /// Evidence for the worktree's dirt and the branch's position against its base.

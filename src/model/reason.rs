@@ -7,7 +7,7 @@ use std::fmt;
 
 use jiff::Timestamp;
 
-use super::{Dirty, Operation};
+use super::{Dirty, Operation, PrState};
 use crate::clock;
 
 mod overrides;
@@ -316,8 +316,22 @@ impl Override {
     }
 }
 
+/// New work after the worker's request (SPEC `published` row): its head holds `beyond`
+/// commits past request `pr`'s head, so the worker is classified as if it had no request,
+/// and the reason names the request (`; 1 commit after pull request #3 (merged): new work`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AfterRequest {
+    /// The request's number.
+    pub pr: u64,
+    /// Its state: open or merged (a closed one has its own row, `PrClosed`).
+    pub state: PrState,
+    /// Commits on the worker's head past the request's head (at least 1).
+    pub beyond: u32,
+}
+
 /// The whole reason: the row, then each override in order; `missing`: the worktree path
-/// when its directory is missing (said once, at the end, unless already said).
+/// when its directory is missing (said once, at the end, unless already said); `after`:
+/// the request the worker's new work follows (said last).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reason {
     /// The state-table row.
@@ -326,6 +340,8 @@ pub struct Reason {
     pub overrides: Vec<Override>,
     /// The missing worktree directory, if any.
     pub missing: Option<String>,
+    /// The request whose head the worker's head has moved past, if any.
+    pub after: Option<AfterRequest>,
     /// What the forge calls its requests, for the sentence (from the snapshot).
     pub noun: RequestNoun,
 }
@@ -337,6 +353,7 @@ impl Reason {
             row,
             overrides: Vec::new(),
             missing: None,
+            after: None,
             noun: RequestNoun::default(),
         }
     }
@@ -364,6 +381,14 @@ impl fmt::Display for Reason {
             );
         if let Some(path) = self.missing.as_ref().filter(|_| !said) {
             s.push_str(&format!("; worktree directory {path} is missing"));
+        }
+        if let Some(a) = self.after {
+            s.push_str(&format!(
+                "; {} after {} ({}): new work",
+                plural(u64::from(a.beyond), "commit"),
+                self.noun.numbered(a.pr),
+                <&str>::from(a.state)
+            ));
         }
         f.write_str(&s)
     }

@@ -466,6 +466,14 @@ mod tests {
     use super::*;
     use crate::report::test_ledgers_on;
 
+    fn spawn() -> Body {
+        Body::test_spawn("h")
+    }
+
+    fn exit(outcome: Outcome) -> Body {
+        Body::test_exit(outcome, None)
+    }
+
     fn classified(state: crate::model::State, reason: &str) -> Body {
         Body::Classified {
             state,
@@ -509,55 +517,15 @@ mod tests {
         let f = Outcome::Failed;
         let l = test_ledgers_on(&[
             // Task 1: three failed attempts, no gate: capped.
-            (
-                "1",
-                "issue-1",
-                "2026-11-20T09:00:00Z",
-                Body::test_spawn("h"),
-            ),
-            (
-                "1",
-                "issue-1",
-                "2026-11-20T09:10:00Z",
-                Body::test_exit(f, None),
-            ),
-            (
-                "1",
-                "issue-1",
-                "2026-11-20T09:20:00Z",
-                Body::test_spawn("h"),
-            ),
-            (
-                "1",
-                "issue-1",
-                "2026-11-20T09:30:00Z",
-                Body::test_exit(f, None),
-            ),
-            (
-                "1",
-                "issue-1",
-                "2026-11-20T09:40:00Z",
-                Body::test_spawn("h"),
-            ),
-            (
-                "1",
-                "issue-1",
-                "2026-11-20T09:50:00Z",
-                Body::test_exit(f, None),
-            ),
+            ("1", "issue-1", "2026-11-20T09:00:00Z", spawn()),
+            ("1", "issue-1", "2026-11-20T09:10:00Z", exit(f)),
+            ("1", "issue-1", "2026-11-20T09:20:00Z", spawn()),
+            ("1", "issue-1", "2026-11-20T09:30:00Z", exit(f)),
+            ("1", "issue-1", "2026-11-20T09:40:00Z", spawn()),
+            ("1", "issue-1", "2026-11-20T09:50:00Z", exit(f)),
             // Task 2: recover classified it needs-human after its attempt.
-            (
-                "2",
-                "issue-2",
-                "2026-11-20T09:00:00Z",
-                Body::test_spawn("h"),
-            ),
-            (
-                "2",
-                "issue-2",
-                "2026-11-20T09:10:00Z",
-                Body::test_exit(f, None),
-            ),
+            ("2", "issue-2", "2026-11-20T09:00:00Z", spawn()),
+            ("2", "issue-2", "2026-11-20T09:10:00Z", exit(f)),
             (
                 "2",
                 "issue-2",
@@ -577,30 +545,15 @@ mod tests {
                     "a merge is in progress in /w/3",
                 ),
             ),
-            (
-                "3",
-                "issue-3",
-                "2026-11-20T09:10:00Z",
-                Body::test_spawn("h"),
-            ),
-            (
-                "3",
-                "issue-3",
-                "2026-11-20T09:20:00Z",
-                Body::test_exit(f, None),
-            ),
+            ("3", "issue-3", "2026-11-20T09:10:00Z", spawn()),
+            ("3", "issue-3", "2026-11-20T09:20:00Z", exit(f)),
             // Task 4: escalated, then deleted: done.
-            (
-                "4",
-                "issue-4",
-                "2026-11-20T09:00:00Z",
-                Body::test_spawn("h"),
-            ),
+            ("4", "issue-4", "2026-11-20T09:00:00Z", spawn()),
             (
                 "4",
                 "issue-4",
                 "2026-11-20T09:10:00Z",
-                Body::test_exit(Outcome::NeedsHuman, None),
+                exit(Outcome::NeedsHuman),
             ),
             ("4", "issue-4", "2026-11-20T09:20:00Z", deleted()),
         ]);

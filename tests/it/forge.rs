@@ -931,6 +931,49 @@ fn recover_removes_a_merged_worker_and_keeps_unpushed_commits() {
     assert_eq!(fx.gh.requests(), vec![LIST.to_string(); 2]);
 }
 
+/// SPEC `published` row (field case `merged-branch-kept-redeleted.sh` under 1.3): a commit
+/// made after the merged request's head, never pushed, is new work: the worker is
+/// classified as if it had no request, the reason names the request, and no `recover`
+/// run deletes or ledgers `deleted`: the branch and its worktree keep the new commit.
+#[test]
+fn a_commit_after_the_merged_request_is_new_work_never_deleted() {
+    let fx = Fx::new();
+    let wt = fx.worker("issue-17", 1, 0);
+    let merged = fx.env.git(&wt, &["rev-parse", "HEAD"]);
+    fx.env.git(&wt, &["push", "-q", "-u", "origin", "issue-17"]);
+    let n = fx.gh.add_pr("acme", "widget", "issue-17", "merged");
+    fx.gh.set_head(n, &merged);
+    std::fs::write(wt.join("late.txt"), "late\n").unwrap();
+    fx.env.git(&wt, &["add", "late.txt"]);
+    fx.env.git(
+        &wt,
+        &["commit", "-q", "-m", "after the merge, never pushed"],
+    );
+    let late = fx.env.git(&wt, &["rev-parse", "HEAD"]);
+    let (_, workers) = fx.status();
+    let w = find(&workers, "issue-17");
+    assert_eq!(
+        (&w["state"], &w["action"], &w["reason"]),
+        (
+            &json!("half-done"),
+            &json!("resume"),
+            &json!(format!(
+                "2 commits ahead; no gate result for the head; 1 commit after pull request #{n} (merged): new work"
+            ))
+        )
+    );
+    for _ in 0..3 {
+        let r = fx.run(&["recover", "--all", "--json"]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+    }
+    assert!(!fx.kinds("issue-17").contains(&"deleted".to_string()));
+    assert_eq!(
+        fx.rev(&fx.repo, "refs/heads/issue-17").as_deref(),
+        Some(late.as_str())
+    );
+    assert!(wt.join("late.txt").exists());
+}
+
 // ---------------------------------------------------------------- token and host variants
 
 #[test]

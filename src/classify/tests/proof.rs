@@ -102,6 +102,54 @@ fn a_merged_request_whose_head_proves_nothing_is_not_the_workers() {
     }
 }
 
+/// SPEC `published` row: commits after the request's head are new work: the worker is
+/// classified as if it had no request (never deleted as merged), and the reason names it.
+#[test]
+fn new_work_after_a_request_is_classified_without_it_and_names_it() {
+    let after = |state| {
+        dead()
+            .wt()
+            .ahead(2)
+            .with(|s| {
+                s.pr_head = PrHead::Behind(1);
+                s.beyond_pr = 1;
+            })
+            .forge(Forge::Known(Some(pr(state))))
+            .run()
+    };
+    let w = after(PrState::Merged);
+    lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
+    assert_eq!(
+        w.reason.to_string(),
+        "2 commits ahead; no gate result for the head; 1 commit after pull request #42 (merged): new work"
+    );
+    let w = after(PrState::Open);
+    lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
+    assert!(
+        w.reason
+            .to_string()
+            .ends_with("; 1 commit after pull request #42 (open): new work"),
+        "{}",
+        w.reason
+    );
+    // A closed request has its own row, which names it; one merely reusing the branch's
+    // name (unrelated heads) is not named.
+    assert_eq!(after(PrState::Closed).reason.after, None);
+    let w = dead()
+        .wt()
+        .ahead(2)
+        .with(|s| {
+            s.pr_head = PrHead::Unrelated;
+            s.beyond_pr = 2;
+        })
+        .forge(Forge::Known(Some(pr(PrState::Merged))))
+        .run();
+    assert_eq!(
+        w.reason.to_string(),
+        "2 commits ahead; no gate result for the head"
+    );
+}
+
 #[test]
 fn a_closed_request_of_another_line_of_work_escalates_nothing() {
     let closed = |head| {
