@@ -28,12 +28,21 @@ pub(super) fn clocks(
             (skew.abs() > MAX_SKEW_SECS).then(|| Check {
                 check: "hosts",
                 level: Level::Warn,
-                message: format!(
-                    "host {}'s clock was {} {} this host's when its heartbeat was first seen",
-                    hosts::id::shown(&b.host, b.label.as_deref()),
-                    crate::clock::human_secs(skew.abs()),
-                    if skew > 0 { "ahead of" } else { "behind" }
-                ),
+                // A heartbeat from the future is a clock ahead; one from the past may be
+                // a clock behind or a heartbeat that old (its host stopped since).
+                message: if skew > 0 {
+                    format!(
+                        "host {}'s clock was {} ahead of this host's when its heartbeat was first seen",
+                        hosts::id::shown(&b.host, b.label.as_deref()),
+                        crate::clock::human_secs(skew)
+                    )
+                } else {
+                    format!(
+                        "host {}'s heartbeat was {} older than this host's clock when first seen: its clock is behind, or the heartbeat was that old (the host stopped since)",
+                        hosts::id::shown(&b.host, b.label.as_deref()),
+                        crate::clock::human_secs(-skew)
+                    )
+                },
                 fix: Some(
                     "sync that host's clock (e.g. `timedatectl set-ntp true` there), or this one's if it is the wrong one; silence is measured on each host's own clock, so a skew never takes over a live worker"
                         .to_string(),

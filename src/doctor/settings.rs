@@ -43,11 +43,38 @@ pub(super) fn config_values(repo: &gix::Repository, cfg: Option<&Config>) -> Vec
     }
     if let Some(c) = cfg {
         out.extend(remote_head(repo, c));
+        out.extend(host_timeout(c));
     }
     if out.is_empty() && cfg.is_some() {
         out.push(ok("config", "every recode.* value is valid".into()));
     }
     out
+}
+
+/// `recode.hostTimeout` at most `recode.stallAfter`: a host rewrites an unchanged heartbeat
+/// only every `recode.stallAfter` / 2 (plus its tick and its next `sync`), so the other
+/// hosts would see a live host fall silent between two rewrites and take its live workers
+/// over (SPEC 1.2 "Several machines").
+fn host_timeout(cfg: &Config) -> Option<Check> {
+    (cfg.host_timeout <= cfg.stall_after).then(|| {
+        check(
+            "config",
+            Level::Warn,
+            format!(
+                "{} ({}) is not more than {} ({}): a live host rewrites its heartbeat only every {}, so the other hosts may take its live workers over",
+                config::HOST_TIMEOUT,
+                crate::clock::human_secs(cfg.host_timeout.as_secs()),
+                config::STALL_AFTER,
+                crate::clock::human_secs(cfg.stall_after.as_secs()),
+                crate::clock::human_secs(cfg.stall_after.as_secs() / 2),
+            ),
+            Some(format!(
+                "git config {} 2h (the default), or at least twice {} plus a loop tick",
+                config::HOST_TIMEOUT,
+                config::STALL_AFTER
+            )),
+        )
+    })
 }
 
 /// With `recode.base` unset, the remote's HEAD names a branch that is not there (left

@@ -11,8 +11,9 @@ use super::{PushSpec, tip};
 pub(super) struct HostRefs {
     /// Refspecs fetching the other hosts' heartbeats that differ from the local copies.
     pub(super) fetch: Vec<String>,
-    /// The push of this host's own heartbeat, when the remote's differs.
-    pub(super) push: Option<PushSpec>,
+    /// The push of this host's own heartbeat, when the remote's differs, after the
+    /// removals of refs in its way (names below it: this host's own namespace).
+    pub(super) push: Vec<PushSpec>,
     /// The user's lines.
     pub(super) lines: Vec<String>,
     /// Heartbeat refs ignored (not a host's heartbeat, or in the way of this host's).
@@ -35,7 +36,11 @@ pub(super) fn claims_to_fetch(
 /// The heartbeat refs (`refs/recode/hosts/*`, listed in `remote_values`): every other
 /// host's is fetched straight into the same name when it differs (each host writes only
 /// its own, so nothing merges); this host's own (`own`) is never taken from the remote,
-/// and is pushed, with a lease on the remote's value, when it differs.
+/// and is pushed, with a lease on the remote's value, when it differs. A ref below `own`
+/// (`<own>/x`, a directory/file conflict a broken or hostile host pushed) would keep it
+/// from the remote, and the other hosts would take this host's live workers over: it is
+/// in this host's own namespace, holds no one's work, and is removed in the same push,
+/// with a lease on its value (SPEC 1.3: never a wedge).
 pub(super) fn host_refs(
     repo: &gix::Repository,
     remote_values: &BTreeMap<String, ObjectId>,
@@ -50,7 +55,28 @@ pub(super) fn host_refs(
         .keys()
         .filter_map(|n| n.strip_suffix("^{}"))
         .collect();
-    let mut blocks_own = false;
+    let mut in_way: Vec<PushSpec> = Vec::new();
+    let mut remove = |name: &str, id: ObjectId, whose: &str, warnings: &mut Vec<String>| {
+        warnings.push(format!(
+            "removing {name} from the remote: a ref in the way of {whose} heartbeat"
+        ));
+        in_way.push(PushSpec {
+            lease: format!("--force-with-lease={name}:{id}"),
+            spec: format!(":{name}"),
+            tracking: None,
+            merged: id,
+        });
+    };
+    // `refs/recode/hosts` itself would keep every host's heartbeat (and, in the same push,
+    // every ledger) off the remote: no one's heartbeat, no one's work.
+    if let Some(id) = remote_values.get(prefix.trim_end_matches('/')) {
+        remove(
+            prefix.trim_end_matches('/'),
+            *id,
+            "every host's",
+            &mut warnings,
+        );
+    }
     for (name, id) in remote_values
         .iter()
         .filter(|(n, _)| n.starts_with(prefix) && n.as_str() != own && !n.ends_with("^{}"))
@@ -59,8 +85,8 @@ pub(super) fn host_refs(
         let why = if tags.contains(name.as_str()) {
             Some("an annotated tag, not a heartbeat commit")
         } else if name.starts_with(&format!("{own}/")) {
-            blocks_own = true;
-            Some("a ref in the way of this host's heartbeat")
+            remove(name, *id, "this host's", &mut warnings);
+            continue;
         } else if component.contains('/') {
             Some("a nested name, not a host's heartbeat")
         } else if gix::refs::FullName::try_from(name.as_str()).is_err() {
@@ -84,8 +110,8 @@ pub(super) fn host_refs(
         ));
     }
     let theirs = remote_values.get(own).copied();
-    let push = tip(repo, own)
-        .filter(|mine| Some(*mine) != theirs && !blocks_own)
+    let beat = tip(repo, own)
+        .filter(|mine| Some(*mine) != theirs || !in_way.is_empty())
         .map(|mine| {
             lines.push(format!("{own}: pushed"));
             PushSpec {
@@ -98,6 +124,8 @@ pub(super) fn host_refs(
                 merged: mine,
             }
         });
+    let mut push = in_way;
+    push.extend(beat);
     HostRefs {
         fetch,
         push,

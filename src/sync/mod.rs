@@ -158,6 +158,8 @@ impl Round<'_> {
         let claims_glob = format!("{}*", crate::hosts::claim::CLAIMS_PREFIX);
         let mut names: Vec<&str> = self.pairs.iter().map(|(l, _, _)| l.as_str()).collect();
         names.push(&beats_glob);
+        // The prefix itself, a ref in the way of every heartbeat ([`hosts::host_refs`]).
+        names.push(crate::hosts::HOSTS_PREFIX.trim_end_matches('/'));
         names.push(&claims_glob);
         let remote_values = match remote::ls_remote(&self.dir, remote, &names, cfg) {
             Ok(v) => v,

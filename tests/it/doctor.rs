@@ -229,3 +229,30 @@ fn an_invalid_value_and_a_missing_base_fail() {
         ]
     );
 }
+
+/// A `recode.hostTimeout` not above `recode.stallAfter` lets the other hosts take a live
+/// host's workers over between two rewrites of its heartbeat: a warning, not a failure.
+#[test]
+fn a_host_timeout_within_the_heartbeat_rewrite_interval_is_warned() {
+    let env = TestEnv::new();
+    let (repo, bin) = healthy(&env);
+    env.git(&repo, &["config", "recode.hostTimeout", "10m"]);
+    let (code, text) = doctor(&env, &repo, &bin, &[]);
+    assert_eq!(code, 0, "{text}");
+    let config: Vec<&str> = text
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("config"))
+        .collect();
+    assert_eq!(
+        config,
+        vec![
+            "warn  config      recode.hostTimeout (10m) is not more than recode.stallAfter (30m): a live host rewrites its heartbeat only every 15m, so the other hosts may take its live workers over (fix: git config recode.hostTimeout 2h (the default), or at least twice recode.stallAfter plus a loop tick)",
+        ]
+    );
+    env.git(&repo, &["config", "recode.hostTimeout", "61m"]);
+    let (_, text) = doctor(&env, &repo, &bin, &[]);
+    assert!(
+        text.contains("ok    config      every recode.* value is valid"),
+        "{text}"
+    );
+}

@@ -63,16 +63,17 @@ fn a_skewed_clock_never_takes_over_a_live_worker_and_doctor_names_it() {
         refused_resume(&f, "hostB", &b, &skewed(3 * MIN, skew), &prompt);
         assert!(!f.kinds(&b, "issue-1").contains(&"takeover".to_string()));
         // A wrote its heartbeat at 1m of its clock; B first saw it at 2m of its own.
-        let (ahead, by) = if skew > 0 {
-            ("behind", "3h")
+        // (Behind: a clock behind, or a heartbeat that old; a heartbeat ahead can only be a clock.)
+        let said = if skew > 0 {
+            "host hostA's heartbeat was 3h older than this host's clock when first seen: its clock is behind, or the heartbeat was that old (the host stopped since)"
         } else {
-            ("ahead of", "5h")
+            "host hostA's clock was 5h ahead of this host's when its heartbeat was first seen"
         };
         assert_eq!(
             doctor(&f, "hostB", &b, &skewed(3 * MIN, skew), "hosts"),
             vec![(
                 "warn".to_string(),
-                format!("host hostA's clock was {by} {ahead} this host's when its heartbeat was first seen"),
+                said.to_string(),
                 "sync that host's clock (e.g. `timedatectl set-ntp true` there), or this one's if it is the wrong one; silence is measured on each host's own clock, so a skew never takes over a live worker".to_string()
             )]
         );
@@ -226,10 +227,34 @@ fn refs_on_the_remote_are_untrusted_named_once_and_ignored() {
     let out = f.on("hostB", &b, &at(2 * MIN), &["sync"]);
     assert!(out.status.success(), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
-    for r in ["refs/recode/hosts/evil", "refs/recode/hosts/hostB/x"] {
-        assert_eq!(err.matches(&format!("ignoring {r}:")).count(), 1, "{err}");
-        assert!(err.contains(&format!("git push origin :{r}")), "{err}");
-    }
+    let r = "refs/recode/hosts/evil";
+    assert_eq!(err.matches(&format!("ignoring {r}:")).count(), 1, "{err}");
+    assert!(err.contains(&format!("git push origin :{r}")), "{err}");
+    // A ref below B's own heartbeat name would keep B's heartbeat off the remote (and
+    // B's live workers would be taken over): B's namespace, removed in the same push.
+    assert_eq!(
+        err.matches("removing refs/recode/hosts/hostB/x from the remote: a ref in the way of this host's heartbeat")
+            .count(),
+        1,
+        "{err}"
+    );
+    let beats = f.env.git(
+        bare,
+        &["for-each-ref", "--format=%(refname)", "refs/recode/hosts/"],
+    );
+    assert_eq!(
+        beats.lines().collect::<Vec<_>>(),
+        [
+            "refs/recode/hosts/evil",
+            "refs/recode/hosts/hostA",
+            "refs/recode/hosts/hostB",
+            "refs/recode/hosts/huge"
+        ]
+    );
+    assert_eq!(
+        f.env.git(bare, &["rev-parse", "refs/recode/hosts/hostB"]),
+        f.env.git(&b, &["rev-parse", "refs/recode/hosts/hostB"])
+    );
     // The huge one is fetched (it may be a host's) but never read whole.
     let out = f.on("hostB", &b, &at(2 * MIN), &["status", "--offline"]);
     assert!(out.status.success(), "{out:?}");
@@ -249,7 +274,7 @@ fn refs_on_the_remote_are_untrusted_named_once_and_ignored() {
             "`git push origin :refs/recode/hosts/huge` and `git update-ref -d refs/recode/hosts/huge`".to_string()
         )]
     );
-    // B's own heartbeat is not pushed over the nested ref, and B still ticks.
+    // B still ticks.
     f.ok("hostB", &b, &at(3 * MIN), &["recover", "--all"]);
     // A takeover with `refs/recode/claims` in the way: named, and the ledger decides.
     drop(agent);
@@ -267,6 +292,44 @@ fn refs_on_the_remote_are_untrusted_named_once_and_ignored() {
         String::from_utf8_lossy(&out.stderr)
             .contains("ignoring refs/recode/claims: a ref in the way of every claim"),
         "{out:?}"
+    );
+}
+
+/// A ref named `refs/recode/hosts` itself on the remote (pushed by a broken or hostile host)
+/// is in the way of every heartbeat, and of every ledger in the same push: the first
+/// `sync` removes it, with a lease, says so, and pushes its ledger and heartbeat.
+#[test]
+fn a_ref_in_the_way_of_every_heartbeat_is_removed_not_a_wedge() {
+    let f = Fleet::new();
+    let a = f.clone("a");
+    let head = f.env.git(&f.bare, &["rev-parse", "main"]);
+    f.env
+        .git(&f.bare, &["update-ref", "refs/recode/hosts", &head]);
+    let agent = Agent::start();
+    a_starts_issue_1(&f, &a, &agent);
+    f.ok("hostA", &a, &at(MIN), &["recover", "--all"]);
+    let out = f.on("hostA", &a, &at(MIN), &["sync"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "warning: removing refs/recode/hosts from the remote: a ref in the way of every host's heartbeat\n"
+    );
+    let refs = f.env.git(
+        &f.bare,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/recode/",
+            "refs/notes/",
+        ],
+    );
+    assert_eq!(
+        refs.lines().collect::<Vec<_>>(),
+        [
+            "refs/notes/recode",
+            "refs/recode/anchors",
+            "refs/recode/hosts/hostA"
+        ]
     );
 }
 
