@@ -50,6 +50,7 @@ pub(super) fn clocks(
             })
         })
         .collect();
+    out.extend(copied_id(repo, &me.id));
     if out.is_empty() {
         out.push(Check {
             check: "hosts",
@@ -102,4 +103,22 @@ pub(super) fn untrusted_refs(repo: &gix::Repository, now: jiff::Timestamp) -> Ve
                 .map_or(w.clone(), |(m, _)| m.to_string()),
         })
         .collect()
+}
+
+/// A generated `recode.hostId` that is not the one generated for this clone on this
+/// machine: the clone was copied (`cp -a`, a backup restored, a VM image) and may share
+/// its original's identity, which two hosts must never do; or it was moved, which is fine.
+fn copied_id(repo: &gix::Repository, id: &str) -> Option<Check> {
+    let here = hosts::id::generate(repo.common_dir());
+    (hosts::id::is_generated(id) && id != here).then(|| Check {
+        check: "hosts",
+        level: Level::Warn,
+        message: format!(
+            "recode.hostId {id} was generated for another clone or machine (this one's would be {here}): a copy shares its original's identity, and two hosts must never share one"
+        ),
+        fix: Some(
+            "if this clone is a copy and none of its workers runs: `git config --unset recode.hostId` (a new id is generated); if it was moved, nothing to do"
+                .to_string(),
+        ),
+    })
 }

@@ -168,6 +168,50 @@ fn a_generated_host_id_is_stable_per_clone_and_two_clones_differ() {
     assert_eq!(f.env.git(&a, &["config", "recode.hostId"]), ida);
 }
 
+/// A clone copied with its config (`cp -a`) carries its original's generated id: `doctor`
+/// names it in the copy (two hosts must never share one), and not in the original.
+#[test]
+fn doctor_names_a_generated_host_id_carried_into_a_copied_clone() {
+    let f = Fleet::new();
+    let a = f.clone("a");
+    f.env.ok(&a, &["recover", "--all"]);
+    let id = f.env.git(&a, &["config", "recode.hostId"]);
+    let copy = f.env.root().join("copy");
+    let cp = std::process::Command::new("cp")
+        .args(["-a", a.to_str().unwrap(), copy.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let hosts = |dir: &Path| {
+        let out = f.env.output(dir, &["doctor", "--json"]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["check"] == "hosts")
+            .map(|c| {
+                (
+                    c["level"].as_str().unwrap().to_string(),
+                    c["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let original = hosts(&a);
+    assert_eq!(original.len(), 1, "{original:?}");
+    assert_eq!(original[0].0, "ok");
+    let copied = hosts(&copy);
+    assert_eq!(copied.len(), 1, "{copied:?}");
+    assert_eq!(copied[0].0, "warn");
+    assert!(
+        copied[0].1.starts_with(&format!(
+            "recode.hostId {id} was generated for another clone or machine (this one's would be "
+        )),
+        "{copied:?}"
+    );
+}
+
 /// Two ids that sanitize alike (`hostB.` and `hostB`) are two hosts with two refs.
 #[test]
 fn two_host_ids_that_sanitize_alike_never_share_a_heartbeat() {
