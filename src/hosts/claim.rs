@@ -75,7 +75,14 @@ pub(crate) fn read(repo: &gix::Repository, id: ObjectId) -> Result<ClaimDoc, Str
         return Err(format!("a claim of {} bytes", h.size()));
     }
     let blob = repo.find_blob(id).map_err(|e| e.to_string())?;
-    serde_json::from_slice(&blob.data).map_err(|e| format!("not a claim ({e})"))
+    let doc: ClaimDoc =
+        serde_json::from_slice(&blob.data).map_err(|e| format!("not a claim ({e})"))?;
+    // A claim names an attempt by its ledgered `ts`: one naming no time can match no
+    // attempt, and would hold a takeover for a lease (its value never echoed: untrusted).
+    if doc.attempt_ts.parse::<jiff::Timestamp>().is_err() || doc.host.is_empty() {
+        return Err("not a claim (no attempt time, or no claimer)".into());
+    }
+    Ok(doc)
 }
 
 /// The attempts on `branch`, oldest first: `(index, host, ts as ledgered)`.

@@ -440,12 +440,14 @@ fn a_claim_has_a_lease_and_ends_with_its_attempt() {
     f.ok("hostC", &c, &at(252 * MIN), &["sync"]);
     f.ok("hostA", &a, &at(253 * MIN), &["sync"]);
     assert_eq!(f.remote_ref(&name), None, "removed");
-    // A garbage claim is named once and replaced.
+    // A garbage claim is named once and replaced: here well-formed JSON naming no attempt
+    // time, by a claimer never heard of (else it would hold for a lease); bytes that are
+    // no JSON take the same path.
     let junk = f
         .env
         .git_cmd(&f.bare)
         .args(["hash-object", "-w", "--stdin"])
-        .stdin_text("junk");
+        .stdin_text(r#"{"branch":"issue-1","from_host":"zz","attempt_ts":"x","host":"ghost"}"#);
     f.env.git(&f.bare, &["update-ref", &name, &junk]);
     let out = f.on(
         "hostC",
