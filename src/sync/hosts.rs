@@ -33,6 +33,39 @@ pub(super) fn claims_to_fetch(
         .collect()
 }
 
+/// The removals, with a lease on each value, of the refs on the remote in the way of a
+/// heartbeat, each named in `warnings`: `refs/recode/hosts` itself (in the way of every
+/// host's heartbeat and, in the same push, of every ledger) and any ref below `own`.
+/// Neither is anyone's heartbeat nor holds anyone's work.
+fn in_the_way(
+    remote_values: &BTreeMap<String, ObjectId>,
+    own: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<PushSpec> {
+    let all = crate::hosts::HOSTS_PREFIX.trim_end_matches('/');
+    let below = format!("{own}/");
+    remote_values
+        .iter()
+        .filter(|(n, _)| n.as_str() == all || (n.starts_with(&below) && !n.ends_with("^{}")))
+        .map(|(name, id)| {
+            let whose = if name == all {
+                "every host's"
+            } else {
+                "this host's"
+            };
+            warnings.push(format!(
+                "removing {name} from the remote: a ref in the way of {whose} heartbeat"
+            ));
+            PushSpec {
+                lease: format!("--force-with-lease={name}:{id}"),
+                spec: format!(":{name}"),
+                tracking: None,
+                merged: *id,
+            }
+        })
+        .collect()
+}
+
 /// The heartbeat refs (`refs/recode/hosts/*`, listed in `remote_values`): every other
 /// host's is fetched straight into the same name when it differs (each host writes only
 /// its own, so nothing merges); this host's own (`own`) is never taken from the remote,
@@ -55,28 +88,7 @@ pub(super) fn host_refs(
         .keys()
         .filter_map(|n| n.strip_suffix("^{}"))
         .collect();
-    let mut in_way: Vec<PushSpec> = Vec::new();
-    let mut remove = |name: &str, id: ObjectId, whose: &str, warnings: &mut Vec<String>| {
-        warnings.push(format!(
-            "removing {name} from the remote: a ref in the way of {whose} heartbeat"
-        ));
-        in_way.push(PushSpec {
-            lease: format!("--force-with-lease={name}:{id}"),
-            spec: format!(":{name}"),
-            tracking: None,
-            merged: id,
-        });
-    };
-    // `refs/recode/hosts` itself would keep every host's heartbeat (and, in the same push,
-    // every ledger) off the remote: no one's heartbeat, no one's work.
-    if let Some(id) = remote_values.get(prefix.trim_end_matches('/')) {
-        remove(
-            prefix.trim_end_matches('/'),
-            *id,
-            "every host's",
-            &mut warnings,
-        );
-    }
+    let in_way = in_the_way(remote_values, own, &mut warnings);
     for (name, id) in remote_values
         .iter()
         .filter(|(n, _)| n.starts_with(prefix) && n.as_str() != own && !n.ends_with("^{}"))
@@ -85,8 +97,7 @@ pub(super) fn host_refs(
         let why = if tags.contains(name.as_str()) {
             Some("an annotated tag, not a heartbeat commit")
         } else if name.starts_with(&format!("{own}/")) {
-            remove(name, *id, "this host's", &mut warnings);
-            continue;
+            continue; // removed ([`in_the_way`])
         } else if component.contains('/') {
             Some("a nested name, not a host's heartbeat")
         } else if gix::refs::FullName::try_from(name.as_str()).is_err() {
