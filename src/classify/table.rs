@@ -234,14 +234,15 @@ fn empty(t: &Table) -> Decided {
         return None;
     }
     // SPEC 1.3: empty needs proof that nothing of the branch is anywhere; a stash entry
-    // made on it holds work.
-    if !s.stashes.is_empty() {
+    // made on it, or a commit reset away that only its reflog holds, is work.
+    if !s.stashes.is_empty() || !s.reset_away.is_empty() {
         return Some((
             State::HalfDone,
             Action::Resume,
             Row::Stashed {
                 branch: s.branch.clone(),
                 entries: s.stashes.clone(),
+                reset: s.reset_away.clone(),
             },
         ));
     }

@@ -371,6 +371,10 @@ pub(crate) struct Snapshot {
     /// Stash entries made on the branch (`stash@{N} (On <branch>: …)`), newest first: work
     /// no worktree status shows (SPEC 1.3: never `empty` while one exists).
     pub stashes: Vec<String>,
+    /// Commits the branch's reflog holds that neither its head nor its base reaches
+    /// (`issue-5@{2} (1a2b3c4d5e6f add parser)`), newest first; read only when nothing is
+    /// ahead (SPEC 1.3: never `empty` while one exists).
+    pub reset_away: Vec<String>,
     /// A directory that holds a checkout of this branch whose worktree registration is
     /// gone (SPEC 1.3): `recover` registers it again, keeping its content.
     pub deregistered: Option<Deregistered>,

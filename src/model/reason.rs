@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use super::{Dirty, Operation, PrState};
 use crate::clock;
 
+mod elsewhere;
 mod overrides;
 
 /// `1 commit`, `2 commits`: a count and a noun, plural when the count is not 1.
@@ -176,10 +177,12 @@ pub enum Row {
     /// left out (SPEC 1.2 "The loop settles").
     LeftOutOnly { paths: Vec<String> },
     /// `half-done`, `resume`: nothing ahead, the worktree clean, but stash entries made on
-    /// the branch hold work (SPEC 1.3 "Empty needs proof"), newest first.
+    /// the branch (`entries`), or commits its reflog alone holds (`reset`: reset away), hold
+    /// work (SPEC 1.3 "Empty needs proof"), newest first.
     Stashed {
         branch: String,
         entries: Vec<String>,
+        reset: Vec<String>,
     },
     /// `half-done`, `wip-commit`: uncommitted files; `hidden`: those an index flag hides
     /// from `git status` (`path (assume-unchanged)`).
@@ -525,11 +528,11 @@ impl fmt::Display for Said<'_> {
                 "{} is being merged (locked): waits, nothing is pushed onto it",
                 req(pr)
             ),
-            Row::Stashed { branch, entries } => write!(
-                f,
-                "nothing ahead and the worktree clean, but work made on {branch} sits in the stash: {}; resume, so the agent applies it (`git stash list`)",
-                entries.join(", ")
-            ),
+            Row::Stashed {
+                branch,
+                entries,
+                reset,
+            } => elsewhere::write(f, branch, entries, reset),
             Row::Capped { attempts, max } => write!(
                 f,
                 "{attempts} counted attempts reached recode.maxAttempts ({max}) without a passing gate on the head"

@@ -603,17 +603,6 @@ impl Run<'_> {
             },
         )
     }
-
-    /// Move aside the lock a git of ours left at `path` when it was killed past its
-    /// deadline (it holds nothing anyone waits for), and ledger it.
-    fn move_own_lock(&self, w: &Worker, path: &std::path::Path) -> Result<(), RecoverError> {
-        if path.exists()
-            && let Ok(m) = crate::lock::move_aside(path, &self.cfg.locks.moves)
-        {
-            self.unlocked(w, m)?;
-        }
-        Ok(())
-    }
 }
 
 fn escalate(r: &Run, w: &Worker) -> Result<Step, RecoverError> {

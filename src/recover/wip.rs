@@ -149,9 +149,8 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
         dir,
         admin: Path::new(&f.admin),
         timeout,
+        index: None,
     };
-    let index = wt.admin.join("index");
-    let lock_before = index.with_file_name("index.lock").exists();
     let before = crate::model::replay::left_out_last(&snap.events, &w.branch);
     let mut found = match LeftOut::find(dir, r.cfg.wip_max_file_size, &before, timeout) {
         Ok(v) => v,
@@ -159,23 +158,13 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     };
     let left_out = found.paths();
     r.classified(&now_w)?;
-    let saved = Saved::take(&index);
     failpoint("wip-add");
+    // Safety rule 0: the worktree's index is replaced only once the branch moved; a failed
+    // step leaves it as it was.
     let made = match add_and_commit(&wt, &left_out) {
         Ok(Some(v)) => v,
-        Ok(None) => {
-            saved.restore();
-            return only_left_out(r, w, &now_w, &wt, left_out);
-        }
-        Err(e) => {
-            // Safety rule 0: a failed WIP commit leaves the index as it was; the lock a
-            // git of ours left when it was killed past its deadline goes aside.
-            saved.restore();
-            if !lock_before {
-                r.move_own_lock(w, &index.with_file_name("index.lock"))?;
-            }
-            return r.step_failed(&now_w, format!("WIP commit failed: {e}"), false);
-        }
+        Ok(None) => return only_left_out(r, w, &now_w, &wt, left_out),
+        Err(e) => return r.step_failed(&now_w, format!("WIP commit failed: {e}"), false),
     };
     failpoint("wip-push");
     let pushed = push_refusing(r, (w, &now_w), dir, made, &mut found);
@@ -278,42 +267,127 @@ fn push_wip(
     (pushed, held, push_error)
 }
 
-/// `git add -A` (nested repositories excluded) and `git commit`; `None` when nothing but
-/// the excluded paths was there to commit. Returns the new head and the file count.
+/// `git add -A --sparse` (nested repositories excluded) into a temporary index of our own,
+/// two trees, and one compare-and-swap of the branch (SPEC 1.2: a WIP snapshot is one ref
+/// update; a kill leaves the branch where it was or at the complete snapshot, and the
+/// worktree's own index untouched until the branch moved). `None` when nothing but the
+/// excluded paths was there to commit. Returns the new head and the file count.
+///
+/// Errors: [`GitError`] from any git run; the worktree's index is then as it was.
 fn add_and_commit(
     wt: &Bound,
     left_out: &[String],
 ) -> Result<Option<(gix::ObjectId, u32)>, GitError> {
+    let index = wt.admin.join("index");
+    let tmp = wt.admin.join("index.recode-wip");
+    let _ = std::fs::remove_file(&tmp);
+    if index.exists() {
+        std::fs::copy(&index, &tmp).map_err(GitError::Spawn)?;
+    }
+    let staged = Bound {
+        index: Some(&tmp),
+        ..*wt
+    };
+    let made = snapshot(&staged, left_out);
+    if !matches!(made, Ok(Some(_))) {
+        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(tmp.with_file_name("index.recode-wip.lock"));
+    }
+    let Some((old, new, files)) = made? else {
+        return Ok(None);
+    };
+    failpoint("wip-commit");
+    let mut update = wt
+        .git()
+        .args(["update-ref", "-m", "recode: WIP snapshot", "HEAD"]);
+    update = update
+        .arg(new.to_string())
+        .arg(old.map(|o| o.to_string()).unwrap_or_default());
+    if let Err(e) = update.output() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    replace_index(&tmp, &index);
+    Ok(Some((new, files)))
+}
+
+/// Build the WIP snapshot in `staged`'s own index: the staged versions a worktree change
+/// would replace first (`MM`, `AM`, `MD`: their own commit, so they stay reachable, safety
+/// rule 1), then everything `add -A --sparse` stages. No ref moves here. Returns the
+/// branch's head before, the new commit and its file count; `None` when nothing was staged.
+///
+/// Errors: [`GitError`] from any git run.
+fn snapshot(
+    staged: &Bound,
+    left_out: &[String],
+) -> Result<Option<(Option<gix::ObjectId>, gix::ObjectId, u32)>, GitError> {
+    let old = staged
+        .git()
+        .args(["rev-parse", "-q", "--verify", "HEAD^{commit}"])
+        .output_id()
+        .ok();
     // SPEC 1.3: what the commit captures does not depend on an index flag: entries marked
     // `assume-unchanged` (or `skip-worktree` with the file on disk) are staged like any
-    // other, their flags put back after the commit.
-    let flagged = Flagged::clear(wt)?;
-    // `add -A` replaces a staged version that the worktree changed again (`MM`, `AM`,
-    // `MD`): commit the index first, so that version stays reachable too (safety rule 1).
-    let restaged = staged_then_changed(wt)?;
+    // other, their flags put back after.
+    let flagged = Flagged::clear(staged)?;
+    let mut parent = old;
+    let restaged = staged_then_changed(staged)?;
     if restaged > 0 {
         let message = format!(
             "wip: recode snapshot of the index ({restaged} files changed again after staging)\n\nRecode-Wip: true\n"
         );
-        commit(wt, &message)?;
+        parent = Some(commit_tree(staged, parent, &message)?);
     }
-    wt.git()
-        .args(["add", "-A", "--", "."])
+    // `--sparse`: a file outside the sparse-checkout patterns that is on disk is staged too
+    // (without it git skips it and says nothing).
+    staged
+        .git()
+        .args(["add", "-A", "--sparse", "--", "."])
         .args(left_out.iter().map(|p| format!(":(exclude,literal){p}")))
         .output()?;
-    let staged = wt.read(&["diff", "--cached", "--name-only", "-z"])?;
-    let files = staged.split(|b| *b == 0).filter(|p| !p.is_empty()).count() as u32;
-    if files == 0 {
-        return Ok(None);
+    // What the snapshot changes against its parent (against nothing on an unborn branch).
+    let against = parent.map(|p| p.to_string());
+    let mut diff = vec!["diff", "--cached", "--name-only", "-z"];
+    diff.extend(against.as_deref());
+    let files = staged.read(&diff)?;
+    let files = files.split(|b| *b == 0).filter(|p| !p.is_empty()).count() as u32;
+    flagged.restore(staged);
+    let new = match (files, parent) {
+        (0, Some(p)) if restaged > 0 => p,
+        (0, _) => return Ok(None),
+        (n, _) => commit_tree(staged, parent, &wip_message(n))?,
+    };
+    Ok(Some((old, new, files.max(restaged as u32))))
+}
+
+/// Put our temporary index in place of the worktree's own (under `index.lock`, as git
+/// does); best effort: when the lock is held the index stays as it was and the next
+/// status shows the snapshot's files as changed back, nothing lost.
+fn replace_index(tmp: &Path, index: &Path) {
+    let lock = index.with_file_name("index.lock");
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)
+    {
+        Ok(_) => {
+            if let Err(e) = std::fs::rename(tmp, index) {
+                tracing::warn!("the worktree's index was not updated: {e}");
+            }
+            let _ = std::fs::remove_file(&lock);
+        }
+        Err(e) => {
+            tracing::warn!(
+                "{} is held ({e}): the worktree's index was not updated",
+                lock.display()
+            );
+            let _ = std::fs::remove_file(tmp);
+        }
     }
-    failpoint("wip-commit");
-    commit(wt, &wip_message(files))?;
-    let head = wt.git().args(["rev-parse", "HEAD"]).output_id()?;
-    flagged.restore(wt);
-    Ok(Some((head, files)))
 }
 
 /// A worktree and the admin directory every git run for it is bound to (SPEC 1.3).
+#[derive(Clone, Copy)]
 pub(super) struct Bound<'a> {
     /// The worktree.
     pub(super) dir: &'a Path,
@@ -321,19 +395,28 @@ pub(super) struct Bound<'a> {
     pub(super) admin: &'a Path,
     /// `recode.commandTimeout`: every run for it is killed past it.
     pub(super) timeout: Duration,
+    /// The index its runs use (`GIT_INDEX_FILE`) when not the worktree's own.
+    pub(super) index: Option<&'a Path>,
 }
 
 impl Bound<'_> {
     /// A git run for it ([`git::Git::bound`]).
     pub(super) fn git(&self) -> git::Git {
-        git::Git::bound(self.dir, self.admin, self.timeout)
+        self.with_index(git::Git::bound(self.dir, self.admin, self.timeout))
+    }
+
+    fn with_index(&self, g: git::Git) -> git::Git {
+        match self.index {
+            Some(i) => g.env("GIT_INDEX_FILE", i),
+            None => g,
+        }
     }
 
     /// A read-only git run for it: stdout.
     ///
     /// Errors: as [`git::Git::output`].
     pub(super) fn read(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
-        git::Git::bound_read(self.dir, self.admin, self.timeout)
+        self.with_index(git::Git::bound_read(self.dir, self.admin, self.timeout))
             .args(args)
             .output()
     }
@@ -399,24 +482,31 @@ fn wip_message(files: u32) -> String {
     )
 }
 
-/// Commit the index as it is (hooks skipped; signed when the user signs, bounded by
-/// `recode.commandTimeout` like every git run; a fallback identity when none is set).
-fn commit(wt: &Bound, message: &str) -> Result<(), GitError> {
-    let mut commit = wt.git().commit_step().args([
-        "-c",
-        "core.hooksPath=/dev/null",
-        "commit",
-        "-q",
-        "--no-verify",
-        "--allow-empty-message",
-        "-m",
-        message,
-    ]);
+/// Write `wt`'s index as a tree and commit it on `parent` with `message` (no hook runs;
+/// signed when the user signs, `commit.gpgSign`; bounded by `recode.commandTimeout` like
+/// every git run; a fallback identity when none is set). No ref moves.
+///
+/// Errors: [`GitError`] from `write-tree` or `commit-tree`.
+fn commit_tree(
+    wt: &Bound,
+    parent: Option<gix::ObjectId>,
+    message: &str,
+) -> Result<gix::ObjectId, GitError> {
+    let tree = wt.git().args(["write-tree"]).output_id()?;
+    let mut commit = wt.git().commit_step().args(["commit-tree", "-m", message]);
+    // `commit-tree` does not read `commit.gpgSign`: a user who signs gets `-S` (their
+    // `user.signingKey`), as `git commit` would sign.
+    let signs = wt.read(&["config", "--type=bool", "--get", "commit.gpgsign"]);
+    if signs.is_ok_and(|v| v.trim_ascii() == b"true") {
+        commit = commit.arg("-S");
+    }
+    if let Some(p) = parent {
+        commit = commit.arg("-p").arg(p.to_string());
+    }
     for (k, v) in git::own_identity_env(wt.dir, wt.timeout) {
         commit = commit.env(k, v);
     }
-    commit.output()?;
-    Ok(())
+    commit.arg(tree.to_string()).output_id()
 }
 
 /// How many paths have a staged version (added, modified, type-changed) that the worktree
@@ -447,35 +537,4 @@ pub(super) fn git_path(dir: &Path, name: &str, timeout: Duration) -> Result<Path
         &["rev-parse", "--path-format=absolute", "--git-path", name],
     )?;
     Ok(PathBuf::from(String::from_utf8_lossy(&out).trim()))
-}
-
-/// The index's bytes before the WIP step, to put back if it fails.
-struct Saved {
-    path: PathBuf,
-    bytes: Option<Vec<u8>>,
-}
-
-impl Saved {
-    fn take(path: &Path) -> Saved {
-        Saved {
-            path: path.to_path_buf(),
-            bytes: std::fs::read(path).ok(),
-        }
-    }
-
-    /// Put the index back byte for byte (write a sibling, then rename over it), or remove
-    /// it when there was none.
-    fn restore(&self) {
-        match &self.bytes {
-            Some(b) => {
-                let tmp = self.path.with_file_name("index.recode-restore");
-                if std::fs::write(&tmp, b).is_ok() {
-                    let _ = std::fs::rename(&tmp, &self.path);
-                }
-            }
-            None => {
-                let _ = std::fs::remove_file(&self.path);
-            }
-        }
-    }
 }

@@ -15,25 +15,34 @@ pub(crate) struct StashEntry {
     pub index: usize,
     /// The reflog message: `WIP on <branch>: <id> <subject>` or `On <branch>: <message>`.
     pub message: String,
+    /// The stash commit's own subject, which git writes alike (`git stash create` then
+    /// `git stash store -m <own>`, and a rebase's `autostash`, keep it when the reflog
+    /// message is another); empty when the commit cannot be read.
+    pub subject: String,
 }
 
 impl StashEntry {
-    /// The branch it was made on, from git's own message (`WIP on B: …`, `On B: …`; a
-    /// branch name holds no `:`); `None` for a detached HEAD (`(no branch)`) or a
-    /// message of someone's own (`git stash store -m`).
+    /// The branch it was made on, from git's own words (`WIP on B: …`, `On B: …`; a branch
+    /// name holds no `:`) in the reflog message, else in the stash commit's subject; `None`
+    /// for a detached HEAD (`(no branch)`) or when neither is git's.
     pub(crate) fn branch(&self) -> Option<&str> {
-        let rest = self
-            .message
-            .strip_prefix("WIP on ")
-            .or_else(|| self.message.strip_prefix("On "))?;
-        let (branch, _) = rest.split_once(": ")?;
-        (branch != "(no branch)").then_some(branch)
+        made_on(&self.message).or_else(|| made_on(&self.subject))
     }
 
     /// How a reason names it: `stash@{0} (On issue-5: check baseline)`.
     pub(crate) fn describe(&self) -> String {
         format!("stash@{{{}}} ({})", self.index, self.message)
     }
+}
+
+/// The branch git's own stash words name (`WIP on B: …`, `On B: …`); `None` for
+/// `(no branch)` or words of someone's own.
+fn made_on(m: &str) -> Option<&str> {
+    let rest = m
+        .strip_prefix("WIP on ")
+        .or_else(|| m.strip_prefix("On "))?;
+    let (branch, _) = rest.split_once(": ")?;
+    (branch != "(no branch)").then_some(branch)
 }
 
 /// Every stash entry, newest first (read once per gather); none without a stash.
@@ -47,8 +56,18 @@ pub(crate) fn stash_entries(repo: &gix::Repository) -> Vec<StashEntry> {
         .map(|(index, line)| StashEntry {
             index,
             message: line.message,
+            subject: subject_of(repo, line.new),
         })
         .collect()
+}
+
+/// The first line of commit `id`'s message; empty when it cannot be read.
+fn subject_of(repo: &gix::Repository, id: gix::ObjectId) -> String {
+    repo.find_commit(id)
+        .ok()
+        .and_then(|c| c.message_raw().ok().map(|m| m.to_string()))
+        .and_then(|m| m.lines().next().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// The stash entries made on `branch`, described for a reason, newest first.
@@ -58,6 +77,38 @@ pub(crate) fn stashes_on(entries: &[StashEntry], branch: &str) -> Vec<String> {
         .filter(|e| e.branch() == Some(branch))
         .map(StashEntry::describe)
         .collect()
+}
+
+/// Commits a `git reset` (or `branch -f`, `switch -C`) took off `branch` that neither its
+/// `head` nor a base tip reaches: only the branch's reflog holds them, and deleting the
+/// branch deletes its reflog (SPEC 1.3 "Empty needs proof"). Each is described as
+/// `issue-5@{1} (1a2b3c4d5e6f add parser)`, newest first; the newest 100 reflog entries
+/// are read. Amends and rebases, whose dropped commits live on in their rewrites, are not
+/// resets and are not counted.
+pub(crate) fn reset_away(
+    repo: &gix::Repository,
+    branch: &str,
+    head: Option<gix::ObjectId>,
+    bases: &[gix::ObjectId],
+) -> Vec<String> {
+    let mut hidden: Vec<gix::ObjectId> = bases.iter().copied().chain(head).collect();
+    let mut out = Vec::new();
+    let log = crate::refs::log(repo, &format!("refs/heads/{branch}"));
+    for (i, line) in log.iter().enumerate().take(100) {
+        let reset = line.message.starts_with("reset:") || line.message.starts_with("branch: Reset");
+        let dropped = line.previous;
+        if !reset || dropped.is_null() || hidden.contains(&dropped) {
+            continue;
+        }
+        let lost = crate::repo::commits_between(repo, dropped, &hidden).unwrap_or_default();
+        if !lost.is_empty() {
+            let short = dropped.to_hex_with_len(12);
+            let subject = subject_of(repo, dropped);
+            out.push(format!("{branch}@{{{}}} ({short} {subject})", i + 1));
+            hidden.push(dropped);
+        }
+    }
+    out
 }
 
 /// A checkout of `branch` whose worktree registration is gone: the first of the
@@ -111,6 +162,7 @@ mod tests {
         let e = |m: &str| StashEntry {
             index: 0,
             message: m.into(),
+            subject: String::new(),
         };
         assert_eq!(e("On issue-5: check baseline").branch(), Some("issue-5"));
         assert_eq!(
@@ -119,6 +171,20 @@ mod tests {
         );
         assert_eq!(e("WIP on (no branch): 1a2b3c4 x").branch(), None);
         assert_eq!(e("my own message").branch(), None);
+        // `git stash store -m <own>` and a rebase's `autostash`: the commit's own subject.
+        let stored = |m: &str, subject: &str| StashEntry {
+            subject: subject.into(),
+            ..e(m)
+        };
+        assert_eq!(
+            stored("autostash", "On issue-5: autostash").branch(),
+            Some("issue-5")
+        );
+        assert_eq!(
+            stored("saved by hand", "WIP on feat/issue-7: 1a2b3c4 x").branch(),
+            Some("feat/issue-7")
+        );
+        assert_eq!(stored("x", "WIP on (no branch): 1a2b3c4 x").branch(), None);
         assert_eq!(
             e("On issue-5: a: b").describe(),
             "stash@{0} (On issue-5: a: b)"

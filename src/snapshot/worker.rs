@@ -111,6 +111,10 @@ impl<'a> Ctx<'a> {
             beyond_pr: counts.beyond_pr,
             pr_head: counts.pr_head,
             stashes: self.stashes_of(branch),
+            reset_away: match ahead_commits.is_empty() && counts.remote_ahead.unwrap_or(0) == 0 {
+                true => elsewhere::reset_away(repo, branch, head, self.base_tips),
+                false => Vec::new(),
+            },
             deregistered: match wt {
                 Some(_) => None,
                 None => self.deregistered_of(branch, &events),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub(crate) fn dot_git_target(dir: &Path) -> Option<PathBuf> {
     let dot = dir.join(".git");
     let meta = std::fs::symlink_metadata(&dot).ok()?;
-    if meta.is_dir() {
+    if meta.is_dir() || (meta.is_symlink() && dot.is_dir()) {
         return Some(canonical(&dot));
     }
     let text = std::fs::read_to_string(&dot).ok()?;

@@ -79,6 +79,7 @@ fn snap() -> T {
         beyond_pr: 0,
         pr_head: PrHead::Tip,
         stashes: Vec::new(),
+        reset_away: Vec::new(),
         deregistered: None,
         pid_alive: None,
         transcript_mtime: None,

@@ -21,9 +21,20 @@ fn a_stash_entry_made_on_the_branch_makes_a_clean_worker_half_done() {
         Row::Stashed {
             branch: "issue-7".into(),
             entries: vec!["stash@{0} (On issue-7: wip)".into()],
+            reset: Vec::new(),
         }
     );
-    // Without one: empty, deleted.
+    // Commits only the branch's reflog holds (reset away): the same, the reason names them.
+    let w = dead()
+        .wt()
+        .with(|s| s.reset_away = vec!["issue-7@{1} (1a2b3c4d5e6f add parser)".into()])
+        .run();
+    lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
+    assert_eq!(
+        w.reason.to_string(),
+        "nothing ahead and the worktree clean, but commits made on issue-7 were reset away, only its reflog holds them: issue-7@{1} (1a2b3c4d5e6f add parser); resume, so the agent restores them (`git reflog show issue-7`)"
+    );
+    // Without either: empty, deleted.
     lsa(
         &dead().wt().run(),
         Liveness::Exited,
