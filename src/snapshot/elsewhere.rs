@@ -82,9 +82,10 @@ pub(crate) fn stashes_on(entries: &[StashEntry], branch: &str) -> Vec<String> {
 /// Commits a `git reset` (or `branch -f`, `switch -C`) took off `branch` that neither its
 /// `head` nor a base tip reaches: only the branch's reflog holds them, and deleting the
 /// branch deletes its reflog (SPEC 1.3 "Empty needs proof"). Each is described as
-/// `issue-5@{1} (1a2b3c4d5e6f add parser)`, newest first; the newest 100 reflog entries
-/// are read. Amends and rebases, whose dropped commits live on in their rewrites, are not
-/// resets and are not counted.
+/// `issue-5@{1} (1a2b3c4d5e6f add parser)`, newest first. Only the resets since the
+/// branch last moved otherwise are read (at most 100 entries): amends and rebases, whose
+/// dropped commits live on in their rewrites, are no resets, and what a reset dropped
+/// before the branch gained new commits is taken as given up.
 pub(crate) fn reset_away(
     repo: &gix::Repository,
     branch: &str,
@@ -96,8 +97,11 @@ pub(crate) fn reset_away(
     let log = crate::refs::log(repo, &format!("refs/heads/{branch}"));
     for (i, line) in log.iter().enumerate().take(100) {
         let reset = line.message.starts_with("reset:") || line.message.starts_with("branch: Reset");
+        if !reset {
+            break; // only the resets since the branch last gained a commit
+        }
         let dropped = line.previous;
-        if !reset || dropped.is_null() || hidden.contains(&dropped) {
+        if dropped.is_null() || hidden.contains(&dropped) {
             continue;
         }
         let lost = crate::repo::commits_between(repo, dropped, &hidden).unwrap_or_default();

@@ -59,6 +59,7 @@ mod outcome;
 mod perf_status;
 mod pickup;
 mod proof;
+mod proof_elsewhere;
 mod published;
 mod real_agents;
 mod real_failures;

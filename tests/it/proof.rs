@@ -11,7 +11,7 @@ use crate::common::TestEnv;
 
 /// A repository with an origin and one dead worker `issue-5-x` in `<root>/wt5` (exited
 /// rc 143); returns the repository, the origin and the worktree.
-fn dead_worker(env: &TestEnv, from: Option<&str>) -> (PathBuf, PathBuf, PathBuf) {
+pub(crate) fn dead_worker(env: &TestEnv, from: Option<&str>) -> (PathBuf, PathBuf, PathBuf) {
     let (repo, origin) = env.repo_with_origin();
     let wt = env.root().join("wt5");
     let mut args = vec![
@@ -30,17 +30,17 @@ fn dead_worker(env: &TestEnv, from: Option<&str>) -> (PathBuf, PathBuf, PathBuf)
 }
 
 /// The worker of `classify --json` at LATER.
-fn classify(env: &TestEnv, repo: &Path) -> Value {
+pub(crate) fn classify(env: &TestEnv, repo: &Path) -> Value {
     env.json_later(repo, &["classify", "issue-5-x"]).1
 }
 
 /// The first result of `recover issue-5-x --json` at LATER.
-fn recover(env: &TestEnv, repo: &Path) -> Value {
+pub(crate) fn recover(env: &TestEnv, repo: &Path) -> Value {
     let (_, doc, _) = env.json_later(repo, &["recover", "issue-5-x"]);
     doc["results"][0].clone()
 }
 
-fn sar(w: &Value) -> (String, String, String) {
+pub(crate) fn sar(w: &Value) -> (String, String, String) {
     let s = |k: &str| w[k].as_str().unwrap_or_default().to_string();
     (s("state"), s("action"), s("reason"))
 }

@@ -1,0 +1,175 @@
+//! Proof before every irreversible step (SPEC 1.3), more places work hides: a sparse
+//! checkout's file outside its patterns, stash entries whose reflog message is not git's
+//! (`stash store -m`, a rebase's `autostash`), commits a reset left only in the branch's
+//! reflog, a `.git` symlink to another checkout; and the WIP snapshot as one ref update
+//! (SPEC 1.2), killed between building it and moving the branch.
+
+use std::path::Path;
+
+use crate::common::{ARM, LATER, TestEnv};
+use crate::proof::{classify, dead_worker, recover, sar};
+
+/// `git show <rev>:<path>` in `dir`, or `None`.
+fn show(env: &TestEnv, dir: &Path, rev: &str, path: &str) -> Option<String> {
+    let out = env
+        .git_cmd(dir)
+        .args(["show", &format!("{rev}:{path}")])
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn an_edit_outside_the_sparse_checkout_patterns_is_captured_by_the_wip_commit() {
+    let env = TestEnv::new();
+    let (repo, _, wt) = dead_worker(&env, None);
+    std::fs::create_dir_all(wt.join("docs")).unwrap();
+    std::fs::create_dir_all(wt.join("src")).unwrap();
+    std::fs::write(wt.join("docs/guide.md"), "guide\n").unwrap();
+    std::fs::write(wt.join("src/lib.rs"), "lib\n").unwrap();
+    env.git(&wt, &["add", "."]);
+    env.git(&wt, &["commit", "-q", "-m", "layout"]);
+    env.git(&wt, &["sparse-checkout", "set", "--cone", "src"]);
+    assert!(!wt.join("docs/guide.md").exists());
+    // The agent wrote the file back and edited it; git status shows it modified.
+    std::fs::create_dir_all(wt.join("docs")).unwrap();
+    std::fs::write(wt.join("docs/guide.md"), "guide\nthe agent's fix\n").unwrap();
+    std::fs::write(wt.join("docs/new.md"), "new\n").unwrap();
+    let r = recover(&env, &repo);
+    assert_eq!(
+        (r["action"].as_str(), r["result"].as_str()),
+        (Some("wip-commit"), Some("done")),
+        "{r:#}"
+    );
+    assert_eq!(
+        show(&env, &repo, "issue-5-x", "docs/guide.md").as_deref(),
+        Some("guide\nthe agent's fix\n")
+    );
+    assert_eq!(
+        show(&env, &repo, "issue-5-x", "docs/new.md").as_deref(),
+        Some("new\n")
+    );
+    assert_eq!(env.git(&wt, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_kill_between_building_the_snapshot_and_moving_the_branch_changes_nothing() {
+    let env = TestEnv::new();
+    let (repo, _, wt) = dead_worker(&env, None);
+    std::fs::write(wt.join("README.md"), "staged\n").unwrap();
+    env.git(&wt, &["add", "README.md"]);
+    std::fs::write(wt.join("README.md"), "staged\nchanged again\n").unwrap();
+    std::fs::write(wt.join("new.rs"), "new\n").unwrap();
+    let tip = env.git(&repo, &["rev-parse", "issue-5-x"]);
+    let index = env.git(
+        &wt,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    );
+    let index_before = std::fs::read(&index).unwrap();
+    let out = env
+        .cmd(&repo)
+        .args(["recover", "issue-5-x"])
+        .env("RECODE_NOW", LATER)
+        .env("RECODE_FAILPOINT", "wip-commit")
+        .env(ARM.0, ARM.1)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "killed");
+    // The branch where it was, the worktree's index byte-identical.
+    assert_eq!(env.git(&repo, &["rev-parse", "issue-5-x"]), tip);
+    assert_eq!(std::fs::read(&index).unwrap(), index_before);
+    assert_eq!(
+        env.git(&wt, &["status", "--porcelain"]),
+        "MM README.md\n?? new.rs"
+    );
+    // The next run makes the whole snapshot: the staged version and the worktree's.
+    let r = recover(&env, &repo);
+    assert_eq!(r["result"], "done", "{r:#}");
+    let head = env.git(&repo, &["rev-parse", "issue-5-x"]);
+    assert_eq!(
+        show(&env, &repo, &head, "README.md").as_deref(),
+        Some("staged\nchanged again\n")
+    );
+    assert_eq!(
+        show(&env, &repo, &format!("{head}~1"), "README.md").as_deref(),
+        Some("staged\n")
+    );
+    assert_eq!(env.git(&repo, &["rev-parse", &format!("{head}~2")]), tip);
+    assert_eq!(env.git(&wt, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_stash_stored_under_a_message_of_its_own_is_still_the_branchs_work() {
+    let env = TestEnv::new();
+    let (repo, _, wt) = dead_worker(&env, None);
+    std::fs::write(wt.join("README.md"), "agent work\n").unwrap();
+    let stash = env.git(&wt, &["stash", "create"]);
+    env.git(&wt, &["stash", "store", "-m", "before the pull", &stash]);
+    env.git(&wt, &["reset", "-q", "--hard"]);
+    let (state, action, reason) = sar(&classify(&env, &repo));
+    assert_eq!((state.as_str(), action.as_str()), ("half-done", "resume"));
+    assert_eq!(
+        reason,
+        "nothing ahead and the worktree clean, but work made on issue-5-x sits in the stash: stash@{0} (before the pull); resume, so the agent applies it (`git stash list`)"
+    );
+    let r = recover(&env, &repo);
+    assert_eq!(r["action"], "resume", "{r:#}");
+    assert!(wt.is_dir());
+    env.git(&repo, &["rev-parse", "--verify", "refs/heads/issue-5-x"]);
+}
+
+#[test]
+fn commits_a_reset_left_only_in_the_branchs_reflog_are_not_empty() {
+    let env = TestEnv::new();
+    let (repo, _, wt) = dead_worker(&env, None);
+    std::fs::write(wt.join("parser.rs"), "one\n").unwrap();
+    env.git(&wt, &["add", "parser.rs"]);
+    env.git(&wt, &["commit", "-q", "-m", "add parser"]);
+    let work = env.git(&wt, &["rev-parse", "HEAD"]);
+    env.git(&wt, &["reset", "-q", "--hard", "origin/main"]);
+    let (state, action, reason) = sar(&classify(&env, &repo));
+    assert_eq!((state.as_str(), action.as_str()), ("half-done", "resume"));
+    assert_eq!(
+        reason,
+        format!(
+            "nothing ahead and the worktree clean, but commits made on issue-5-x were reset away, only its reflog holds them: issue-5-x@{{1}} ({} add parser); resume, so the agent restores them (`git reflog show issue-5-x`)",
+            &work[..12]
+        )
+    );
+    recover(&env, &repo);
+    env.git(&repo, &["rev-parse", "--verify", "refs/heads/issue-5-x"]);
+    assert!(wt.is_dir());
+    // Restored, amended and merged: the amend's original and the old reset are not counted.
+    env.git(&wt, &["reset", "-q", "--hard", &work]);
+    env.git(
+        &wt,
+        &["commit", "-q", "--amend", "-m", "add parser, amended"],
+    );
+    env.git(&wt, &["push", "-q", "origin", "issue-5-x:main"]);
+    env.git(&repo, &["fetch", "-q", "origin"]);
+    let (state, action, _) = sar(&classify(&env, &repo));
+    assert_eq!((state.as_str(), action.as_str()), ("empty", "delete"));
+}
+
+#[test]
+fn a_git_symlink_to_another_checkouts_git_dir_is_never_committed_into() {
+    let env = TestEnv::new();
+    let (repo, _, wt) = dead_worker(&env, None);
+    std::fs::write(wt.join("README.md"), "agent work\n").unwrap();
+    let main_before = env.git(&repo, &["rev-parse", "main"]);
+    std::fs::remove_file(wt.join(".git")).unwrap();
+    std::os::unix::fs::symlink(repo.join(".git"), wt.join(".git")).unwrap();
+    let (state, action, _) = sar(&classify(&env, &repo));
+    assert_eq!(
+        (state.as_str(), action.as_str()),
+        ("needs-human", "escalate")
+    );
+    recover(&env, &repo);
+    assert_eq!(env.git(&repo, &["rev-parse", "main"]), main_before);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("README.md")).unwrap(),
+        "agent work\n"
+    );
+}
