@@ -80,6 +80,7 @@ pub(crate) fn facts(
         max_attempts: w.max_attempts,
         left_out: left_out(snap, cfg),
         stashes: snap.stashes.clone(),
+        reset_away: snap.reset_away.clone(),
         pull_request: feedback::facts(w.pr.as_ref()),
         takeover: takeover_facts(snap),
         task_prompt: task_prompt(snap),

@@ -31,6 +31,7 @@ pub(crate) fn prompt(f: &Facts) -> String {
     uncommitted(&mut p, f);
     left_out(&mut p, f);
     stashes(&mut p, f);
+    reset_away(&mut p, f);
     tests(&mut p, f);
     previous_attempt(&mut p, f);
     if let Some(pr) = &f.pull_request {
@@ -285,6 +286,21 @@ fn stashes(p: &mut String, f: &Facts) {
          has: apply the one you need (`git stash list`, `git stash apply stash@{{N}}`), commit it, then \
          drop it.\n\n{}",
         super::quote_untrusted(&f.stashes.join("\n"))
+    );
+}
+
+/// "## Commits reset away": commits only the branch's reflog holds (SPEC 1.3), fenced.
+fn reset_away(p: &mut String, f: &Facts) {
+    if f.reset_away.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        p,
+        "## Commits reset away\n\nA reset took these commits off this branch and only its reflog \
+         holds them: bring back what you need (`git reflog show {}`, `git cherry-pick <id>` or \
+         `git reset --hard <id>`) and commit.\n\n{}",
+        f.branch,
+        super::quote_untrusted(&f.reset_away.join("\n"))
     );
 }
 

@@ -108,6 +108,9 @@ pub struct ResumeFacts {
     /// Stash entries made on the branch, newest first (`stash@{N} (<message>)`: the message
     /// is untrusted text): work no status shows (SPEC 1.3).
     pub stashes: Vec<String>,
+    /// Commits a reset left only in the branch's reflog, newest first
+    /// (`<branch>@{N} (<id> <subject>)`; the subject is untrusted text; SPEC 1.3).
+    pub reset_away: Vec<String>,
     /// The open pull request whose failing checks or requested changes this resume
     /// answers (SPEC "Pull request feedback"); null otherwise.
     pub pull_request: Option<PrFacts>,

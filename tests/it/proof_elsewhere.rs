@@ -138,6 +138,19 @@ fn commits_a_reset_left_only_in_the_branchs_reflog_are_not_empty() {
             &work[..12]
         )
     );
+    // The resume prompt names them, and its facts hold them.
+    let (_, doc, _) = env.json_later(&repo, &["resume", "issue-5-x", "--dry-run"]);
+    let named = format!("issue-5-x@{{1}} ({} add parser)", &work[..12]);
+    assert_eq!(doc["facts"]["reset_away"], serde_json::json!([named]));
+    let out = env
+        .cmd(&repo)
+        .env("RECODE_NOW", LATER)
+        .args(["resume", "issue-5-x", "--dry-run"])
+        .output()
+        .unwrap();
+    let prompt = String::from_utf8_lossy(&out.stdout);
+    assert!(prompt.contains("## Commits reset away"), "{prompt}");
+    assert!(prompt.contains(&named), "{prompt}");
     recover(&env, &repo);
     env.git(&repo, &["rev-parse", "--verify", "refs/heads/issue-5-x"]);
     assert!(wt.is_dir());
