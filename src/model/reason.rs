@@ -528,11 +528,7 @@ impl fmt::Display for Said<'_> {
                 "{} is being merged (locked): waits, nothing is pushed onto it",
                 req(pr)
             ),
-            Row::Stashed {
-                branch,
-                entries,
-                reset,
-            } => elsewhere::write(f, branch, entries, reset),
+            Row::Stashed { .. } => elsewhere::write(f, self),
             Row::Capped { attempts, max } => write!(
                 f,
                 "{attempts} counted attempts reached recode.maxAttempts ({max}) without a passing gate on the head"

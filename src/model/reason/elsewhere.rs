@@ -3,14 +3,20 @@
 
 use std::fmt;
 
-/// Write the reason for `branch`: its stash `entries` and its `reset` commits (each
-/// described, newest first; at least one of the two is not empty).
-pub(super) fn write(
-    f: &mut fmt::Formatter<'_>,
-    branch: &str,
-    entries: &[String],
-    reset: &[String],
-) -> fmt::Result {
+use super::Row;
+
+/// Write the reason of `row`, a [`Row::Stashed`] (nothing for any other): the branch's
+/// stash `entries` and its `reset` commits (each described, newest first; at least one of
+/// the two is not empty).
+pub(super) fn write(f: &mut fmt::Formatter<'_>, row: &Row) -> fmt::Result {
+    let Row::Stashed {
+        branch,
+        entries,
+        reset,
+    } = row
+    else {
+        return Ok(());
+    };
     f.write_str("nothing ahead and the worktree clean, but ")?;
     if !entries.is_empty() {
         write!(
