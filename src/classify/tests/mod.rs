@@ -126,6 +126,7 @@ impl T {
                 attempt,
                 cwd: WT.into(),
                 host: "box".into(),
+                label: None,
                 session_id: None,
                 agent: Some("claude".into()),
                 pid: Some(4242),
@@ -145,6 +146,7 @@ impl T {
                 attempt,
                 cwd: WT.into(),
                 host: "box".into(),
+                label: None,
                 session_id: Some(session.into()),
                 agent: None,
                 pid: None,
@@ -165,6 +167,7 @@ impl T {
                 session_id: None,
                 prompt_sha: None,
                 host: None,
+                label: None,
             },
         )
     }
