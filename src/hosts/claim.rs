@@ -13,7 +13,9 @@
 //! has been silent for `recode.hostTimeout` on this host's clock (its lease ran out: a host
 //! killed between its claim and its ledger append blocks nobody for ever). A claim naming
 //! an attempt this ledger does not know is a newer one: this host's ledger is behind, and
-//! the claim is lost. `sync` removes the claims whose started attempt has ended.
+//! the claim is lost. `sync` removes the claims whose started attempt has ended, and the
+//! claimer's own `sync` its claims whose `resume` died before its ledger append (the claim
+//! records that process: [`claimer_died`]), so a claimer that lives on blocks nobody.
 
 use gix::ObjectId;
 use jiff::Timestamp;
@@ -39,12 +41,20 @@ pub(crate) struct ClaimDoc {
     pub attempt_ts: String,
     /// The claimer's id.
     pub host: String,
+    /// The claiming `resume` process on the claimer's machine: its pid (absent in claims
+    /// written before it). Only the claimer reads it ([`claimer_died`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// That process's start token ([`crate::process::start_token`]), so a recycled pid is
+    /// never taken for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_start: Option<String>,
 }
 
 impl ClaimDoc {
     /// The blob's text (one line, keys in this order).
     pub(crate) fn text(&self) -> String {
-        // Serializing four strings cannot fail.
+        // Serializing strings and a number cannot fail.
         format!("{}\n", serde_json::to_string(self).unwrap_or_default())
     }
 }
@@ -156,7 +166,7 @@ pub(crate) fn judge(
 /// newest attempt with its host and `ts`: one host may start two attempts in one second
 /// (a spawn and a resume), and taking the older would take the claimer's earlier attempt
 /// for the one the claim started, leaving the claim leased by the heartbeat alone.
-fn started(doc: &ClaimDoc, events: &[Event]) -> Option<usize> {
+pub(crate) fn started(doc: &ClaimDoc, events: &[Event]) -> Option<usize> {
     let all: Vec<_> = attempts(events, &doc.branch).collect();
     let resumed = all
         .iter()
@@ -191,6 +201,20 @@ pub(crate) fn ended(doc: &ClaimDoc, events: &[Event]) -> bool {
             && crate::model::replay::exit_ends(e, &theirs)
     });
     newer_attempt || exited
+}
+
+/// Whether `doc` is this host's (`me`, an id) and the `resume` that made it is gone: its
+/// pid and start token are recorded and no process of this machine has both now. Probe
+/// this before reading the ledger: a claimer that ended after its ledger append had
+/// appended by then. A claim naming no process (written before the claim recorded it), or
+/// another host's, is never proved dead here.
+pub(crate) fn claimer_died(doc: &ClaimDoc, me: &str) -> bool {
+    match (doc.pid, doc.pid_start.as_deref()) {
+        (Some(pid), Some(token)) if doc.host == me => {
+            crate::process::start_token(pid).as_deref() != Some(token)
+        }
+        _ => false,
+    }
 }
 
 /// Whether the claimer `host` has been silent for `timeout` (`recode.hostTimeout`) on

@@ -103,17 +103,21 @@ pub(crate) fn me(repo: &gix::Repository, timeout: std::time::Duration) -> Me {
 }
 
 impl Me {
-    /// Whether an attempt's `host` is this host: its id; or, for a ledger written before
-    /// 1.3 (a hostname, not a generated id), this machine's hostname.
-    pub(crate) fn is(&self, host: &str) -> bool {
-        host == self.id || (host == self.label && !is_generated(host))
+    /// Whether an attempt's `host` is this host: its id; or, only for an entry that names
+    /// no id (`by_id` false: it carries no `label`, as written before 1.3, when `host` was
+    /// the hostname), this machine's hostname (never a generated id). An entry that carries
+    /// its writer's label names a `recode.hostId`: one equal to this hostname is another
+    /// host that chose it (SPEC 1.3: the hostname is only a label).
+    pub(crate) fn is_named(&self, host: &str, by_id: bool) -> bool {
+        host == self.id || (!by_id && host == self.label && !is_generated(host))
     }
 
-    /// Whether a pid recorded by `host` was recorded on this machine, so it can be probed
-    /// here: this host, or another clone of this machine (a generated id with this
-    /// machine's part).
-    pub(crate) fn same_machine(&self, host: &str) -> bool {
-        self.is(host) || (is_generated(host) && host.split('-').next() == Some(&self.machine))
+    /// Whether a pid recorded by `host` (named by id or not, as in [`Me::is_named`]) was
+    /// recorded on this machine, so it can be probed here: this host, or another clone of
+    /// this machine (a generated id with this machine's part).
+    pub(crate) fn same_machine(&self, host: &str, by_id: bool) -> bool {
+        self.is_named(host, by_id)
+            || (is_generated(host) && host.split('-').next() == Some(&self.machine))
     }
 
     /// The host as shown: `label (id)` when they differ, else the id.
@@ -147,15 +151,20 @@ mod tests {
             label: "laptop.lan".into(),
             machine: "0123456789ab".into(),
         };
-        assert!(me.is("0123456789ab-00000001"));
-        assert!(me.is("laptop.lan"), "a 1.2 ledger's hostname");
-        assert!(!me.is("laptop.local"));
+        assert!(me.is_named("0123456789ab-00000001", true));
+        assert!(me.is_named("laptop.lan", false), "a 1.2 ledger's hostname");
         assert!(
-            !me.is("0123456789ab-00000002"),
+            !me.is_named("laptop.lan", true),
+            "another host whose recode.hostId is this hostname"
+        );
+        assert!(!me.same_machine("laptop.lan", true));
+        assert!(!me.is_named("laptop.local", false));
+        assert!(
+            !me.is_named("0123456789ab-00000002", true),
             "another clone is another host"
         );
-        assert!(me.same_machine("0123456789ab-00000002"));
-        assert!(!me.same_machine("ffffffffffff-00000001"));
+        assert!(me.same_machine("0123456789ab-00000002", true));
+        assert!(!me.same_machine("ffffffffffff-00000001", true));
         assert_eq!(me.shown(), "laptop.lan (0123456789ab-00000001)");
         assert_eq!(shown("hostA", Some("hostA")), "hostA");
         assert_eq!(shown("hostA", None), "hostA");

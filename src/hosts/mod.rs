@@ -268,39 +268,75 @@ fn on_branch(e: &Event, branch: &str) -> bool {
     e.branch.as_deref().is_none_or(|b| b == branch)
 }
 
+/// The host an attempt entry names, and whether it names it by id (the entry carries its
+/// writer's `label`, SPEC 1.3; without one it may be a 1.2 hostname): a `spawn`'s; a
+/// `resume`'s when it names one. `None` for any other entry, and for a resume written
+/// before 1.2 (its host is the attempt's before it).
+pub(crate) fn named_host(e: &Event) -> Option<(&str, bool)> {
+    match &e.body {
+        Body::Spawn { host, label, .. } => Some((host, label.is_some())),
+        Body::Resume {
+            host: Some(h),
+            label,
+            ..
+        } => Some((h, label.is_some())),
+        _ => None,
+    }
+}
+
+/// An attempt on a branch: its index in the events, its number, its host, and whether
+/// that host is named by id ([`named_host`]).
+struct Attempt {
+    at: usize,
+    attempt: u32,
+    host: String,
+    by_id: bool,
+}
+
+/// The attempts on `branch`, oldest first, each with its host (a resume naming none: the
+/// attempt's before it); attempts before any host is known are left out.
+fn attempts_on<'a>(events: &'a [Event], branch: &'a str) -> impl Iterator<Item = Attempt> + 'a {
+    let mut host: Option<(String, bool)> = None;
+    events
+        .iter()
+        .enumerate()
+        .filter(move |(_, e)| on_branch(e, branch))
+        .filter_map(move |(i, e)| {
+            let attempt = match &e.body {
+                Body::Spawn { attempt, .. } | Body::Resume { attempt, .. } => *attempt,
+                _ => return None,
+            };
+            if let Some((h, by_id)) = named_host(e) {
+                host = Some((h.to_string(), by_id));
+            }
+            let (host, by_id) = host.clone()?;
+            Some(Attempt {
+                at: i,
+                attempt,
+                host,
+                by_id,
+            })
+        })
+}
+
 /// What an `exit` written now on `branch` by this host (`here` says whether an attempt's
-/// host is it: [`Me::is`]) names as the attempt it ends ([`crate::model::event::Ends`]):
-/// this host's newest attempt on the branch
+/// host, named by id or not, is it: [`Me::is_named`]) names as the attempt it ends
+/// ([`crate::model::event::Ends`]): this host's newest attempt on the branch
 /// (the agent that ended ran here, though this ledger may already show another host's
 /// takeover), else the newest attempt ([`newest_attempt`]'s host rule); `None` without one.
 pub(crate) fn ends_now(
     events: &[Event],
     branch: &str,
-    here: impl Fn(&str) -> bool,
+    here: impl Fn(&str, bool) -> bool,
 ) -> Option<crate::model::event::Ends> {
-    let mut host: Option<String> = None;
     let (mut newest, mut ours) = (None, None);
-    for e in events.iter().filter(|e| on_branch(e, branch)) {
-        let attempt = match &e.body {
-            Body::Spawn {
-                attempt, host: h, ..
-            } => {
-                host = Some(h.clone());
-                *attempt
-            }
-            Body::Resume {
-                attempt, host: h, ..
-            } => {
-                if let Some(h) = h {
-                    host = Some(h.clone());
-                }
-                *attempt
-            }
-            _ => continue,
+    for a in attempts_on(events, branch) {
+        let mine = here(&a.host, a.by_id);
+        let this = crate::model::event::Ends {
+            attempt: a.attempt,
+            host: a.host,
         };
-        let Some(h) = host.clone() else { continue };
-        let this = crate::model::event::Ends { attempt, host: h };
-        if here(&this.host) {
+        if mine {
             ours = Some(this.clone());
         }
         newest = Some(this);
@@ -313,55 +349,51 @@ pub(crate) fn ends_now(
 /// attempt before it. Returns `(index into events, host)`; `None` without an attempt or
 /// when no host is known.
 pub(crate) fn newest_attempt(events: &[Event], branch: &str) -> Option<(usize, String)> {
-    let mut host: Option<String> = None;
-    let mut at = None;
+    // Once a host is known every later attempt is listed: the last one is the newest.
+    attempts_on(events, branch).last().map(|a| (a.at, a.host))
+}
+
+/// Whether the newest attempt on `branch` ran on this host (`me`), its host named by id
+/// or not ([`Me::is_named`]).
+pub(crate) fn newest_is_mine(events: &[Event], branch: &str, me: &Me) -> bool {
+    attempts_on(events, branch)
+        .last()
+        .is_some_and(|a| me.is_named(&a.host, a.by_id))
+}
+
+/// The newest `takeover` of `branch` away from `this_host` that is newer than this host's
+/// own newest attempt on it: `(index, the host that took it)`. SPEC 1.2: back on the old
+/// host, `recover` sees the takeover and never pushes onto the branch. A takeover's
+/// `from_host` is this host when it is this host's id, or when it names the attempt before
+/// it and that attempt was this host's ([`Me::is_named`]: a 1.2 hostname only where that
+/// attempt names no id).
+pub(crate) fn taken_from(events: &[Event], branch: &str, me: &Me) -> Option<(usize, String)> {
+    let mut own = None;
+    let mut newest: Option<(String, bool)> = None;
+    let mut taken = None;
     for (i, e) in events
         .iter()
         .enumerate()
         .filter(|(_, e)| on_branch(e, branch))
     {
-        match &e.body {
-            Body::Spawn { host: h, .. } => {
-                host = Some(h.clone());
-                at = Some(i);
+        if let Some((h, by_id)) = named_host(e) {
+            let mine = me.is_named(h, by_id);
+            if mine {
+                own = Some(i);
             }
-            Body::Resume { host: h, .. } => {
-                if let Some(h) = h {
-                    host = Some(h.clone());
-                }
-                at = Some(i);
+            newest = Some((h.to_string(), mine));
+        }
+        if let Body::Takeover { from_host, host } = &e.body {
+            let from_me = *from_host == me.id
+                || newest
+                    .as_ref()
+                    .is_some_and(|(h, mine)| *mine && h == from_host);
+            if from_me {
+                taken = Some((i, host.clone()));
             }
-            _ => {}
         }
     }
-    Some((at?, host?))
-}
-
-/// The newest `takeover` of `branch` away from `this_host` that is newer than this host's
-/// own newest attempt on it: `(index, the host that took it)`. SPEC 1.2: back on the old
-/// host, `recover` sees the takeover and never pushes onto the branch.
-pub(crate) fn taken_from(events: &[Event], branch: &str, me: &Me) -> Option<(usize, String)> {
-    let own = events
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| on_branch(e, branch))
-        .filter(|(_, e)| match &e.body {
-            Body::Spawn { host, .. } => me.is(host),
-            Body::Resume { host: Some(h), .. } => me.is(h),
-            _ => false,
-        })
-        .map(|(i, _)| i)
-        .next_back();
-    events
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| on_branch(e, branch))
-        .filter_map(|(i, e)| match &e.body {
-            Body::Takeover { from_host, host } if me.is(from_host) => Some((i, host.clone())),
-            _ => None,
-        })
-        .next_back()
-        .filter(|(i, _)| own.is_none_or(|o| *i > o))
+    taken.filter(|(i, _)| own.is_none_or(|o| *i > o))
 }
 
 #[cfg(test)]

@@ -127,8 +127,56 @@ fn an_exit_names_this_hosts_newest_attempt() {
             host: host.into(),
         })
     };
-    assert_eq!(ends_now(&events, "issue-1", |x| x == "a"), ends(1, "a"));
-    assert_eq!(ends_now(&events, "issue-1", |x| x == "b"), ends(2, "b"));
-    assert_eq!(ends_now(&events, "issue-1", |x| x == "c"), ends(2, "b"));
-    assert_eq!(ends_now(&events, "issue-2", |x| x == "a"), None);
+    assert_eq!(ends_now(&events, "issue-1", |x, _| x == "a"), ends(1, "a"));
+    assert_eq!(ends_now(&events, "issue-1", |x, _| x == "b"), ends(2, "b"));
+    assert_eq!(ends_now(&events, "issue-1", |x, _| x == "c"), ends(2, "b"));
+    assert_eq!(ends_now(&events, "issue-2", |x, _| x == "a"), None);
+}
+
+/// SPEC 1.3: an attempt that carries its writer's label names its host by
+/// `recode.hostId`: another host whose id is this hostname is that host, here and in a
+/// takeover of its worker. One without a label (1.2: the hostname) is still this host's.
+#[test]
+fn a_labelled_attempt_is_this_hosts_only_by_id_an_unlabelled_one_also_by_hostname() {
+    let me = Me {
+        id: "0123456789ab-00000001".into(),
+        label: "ubuntu".into(),
+        machine: "0123456789ab".into(),
+    };
+    let labelled = |attempt: u32| Body::Resume {
+        attempt,
+        session_id: None,
+        prompt_sha: None,
+        host: Some("ubuntu".into()),
+        label: Some("build-b".into()),
+    };
+    let old = vec![ev(1, "issue-1", Body::test_spawn("ubuntu"))];
+    assert!(newest_is_mine(&old, "issue-1", &me), "a 1.2 ledger");
+    let mut events = old.clone();
+    events.push(ev(2, "issue-1", labelled(2)));
+    assert!(!newest_is_mine(&events, "issue-1", &me));
+    assert_eq!(
+        newest_attempt(&events, "issue-1"),
+        Some((1, "ubuntu".into()))
+    );
+    let here = |h: &str, by_id: bool| me.is_named(h, by_id);
+    assert_eq!(
+        ends_now(&events, "issue-1", here),
+        Some(crate::model::event::Ends {
+            attempt: 1,
+            host: "ubuntu".into()
+        }),
+        "this host's own 1.2 attempt"
+    );
+    // B (`ubuntu` by id) taken over by C: nothing was taken from this host.
+    let take = |from: &str| Body::Takeover {
+        from_host: from.into(),
+        host: "c".into(),
+    };
+    events.push(ev(3, "issue-1", take("ubuntu")));
+    assert_eq!(taken_from(&events, "issue-1", &me), None);
+    // This host's 1.2 attempt taken over under its hostname: taken from it.
+    let mut taken = old;
+    taken.push(ev(2, "issue-1", take("ubuntu")));
+    assert_eq!(taken_from(&taken, "issue-1", &me), Some((1, "c".into())));
 }

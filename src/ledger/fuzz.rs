@@ -109,6 +109,7 @@ fn reported_body(rng: &mut fastrand::Rng, kind: u8) -> Body {
             attempt: rng.u32(..),
             cwd: text(rng),
             host: text(rng),
+            label: opt(rng),
             session_id: session(rng),
             agent: opt(rng),
             pid: rng.bool().then(|| rng.u32(..)),
@@ -198,6 +199,7 @@ fn other_body(rng: &mut fastrand::Rng, kind: u8) -> Body {
             session_id: session(rng),
             prompt_sha: opt(rng),
             host: None,
+            label: None,
         },
         _ => Body::Escalated { reason: text(rng) },
     }

@@ -95,6 +95,11 @@ pub enum Body {
         attempt: u32,
         cwd: String,
         host: String,
+        /// The writer's hostname, shown beside `host` (SPEC 1.3). Its presence says `host`
+        /// is a `recode.hostId`: only an attempt without it (1.2, where `host` was the
+        /// hostname) may match this host by hostname ([`crate::hosts::Me::is_named`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session_id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -211,10 +216,14 @@ pub enum Body {
         session_id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prompt_sha: Option<String>,
-        /// This machine's hostname (SPEC 1.2 "Several machines": a worker belongs to the
-        /// host of its newest `spawn`/`resume`); absent in ledgers written before 1.2.
+        /// This host's id (SPEC 1.2 "Several machines": a worker belongs to the host of
+        /// its newest `spawn`/`resume`; 1.2 wrote the hostname); absent in ledgers written
+        /// before 1.2.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         host: Option<String>,
+        /// The writer's hostname, as in `spawn` (its presence: `host` is an id).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
     },
     /// `resume` took over a worker of a host silent for `recode.hostTimeout` (SPEC 1.2
     /// "Several machines"), in the same compare-and-swap as its `resume`.
@@ -463,6 +472,7 @@ impl Body {
             attempt: 1,
             cwd: "/w".into(),
             host: host.into(),
+            label: None,
             session_id: None,
             agent: None,
             pid: None,
@@ -482,6 +492,7 @@ impl Body {
             session_id: None,
             prompt_sha: None,
             host: host.map(str::to_string),
+            label: None,
         }
     }
 

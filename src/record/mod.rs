@@ -157,12 +157,13 @@ pub(crate) fn spawn(
         ));
     }
     let task = cfg.key_of(&s.branch);
-    let host = crate::hosts::me(repo, cfg.command_timeout).id;
+    let me = crate::hosts::me(repo, cfg.command_timeout);
     ledger::append_with(repo, cfg, &task, now, |events| {
         let body = Body::Spawn {
             attempt: crate::model::replay::next_attempt(events),
             cwd: cwd.to_string_lossy().to_string(),
-            host: host.clone(),
+            host: me.id.clone(),
+            label: Some(me.label.clone()),
             session_id: session_id.clone(),
             agent: s.agent.clone(),
             pid: s.pid,
@@ -291,7 +292,7 @@ pub(crate) fn exit(
             fresh: verdict.fresh.then_some(true),
             blocker: x.blocker.clone(),
             session_id: session_id.clone(),
-            ends: crate::hosts::ends_now(events, &x.branch, |h| here.is(h)),
+            ends: crate::hosts::ends_now(events, &x.branch, |h, by_id| here.is_named(h, by_id)),
         };
         vec![Event::new(now, &task, Some(&x.branch), body).with_head(head)]
     })?;

@@ -49,7 +49,9 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
             fresh: None,
             blocker: None,
             session_id: None,
-            ends: crate::hosts::ends_now(&snap.events, &now_w.branch, |h| me.is(h)),
+            ends: crate::hosts::ends_now(&snap.events, &now_w.branch, |h, by_id| {
+                me.is_named(h, by_id)
+            }),
         },
     )?;
     let what = match ended {
@@ -76,10 +78,11 @@ fn recorded_pid(
     match &s.events[r.last_attempt?].body {
         Body::Spawn {
             host,
+            label,
             pid: Some(pid),
             pid_start: Some(token),
             ..
-        } if me.same_machine(host) => Some((*pid, token.clone())),
+        } if me.same_machine(host, label.is_some()) => Some((*pid, token.clone())),
         _ => None,
     }
 }

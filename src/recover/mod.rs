@@ -469,13 +469,13 @@ fn heartbeat_workers(
     snaps
         .iter()
         .zip(workers)
-        .filter(|(s, _)| {
-            crate::hosts::newest_attempt(&s.events, &s.branch).is_some_and(|(_, h)| me.is(&h))
-        })
+        .filter(|(s, _)| crate::hosts::newest_is_mine(&s.events, &s.branch, me))
         .map(|(s, w)| {
             let pid = s.events.iter().rev().find_map(|e| match &e.body {
-                Body::Spawn { pid, host, .. }
-                    if e.branch.as_deref().is_none_or(|b| b == s.branch) && me.is(host) =>
+                Body::Spawn {
+                    pid, host, label, ..
+                } if e.branch.as_deref().is_none_or(|b| b == s.branch)
+                    && me.is_named(host, label.is_some()) =>
                 {
                     Some(*pid)
                 }

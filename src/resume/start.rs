@@ -209,6 +209,8 @@ fn limit_warning(w: &Worker, now: jiff::Timestamp) -> Option<String> {
 struct Hosts {
     /// This host's id.
     here: String,
+    /// Its hostname (the `resume` event's `label`).
+    label: String,
     /// The silent host a takeover takes the worker from (`None`: no takeover).
     from: Option<String>,
 }
@@ -310,6 +312,7 @@ fn ledger_resume(
             session_id: p.launch.session_id.clone(),
             prompt_sha: Some(p.prompt_sha.clone()),
             host: Some(hosts.here.clone()),
+            label: Some(hosts.label.clone()),
         };
         let takeover = hosts.from.as_ref().map(|f| Body::Takeover {
             from_host: f.clone(),
@@ -365,8 +368,10 @@ fn commit_attempt(
     if let Some(f) = &written {
         write_prompt(f, &p.prompt)?;
     }
+    let me = crate::hosts::me(repo, cfg.command_timeout);
     let hosts = Hosts {
-        here: crate::hosts::me(repo, cfg.command_timeout).id,
+        here: me.id,
+        label: me.label,
         from: snap.hosts.other.as_ref().map(|o| o.host.clone()),
     };
     if let Some(why) = claim_on_remote(repo, cfg, now, (snap, w), &hosts, warnings)? {

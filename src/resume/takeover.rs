@@ -135,6 +135,8 @@ pub(crate) fn claim(
         from_host: r.from_host.to_string(),
         attempt_ts: r.attempt_ts.to_string(),
         host: here.to_string(),
+        pid: Some(std::process::id()),
+        pid_start: crate::process::start_token(std::process::id()),
     };
     let blob = repo
         .write_blob(doc.text().as_bytes())

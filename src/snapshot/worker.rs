@@ -181,14 +181,15 @@ impl<'a> Ctx<'a> {
         replayed: &crate::model::replay::Replay,
     ) -> Option<bool> {
         match &host_facts.other {
-            Some(o) => match probe_pid(events, replayed, |h| self.me.same_machine(h)) {
+            Some(o) => match probe_pid(events, replayed, |h, by_id| self.me.same_machine(h, by_id))
+            {
                 Some(true) => Some(true),
                 _ => o.alive.filter(|_| {
                     o.beat_at
                         .is_some_and(|b| o.beat_age(self.now, b) < o.timeout)
                 }),
             },
-            None => probe_pid(events, replayed, |h| self.me.is(h)),
+            None => probe_pid(events, replayed, |h, by_id| self.me.is_named(h, by_id)),
         }
     }
 
@@ -260,7 +261,8 @@ impl<'a> Ctx<'a> {
             });
         let newest = hosts::newest_attempt(events, branch);
         let attempt_host = newest.as_ref().map(|(_, h)| h.clone());
-        let other = newest.filter(|(_, h)| !me.is(h)).map(|(i, host)| {
+        let mine = hosts::newest_is_mine(events, branch, me);
+        let other = newest.filter(|_| !mine).map(|(i, host)| {
             let beat = self.beats.get(&hosts::ref_component(&host));
             // SPEC 1.3: what ages is when this host first saw the attempt, never its
             // writer's `ts`.
@@ -479,15 +481,18 @@ fn agent_output(
 fn probe_pid(
     events: &[crate::model::Event],
     replayed: &crate::model::replay::Replay,
-    here: impl Fn(&str) -> bool,
+    here: impl Fn(&str, bool) -> bool,
 ) -> Option<bool> {
     replayed.last_attempt.and_then(|i| match &events[i].body {
         Body::Spawn {
             host,
+            label,
             pid: Some(pid),
             pid_start,
             ..
-        } if here(host) => process::is_alive(host, *pid, pid_start.as_deref(), host),
+        } if here(host, label.is_some()) => {
+            process::is_alive(host, *pid, pid_start.as_deref(), host)
+        }
         _ => None,
     })
 }

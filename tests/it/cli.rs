@@ -315,6 +315,8 @@ fn kind_fields(kind: &str) -> &'static [&'static str] {
             "agent",
             "pid",
             "pid_start",
+            // The writer's hostname beside its id (SPEC 1.3; docs/hosts.md "Identity").
+            "label",
         ],
         "exit" => &[
             "rc",
@@ -336,7 +338,7 @@ fn kind_fields(kind: &str) -> &'static [&'static str] {
         "cleared" => &["reason"],
         "deleted" => &["worktree", "ignored"],
         "phantom" => &["reason"],
-        "resume" => &["attempt", "session_id", "prompt_sha", "host"],
+        "resume" => &["attempt", "session_id", "prompt_sha", "host", "label"],
         "takeover" => &["from_host", "host"],
         "escalated" => &["reason"],
         other => panic!("unknown kind {other}"),

@@ -43,11 +43,13 @@ fn plain_git_notes_show_prints_the_ledger() {
     let shown = env.git(&repo, &["notes", "--ref=recode", "show", &anchor]);
     let head = env.git(&repo, &["rev-parse", "main"]);
     let host = env.git(&repo, &["config", "recode.hostId"]);
+    let label = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let label = label.trim();
     let cwd = repo.display();
     assert_eq!(
         shown,
         format!(
-            "{{\"agent\":\"claude\",\"attempt\":1,\"branch\":\"feat/issue-7-x\",\"cwd\":\"{cwd}\",\"head\":\"{head}\",\"host\":\"{host}\",\"kind\":\"spawn\",\"seq\":1,\"session_id\":\"s-1\",\"task\":\"7\",\"ts\":\"2026-11-20T12:00:00.000Z\",\"v\":1}}\n\
+            "{{\"agent\":\"claude\",\"attempt\":1,\"branch\":\"feat/issue-7-x\",\"cwd\":\"{cwd}\",\"head\":\"{head}\",\"host\":\"{host}\",\"kind\":\"spawn\",\"label\":\"{label}\",\"seq\":1,\"session_id\":\"s-1\",\"task\":\"7\",\"ts\":\"2026-11-20T12:00:00.000Z\",\"v\":1}}\n\
              {{\"branch\":\"feat/issue-7-x\",\"ends\":{{\"attempt\":1,\"host\":\"{host}\"}},\"head\":\"{head}\",\"kind\":\"exit\",\"message\":\"Reached maximum number of turns (40)\",\"outcome\":\"failed\",\"rc\":1,\"seq\":2,\"task\":\"7\",\"ts\":\"2026-11-20T12:00:00.000Z\",\"v\":1}}"
         )
     );

@@ -41,6 +41,7 @@ mod hosts;
 mod hosts_clock;
 mod hosts_loop;
 mod hosts_order;
+mod hosts_owner;
 mod journal;
 mod ledger;
 mod ledgerrace;

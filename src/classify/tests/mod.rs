@@ -127,6 +127,7 @@ impl T {
                 attempt,
                 cwd: WT.into(),
                 host: "box".into(),
+                label: None,
                 session_id: None,
                 agent: Some("claude".into()),
                 pid: Some(4242),
@@ -146,6 +147,7 @@ impl T {
                 attempt,
                 cwd: WT.into(),
                 host: "box".into(),
+                label: None,
                 session_id: Some(session.into()),
                 agent: None,
                 pid: None,
@@ -166,6 +168,7 @@ impl T {
                 session_id: None,
                 prompt_sha: None,
                 host: None,
+                label: None,
             },
         )
     }

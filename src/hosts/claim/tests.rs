@@ -14,6 +14,8 @@ fn doc(from: &str, ts: &Event, by: &str) -> ClaimDoc {
         from_host: from.into(),
         attempt_ts: ts.ts.to_string(),
         host: by.into(),
+        pid: None,
+        pid_start: None,
     }
 }
 
@@ -146,4 +148,41 @@ fn a_claim_on_an_older_attempt_is_stale_only_when_this_ledger_shows_its_attempt_
     let exit = Body::test_exit(crate::outcome::Outcome::Failed, None);
     events.push(ev(4, exit));
     assert_eq!(judge(&b_claim, &events, "issue-1", r, "me"), Verdict::Stale);
+}
+
+/// Only the claimer proves its `resume` died, by the pid and start token in the claim: a
+/// live one (this test's own process) holds; a recycled pid, another host's claim, or a
+/// claim naming no process is never proved dead.
+#[test]
+fn a_claimer_proves_its_own_resume_died_by_pid_and_start_token() {
+    let a = ev(1, Body::test_spawn("a"));
+    let me = std::process::id();
+    let with = |by: &str, token: Option<String>| ClaimDoc {
+        pid: Some(me),
+        pid_start: token,
+        ..doc("a", &a, by)
+    };
+    let live = crate::process::start_token(me);
+    assert!(live.is_some());
+    assert!(!claimer_died(&with("me", live.clone()), "me"), "alive");
+    assert!(
+        claimer_died(&with("me", Some("0".into())), "me"),
+        "a recycled pid"
+    );
+    assert!(
+        !claimer_died(&with("b", Some("0".into())), "me"),
+        "b's to prove"
+    );
+    assert!(!claimer_died(&with("me", None), "me"), "no token: unknown");
+    assert!(
+        !claimer_died(&doc("a", &a, "me"), "me"),
+        "written before pids"
+    );
+    let text = with("me", live).text();
+    assert!(
+        text.contains(&format!(r#""host":"me","pid":{me},"pid_start":"#)),
+        "{text}"
+    );
+    let old: ClaimDoc = serde_json::from_str(&doc("a", &a, "me").text()).unwrap();
+    assert_eq!(old.pid, None);
 }
