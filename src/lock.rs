@@ -125,9 +125,43 @@ impl MovedLock {
     }
 }
 
-/// Age after which a lock on git-recode's own refs (`<notesRef>.lock`,
-/// `refs/recode/anchors.lock`) is stale, in seconds: an append holds it for milliseconds.
+/// Age after which a lock on git-recode's own refs (`<notesRef>.lock`, and every ref under
+/// `refs/recode/`: anchors, heartbeats, claims, the tracking refs `sync` fetches into) is
+/// stale, in seconds: a writer holds it for milliseconds.
 pub(crate) const OWN_REF_STALE_SECS: u64 = 30;
+
+/// Move aside every lock file under `<common_dir>/refs/recode/` at least
+/// [`OWN_REF_STALE_SECS`] old (left by a killed git-recode or by a killed `git fetch` of
+/// its `sync`; SPEC 1.2 "The loop settles": no human unwedges a loop), each reported to
+/// `moves`; returns how many. Moved locks (`.stale-` in their name) are not moved again;
+/// at most 4096 directory entries are looked at. Nothing to do on reftable (no loose refs).
+pub(crate) fn settle_own_refs(common_dir: &Path, moves: &Moves) -> usize {
+    let mut dirs = vec![common_dir.join("refs").join("recode")];
+    let (mut seen, mut moved) = (0usize, 0usize);
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > 4096 {
+                return moved;
+            }
+            let (path, name) = (e.path(), e.file_name().to_string_lossy().into_owned());
+            match e.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(path),
+                Ok(t) if t.is_file() && name.ends_with(".lock") && !name.contains(".stale-") => {
+                    let stale = age_secs(&path).is_some_and(|a| a >= OWN_REF_STALE_SECS);
+                    if stale && move_aside(&path, moves).is_ok() {
+                        moved += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    moved
+}
 
 /// The age of the lock file at `path` in seconds, by its mtime and the real clock (locks
 /// are real files: `RECODE_NOW` does not age them); `None` when there is no regular file

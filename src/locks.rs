@@ -2,9 +2,10 @@
 //! leave, when one is stale, and what a step does about it.
 //!
 //! Rules:
-//! - a lock on git-recode's own refs (`<notesRef>.lock`, `refs/recode/anchors.lock`) older
-//!   than [`crate::lock::OWN_REF_STALE_SECS`] (30 s) is stale (an append holds it for milliseconds; the
-//!   ledger's append moves it aside itself, `ledger/append.rs`);
+//! - a lock on git-recode's own refs (`<notesRef>.lock`, any lock under `refs/recode/`)
+//!   older than [`crate::lock::OWN_REF_STALE_SECS`] (30 s) is stale (a writer holds it for
+//!   milliseconds; the ledger's append moves its own aside itself, `ledger/append.rs`;
+//!   `sync`, and a heartbeat write that failed, the others: `lock::settle_own_refs`);
 //! - a lock in a worker's worktree (`index.lock`, `HEAD.lock` in its own git dir), its
 //!   branch's ref lock (`refs/heads/<branch>.lock`) or the repository's `packed-refs.lock`
 //!   is stale when older than `recode.staleLockAfter` (default 5 minutes) and the worker

@@ -7,7 +7,7 @@ use super::{Check, Level, check, ok};
 use crate::config;
 
 /// Lock files older than their limit, with their age in seconds: git-recode's own ref
-/// locks (`<notesRef>.lock`, `refs/recode/anchors.lock`) after 30 s, any other lock of
+/// locks (`<notesRef>.lock`, any lock under `refs/recode/`) after 30 s, any other lock of
 /// the repository (`index.lock`, `HEAD.lock`, `packed-refs.lock`, a ref's `.lock`) or of
 /// a worktree after `stale_after_secs` (`recode.staleLockAfter`). A simple age check by
 /// mtime: the one place `doctor` decides what is stale (SPEC 1.2 "Stale locks").
@@ -53,7 +53,7 @@ pub(crate) fn stale_locks(
         .filter_map(|p| {
             let mtime = crate::worktree::mtime(&p)?;
             let age = (now - mtime).get_seconds();
-            let limit = if own.contains(&p) {
+            let limit = if own.contains(&p) || p.starts_with(common.join("refs/recode")) {
                 30
             } else {
                 stale_after_secs

@@ -528,7 +528,7 @@ impl fmt::Display for Said<'_> {
                 "{} is being merged (locked): waits, nothing is pushed onto it",
                 req(pr)
             ),
-            Row::Stashed { .. } => elsewhere::write(f, self),
+            Row::Stashed { .. } => elsewhere::write(f, row),
             Row::Capped { attempts, max } => write!(
                 f,
                 "{attempts} counted attempts reached recode.maxAttempts ({max}) without a passing gate on the head"

@@ -446,7 +446,16 @@ pub(crate) fn run(
         // SPEC 1.2 "Several machines": every run rewrites this host's heartbeat (only when
         // it changed or is older than recode.stallAfter / 2).
         let refresh = jiff::SignedDuration::from_secs((cfg.stall_after.as_secs() / 2).max(1));
-        if let Err(e) = crate::hosts::write_heartbeat(repo, &me, now, beat, refresh) {
+        // A stale lock on it (a killed run's) is moved aside and the write tried again: a
+        // heartbeat that cannot move reads as a silent host, whose live workers are taken.
+        let write = |beat| crate::hosts::write_heartbeat(repo, &me, now, beat, refresh);
+        let written = write(beat.clone()).or_else(|e| {
+            match crate::lock::settle_own_refs(repo.common_dir(), &cfg.locks.moves) {
+                0 => Err(e),
+                _ => write(beat),
+            }
+        });
+        if let Err(e) = written {
             warnings.push(e.to_string());
         }
     }

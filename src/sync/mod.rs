@@ -122,6 +122,9 @@ pub(crate) fn sync(
         ],
         own_beat: crate::hosts::heartbeat_ref(&crate::hosts::me(repo, cfg.command_timeout).id),
     };
+    // A lock a killed run (or its killed `git fetch`) left on a ref of ours would fail
+    // every sync: moved aside once stale, and named.
+    crate::lock::settle_own_refs(repo.common_dir(), &cfg.locks.moves);
     let policy = crate::retry::Policy {
         pause: PAUSE,
         limit: crate::retry::Limit::Tries(TRIES),
