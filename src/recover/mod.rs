@@ -456,7 +456,17 @@ pub(crate) fn run(
             }
         });
         if let Err(e) = written {
-            warnings.push(e.to_string());
+            let held = repo
+                .common_dir()
+                .join(format!("{}.lock", crate::hosts::heartbeat_ref(&me.id)));
+            warnings.push(match crate::lock::age_secs(&held) {
+                Some(age) => format!(
+                    "{e} ({} is held, {age} s old: moved aside once {} s old)",
+                    held.display(),
+                    crate::lock::OWN_REF_STALE_SECS
+                ),
+                None => e.to_string(),
+            });
         }
     }
     Ok(Report {

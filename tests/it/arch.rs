@@ -209,7 +209,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ssh", &[]),
     (
         "sync",
-        &["config", "git", "hosts", "ledger", "refs", "repo", "retry"],
+        &[
+            "config", "git", "hosts", "ledger", "lock", "refs", "repo", "retry",
+        ],
     ),
     ("tail", &[]),
     ("trailer", &[]),

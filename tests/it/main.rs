@@ -39,6 +39,7 @@ mod hook;
 mod hooklayout;
 mod hosts;
 mod hosts_clock;
+mod hosts_locks;
 mod hosts_loop;
 mod hosts_order;
 mod hosts_owner;
