@@ -160,8 +160,10 @@ pub(super) fn run(r: &Run, w: &Worker) -> Result<Step, RecoverError> {
     r.classified(&now_w)?;
     failpoint("wip-add");
     // Safety rule 0: the worktree's index is replaced only once the branch moved; a failed
-    // step leaves it as it was.
-    let made = match add_and_commit(&wt, &left_out) {
+    // step leaves it as it was. A run killed between the two left the branch at its
+    // snapshot: the index goes in place first, and that snapshot is what is pushed.
+    let made = finish_interrupted(&wt).map(|v| Ok(Some(v)));
+    let made = match made.unwrap_or_else(|| add_and_commit(&wt, &left_out)) {
         Ok(Some(v)) => v,
         Ok(None) => return only_left_out(r, w, &now_w, &wt, left_out),
         Err(e) => return r.step_failed(&now_w, format!("WIP commit failed: {e}"), false),
@@ -307,8 +309,48 @@ fn add_and_commit(
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
     }
+    failpoint("wip-moved");
     replace_index(&tmp, &index);
     Ok(Some((new, files)))
+}
+
+/// A WIP step killed after its branch moved and before its index went in place left
+/// `index.recode-wip` whose tree is `HEAD`'s: put it in place ([`replace_index`]). When
+/// the worktree is then clean, the snapshot at `HEAD` is this step's (its head and the
+/// paths it changed); `None` when there was nothing to finish or more is left to commit.
+fn finish_interrupted(wt: &Bound) -> Option<(gix::ObjectId, u32)> {
+    let tmp = wt.admin.join("index.recode-wip");
+    if !tmp.is_file() {
+        return None;
+    }
+    let staged = Bound {
+        index: Some(&tmp),
+        ..*wt
+    };
+    let tree = staged.git().args(["write-tree"]).output_id().ok()?;
+    let head = wt
+        .git()
+        .args(["rev-parse", "-q", "--verify", "HEAD^{commit}"]);
+    let head = head.output_id().ok()?;
+    let head_tree = wt
+        .git()
+        .args(["rev-parse", "-q", "--verify", "HEAD^{tree}"]);
+    if head_tree.output_id().ok()? != tree {
+        let _ = std::fs::remove_file(&tmp);
+        return None;
+    }
+    replace_index(&tmp, &wt.admin.join("index"));
+    let status = wt.read(&["status", "--porcelain=v1", "-z", "--untracked-files=all"]);
+    if !status.ok()?.is_empty() {
+        return None;
+    }
+    let changed = wt.read(&["diff-tree", "-r", "--root", "--name-only", "-z", "HEAD"]);
+    let files = changed
+        .ok()?
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .count();
+    Some((head, files.saturating_sub(1) as u32))
 }
 
 /// Build the WIP snapshot in `staged`'s own index: the staged versions a worktree change

@@ -79,40 +79,79 @@ pub(crate) fn stashes_on(entries: &[StashEntry], branch: &str) -> Vec<String> {
         .collect()
 }
 
-/// Commits a `git reset` (or `branch -f`, `switch -C`) took off `branch` that neither its
-/// `head` nor a base tip reaches: only the branch's reflog holds them, and deleting the
-/// branch deletes its reflog (SPEC 1.3 "Empty needs proof"). Each is described as
-/// `issue-5@{1} (1a2b3c4d5e6f add parser)`, newest first. Only the resets since the
-/// branch last moved otherwise are read (at most 100 entries): amends and rebases, whose
-/// dropped commits live on in their rewrites, are no resets, and what a reset dropped
-/// before the branch gained new commits is taken as given up.
+/// Commits `branch` pointed to (its reflog's values, newest 100 entries) that neither its
+/// `head` nor a base tip reaches and whose changes are not at `head`: only the branch's
+/// reflog holds them, and deleting the branch deletes its reflog (SPEC 1.3 "Empty needs
+/// proof"). Whatever moved the branch off them (`reset`, `update-ref`, `rebase --onto`, a
+/// fast-forward after a reset) counts, except an amend, whose commit replaces the one it
+/// amends. A dropped commit whose changes since its merge base with `head` are all at
+/// `head` (squash-merged, then reset to the base) lives on ([`lives_on`]), and so do its
+/// ancestors. Each is described as `issue-5@{1} (1a2b3c4d5e6f add parser)`, newest first.
 pub(crate) fn reset_away(
     repo: &gix::Repository,
     branch: &str,
     head: Option<gix::ObjectId>,
     bases: &[gix::ObjectId],
 ) -> Vec<String> {
-    let mut hidden: Vec<gix::ObjectId> = bases.iter().copied().chain(head).collect();
+    let Some(head) = head else {
+        return Vec::new();
+    };
+    let mut hidden: Vec<gix::ObjectId> = bases.iter().copied().chain([head]).collect();
     let mut out = Vec::new();
     let log = crate::refs::log(repo, &format!("refs/heads/{branch}"));
     for (i, line) in log.iter().enumerate().take(100) {
-        let reset = line.message.starts_with("reset:") || line.message.starts_with("branch: Reset");
-        if !reset {
-            break; // only the resets since the branch last gained a commit
-        }
-        let dropped = line.previous;
-        if dropped.is_null() || hidden.contains(&dropped) {
-            continue;
-        }
-        let lost = crate::repo::commits_between(repo, dropped, &hidden).unwrap_or_default();
-        if !lost.is_empty() {
-            let short = dropped.to_hex_with_len(12);
-            let subject = subject_of(repo, dropped);
-            out.push(format!("{branch}@{{{}}} ({short} {subject})", i + 1));
-            hidden.push(dropped);
+        let amended = line.message.starts_with("commit (amend)");
+        let values = [(line.new, i), (line.previous, i + 1)];
+        for (id, n) in values.into_iter().filter(|(_, n)| !(amended && *n > i)) {
+            if id.is_null() || hidden.contains(&id) {
+                continue;
+            }
+            let lost = crate::repo::commits_between(repo, id, &hidden).unwrap_or_default();
+            if !lost.is_empty() && !lives_on(repo, id, head) {
+                let subject = subject_of(repo, id);
+                out.push(format!(
+                    "{branch}@{{{n}}} ({} {subject})",
+                    id.to_hex_with_len(12)
+                ));
+            }
+            hidden.push(id);
         }
     }
     out
+}
+
+/// Whether every path `dropped` changed since its merge base with `head` holds at `head`
+/// what it holds in `dropped` (a deletion: absent at `head`). False when anything cannot
+/// be read: what is not proved to live on is kept.
+fn lives_on(repo: &gix::Repository, dropped: gix::ObjectId, head: gix::ObjectId) -> bool {
+    let tree = |id: gix::ObjectId| repo.find_commit(id).ok()?.tree().ok();
+    let Ok(Some(base)) = repo
+        .merge_base(dropped, head)
+        .map(|b| b.map(gix::Id::detach))
+    else {
+        return false;
+    };
+    let (Some(old), Some(new), Some(at_head)) = (tree(base), tree(dropped), tree(head)) else {
+        return false;
+    };
+    let opts = gix::diff::Options::default().with_rewrites(None);
+    let Ok(changes) = repo.diff_tree_to_tree(&old, &new, opts) else {
+        return false;
+    };
+    changes.iter().all(|c| {
+        use gix::object::tree::diff::ChangeDetached as C;
+        let want = match c {
+            C::Deletion { .. } => None,
+            _ => Some(c.entry_mode_and_id().1.to_owned()),
+        };
+        let path = c.location().to_string();
+        let have = at_head
+            .lookup_entry_by_path(path.as_str())
+            .ok()
+            .flatten()
+            .map(|e| e.object_id());
+        want == have
+    })
 }
 
 /// A checkout of `branch` whose worktree registration is gone: the first of the

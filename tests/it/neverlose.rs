@@ -67,7 +67,7 @@ impl Rng {
     }
 }
 
-const FAILPOINTS: [&str; 11] = [
+const FAILPOINTS: [&str; 12] = [
     "delete-worktree",
     "delete-moved",
     "delete-inside",
@@ -76,6 +76,7 @@ const FAILPOINTS: [&str; 11] = [
     "wip-refused",
     "wip-add",
     "wip-commit",
+    "wip-moved",
     "wip-push",
     "publish-push",
     "publish-pr",

@@ -134,7 +134,7 @@ fn commits_a_reset_left_only_in_the_branchs_reflog_are_not_empty() {
     assert_eq!(
         reason,
         format!(
-            "nothing ahead and the worktree clean, but commits made on issue-5-x were reset away, only its reflog holds them: issue-5-x@{{1}} ({} add parser); resume, so the agent restores them (`git reflog show issue-5-x`)",
+            "nothing ahead and the worktree clean, but commits made on issue-5-x were dropped from it, only its reflog holds them: issue-5-x@{{1}} ({} add parser); resume, so the agent restores them (`git reflog show issue-5-x`)",
             &work[..12]
         )
     );
@@ -184,5 +184,96 @@ fn a_git_symlink_to_another_checkouts_git_dir_is_never_committed_into() {
     assert_eq!(
         std::fs::read_to_string(wt.join("README.md")).unwrap(),
         "agent work\n"
+    );
+}
+
+#[test]
+fn a_kill_after_the_branch_moved_is_finished_by_the_next_run_without_a_commit_of_its_own() {
+    let env = TestEnv::new();
+    let (repo, _, wt) = dead_worker(&env, None);
+    std::fs::write(wt.join("README.md"), "staged\n").unwrap();
+    env.git(&wt, &["add", "README.md"]);
+    std::fs::write(wt.join("README.md"), "staged\nchanged again\n").unwrap();
+    std::fs::write(wt.join("new.rs"), "new\n").unwrap();
+    let out = env
+        .cmd(&repo)
+        .args(["recover", "issue-5-x"])
+        .env("RECODE_NOW", LATER)
+        .env("RECODE_FAILPOINT", "wip-moved")
+        .env(ARM.0, ARM.1)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "killed");
+    // The branch at the whole snapshot; the worktree's index not yet in place.
+    let snapshot = env.git(&repo, &["rev-parse", "issue-5-x"]);
+    assert_eq!(
+        show(&env, &repo, &snapshot, "new.rs").as_deref(),
+        Some("new\n")
+    );
+    assert_ne!(env.git(&wt, &["status", "--porcelain"]), "");
+    // The next run puts the index in place and pushes that snapshot: no commit of its own.
+    let r = recover(&env, &repo);
+    assert_eq!(r["result"], "done", "{r:#}");
+    assert_eq!(env.git(&repo, &["rev-parse", "issue-5-x"]), snapshot);
+    assert_eq!(env.git(&wt, &["status", "--porcelain"]), "");
+    assert_eq!(
+        env.git(&repo, &["ls-remote", "origin", "refs/heads/issue-5-x"]),
+        format!("{snapshot}\trefs/heads/issue-5-x")
+    );
+}
+
+/// Commits off the branch by whatever moved it, each `half-done`, named; squash-merged
+/// work reset to the base lives on: `empty`.
+#[test]
+fn commits_dropped_by_update_ref_rebase_onto_or_a_fast_forward_are_not_empty() {
+    let drops: [&[&[&str]]; 3] = [
+        &[
+            &["update-ref", "refs/heads/issue-5-x", "origin/main"],
+            &["reset", "-q", "--hard"],
+        ],
+        &[&["rebase", "-q", "--onto", "origin/main", "HEAD"]],
+        &[
+            &["reset", "-q", "--hard", "origin/main"],
+            &["merge", "-q", "--ff-only", "origin/main"],
+        ],
+    ];
+    for steps in drops {
+        let env = TestEnv::new();
+        let (repo, _, wt) = dead_worker(&env, None);
+        std::fs::write(wt.join("parser.rs"), "one\n").unwrap();
+        env.git(&wt, &["add", "parser.rs"]);
+        env.git(&wt, &["commit", "-q", "-m", "add parser"]);
+        let work = env.git(&wt, &["rev-parse", "HEAD"]);
+        for step in steps {
+            env.git(&wt, step);
+        }
+        let (state, action, reason) = sar(&classify(&env, &repo));
+        assert_eq!(
+            (state.as_str(), action.as_str()),
+            ("half-done", "resume"),
+            "{steps:?}"
+        );
+        assert!(
+            reason.contains(&format!("({} add parser)", &work[..12])),
+            "{reason}"
+        );
+    }
+    // Squash-merged into the base, then reset to it: its changes are there.
+    let env = TestEnv::new();
+    let (repo, _, wt) = dead_worker(&env, None);
+    std::fs::write(wt.join("parser.rs"), "one\n").unwrap();
+    env.git(&wt, &["add", "parser.rs"]);
+    env.git(&wt, &["commit", "-q", "-m", "add parser"]);
+    std::fs::write(wt.join("parser.rs"), "two\n").unwrap();
+    env.git(&wt, &["commit", "-q", "-am", "parser two"]);
+    env.git(&repo, &["merge", "-q", "--squash", "issue-5-x"]);
+    env.git(&repo, &["commit", "-q", "-m", "squashed"]);
+    env.git(&repo, &["push", "-q", "origin", "main"]);
+    env.git(&wt, &["reset", "-q", "--hard", "origin/main"]);
+    let (state, action, reason) = sar(&classify(&env, &repo));
+    assert_eq!(
+        (state.as_str(), action.as_str()),
+        ("empty", "delete"),
+        "{reason}"
     );
 }

@@ -32,7 +32,7 @@ fn a_stash_entry_made_on_the_branch_makes_a_clean_worker_half_done() {
     lsa(&w, Liveness::Exited, State::HalfDone, Action::Resume);
     assert_eq!(
         w.reason.to_string(),
-        "nothing ahead and the worktree clean, but commits made on issue-7 were reset away, only its reflog holds them: issue-7@{1} (1a2b3c4d5e6f add parser); resume, so the agent restores them (`git reflog show issue-7`)"
+        "nothing ahead and the worktree clean, but commits made on issue-7 were dropped from it, only its reflog holds them: issue-7@{1} (1a2b3c4d5e6f add parser); resume, so the agent restores them (`git reflog show issue-7`)"
     );
     // Without either: empty, deleted.
     lsa(

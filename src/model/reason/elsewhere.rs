@@ -29,7 +29,7 @@ pub(super) fn write(f: &mut fmt::Formatter<'_>, row: &Row) -> fmt::Result {
         let and = if entries.is_empty() { "" } else { "; and " };
         write!(
             f,
-            "{and}commits made on {branch} were reset away, only its reflog holds them: {}",
+            "{and}commits made on {branch} were dropped from it, only its reflog holds them: {}",
             reset.join(", ")
         )?;
     }
