@@ -424,6 +424,31 @@ fn own_index(repo: &gix::Repository) -> Result<gix::index::File, RepoError> {
     }
 }
 
+/// For a sparse `index` (`index.sparse`: directory entries gix's tree-to-index diff cannot
+/// read), the staged paths by `git diff --cached` bound to the worktree, into `c`; true
+/// when it was asked. Bounded by the default `recode.commandTimeout`.
+///
+/// Errors: [`RepoError`] when git fails.
+fn staged_by_git(
+    repo: &gix::Repository,
+    index: &gix::index::File,
+    c: &mut Changed,
+) -> Result<bool, RepoError> {
+    if !index.is_sparse() {
+        return Ok(false);
+    }
+    let dir = repo.workdir().unwrap_or(repo.git_dir());
+    let timeout = crate::config::DEFAULT_COMMAND_TIMEOUT;
+    let out = crate::git::Git::bound_read(dir, repo.git_dir(), timeout)
+        .args(["diff", "--cached", "--name-only", "--no-renames", "-z"])
+        .output()
+        .map_err(git)?;
+    for p in out.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+        c.staged.insert(p.into());
+    }
+    Ok(true)
+}
+
 /// gix's status over `index` (its proven entries marked up to date) into `c`: the
 /// index-to-worktree changes, with its directory walk for untracked files only when
 /// `dirwalk`, and the HEAD-to-index changes (staged, against `head_tree`, HEAD's tree as
@@ -437,6 +462,8 @@ fn gix_status(
     (dirwalk, nothing_staged, head_tree): (bool, bool, ObjectId),
     c: &mut Changed,
 ) -> Result<(), RepoError> {
+    // gix's tree-to-index diff cannot read a sparse index's directory entries: git's can.
+    let nothing_staged = nothing_staged || staged_by_git(repo, &index, c)?;
     let dirwalk_options = repo.dirwalk_options().map_err(git)?;
     let submodule = |e: &gix::index::Entry| e.mode == gix::index::entry::Mode::COMMIT;
     if crate::refs::is_reftable(repo) && !index.entries().iter().any(submodule) {

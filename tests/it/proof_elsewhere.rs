@@ -277,3 +277,38 @@ fn commits_dropped_by_update_ref_rebase_onto_or_a_fast_forward_are_not_empty() {
         "{reason}"
     );
 }
+
+#[test]
+fn a_staged_edit_under_a_sparse_index_is_read_and_wip_committed() {
+    let env = TestEnv::new();
+    let (repo, _, wt) = dead_worker(&env, None);
+    std::fs::create_dir_all(wt.join("src")).unwrap();
+    std::fs::create_dir_all(wt.join("docs")).unwrap();
+    std::fs::write(wt.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(wt.join("docs/guide.md"), "guide\n").unwrap();
+    env.git(&wt, &["add", "."]);
+    env.git(&wt, &["commit", "-q", "-m", "layout"]);
+    env.git(
+        &wt,
+        &["sparse-checkout", "init", "--cone", "--sparse-index"],
+    );
+    env.git(&wt, &["sparse-checkout", "set", "src"]);
+    std::fs::write(wt.join("src/main.rs"), "fn main() { fix() }\n").unwrap();
+    env.git(&wt, &["add", "src/main.rs"]);
+    let w = classify(&env, &repo);
+    assert_eq!(
+        (
+            w["state"].as_str(),
+            w["action"].as_str(),
+            &w["dirty"]["staged"]
+        ),
+        (Some("half-done"), Some("wip-commit"), &serde_json::json!(1)),
+        "{w:#}"
+    );
+    let r = recover(&env, &repo);
+    assert_eq!(r["result"], "done", "{r:#}");
+    assert_eq!(
+        show(&env, &repo, "issue-5-x", "src/main.rs").as_deref(),
+        Some("fn main() { fix() }\n")
+    );
+}
