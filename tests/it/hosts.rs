@@ -127,6 +127,30 @@ impl Fleet {
         }
     }
 
+    /// `resume <branch> --output <prompt>` on `host`, SIGKILLed at the failpoint
+    /// `resume-claimed` (after its claim, before its ledger append).
+    pub(crate) fn killed_resume(
+        &self,
+        host: &str,
+        dir: &Path,
+        now: &str,
+        branch: &str,
+        prompt: &Path,
+    ) {
+        let killed = self
+            .cmd_as(
+                host,
+                dir,
+                now,
+                &["resume", branch, "--output", prompt.to_str().unwrap()],
+            )
+            .env(crate::common::ARM.0, crate::common::ARM.1)
+            .env("RECODE_FAILPOINT", "resume-claimed")
+            .output()
+            .unwrap();
+        assert_eq!(killed.status.code(), None, "{killed:?}");
+    }
+
     /// [`Fleet::cmd_on`], run to its end.
     pub(crate) fn on(&self, host: &str, dir: &Path, now: &str, args: &[&str]) -> Output {
         self.cmd_on(host, dir, now, args).output().unwrap()

@@ -399,18 +399,7 @@ fn a_claim_has_a_lease_and_ends_with_its_attempt() {
     // killed before its append (the failpoint between the two): its claim on the remote, no takeover ledgered anywhere.
     let name = claim_ref("issue-1");
     let prompt_b = f.env.root().join("pb.md");
-    let killed = f
-        .cmd_as(
-            "hostB",
-            &b,
-            &at(125 * MIN),
-            &["resume", "issue-1", "--output", prompt_b.to_str().unwrap()],
-        )
-        .env(crate::common::ARM.0, crate::common::ARM.1)
-        .env("RECODE_FAILPOINT", "resume-claimed")
-        .output()
-        .unwrap();
-    assert_eq!(killed.status.code(), None, "{killed:?}");
+    f.killed_resume("hostB", &b, &at(125 * MIN), "issue-1", &prompt_b);
     let doc = f.env.git(&f.bare, &["cat-file", "-p", &name]);
     assert!(doc.contains("\"host\":\"hostB\""), "{doc}");
     let ledger = f.env.git(&b, &["log", "-p", "refs/notes/recode"]);

@@ -54,18 +54,7 @@ fn a_claim_left_by_a_resume_killed_on_a_live_host_is_removed_by_its_own_sync() {
     f.worker("hostB", &b, &at(2 * MIN), "issue-1");
     tick(&f, "hostB", &b, &at(125 * MIN));
     let prompt = f.env.root().join("p.md");
-    let killed = f
-        .cmd_as(
-            "hostB",
-            &b,
-            &at(125 * MIN),
-            &["resume", "issue-1", "--output", prompt.to_str().unwrap()],
-        )
-        .env(crate::common::ARM.0, crate::common::ARM.1)
-        .env("RECODE_FAILPOINT", "resume-claimed")
-        .output()
-        .unwrap();
-    assert_eq!(killed.status.code(), None, "{killed:?}");
+    f.killed_resume("hostB", &b, &at(125 * MIN), "issue-1", &prompt);
     let name = claim_ref("issue-1");
     let left = f.remote_ref(&name).expect("B's claim");
     // A is back: its own stalled worker, but B's claim holds it.

@@ -21,18 +21,43 @@ fn show(env: &TestEnv, dir: &Path, rev: &str, path: &str) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// `recover issue-5-x` at LATER, SIGKILLed at the failpoint `at`.
+fn killed_recover(env: &TestEnv, repo: &Path, at: &str) {
+    let out = env
+        .cmd(repo)
+        .args(["recover", "issue-5-x"])
+        .env("RECODE_NOW", LATER)
+        .env("RECODE_FAILPOINT", at)
+        .env(ARM.0, ARM.1)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "killed at {at}");
+}
+
+/// The worker's files `src/main.rs` and `docs/guide.md` committed, then a cone sparse
+/// checkout of `src` (`extra`: more `sparse-checkout init` flags, `--sparse-index`).
+fn sparse_layout(env: &TestEnv, wt: &Path, extra: &[&str]) {
+    for (path, text) in [
+        ("src/main.rs", "fn main() {}\n"),
+        ("docs/guide.md", "guide\n"),
+    ] {
+        std::fs::create_dir_all(wt.join(path).parent().unwrap()).unwrap();
+        std::fs::write(wt.join(path), text).unwrap();
+    }
+    env.git(wt, &["add", "."]);
+    env.git(wt, &["commit", "-q", "-m", "layout"]);
+    let mut init = vec!["sparse-checkout", "init", "--cone"];
+    init.extend(extra);
+    env.git(wt, &init);
+    env.git(wt, &["sparse-checkout", "set", "src"]);
+    assert!(!wt.join("docs/guide.md").exists());
+}
+
 #[test]
 fn an_edit_outside_the_sparse_checkout_patterns_is_captured_by_the_wip_commit() {
     let env = TestEnv::new();
     let (repo, _, wt) = dead_worker(&env, None);
-    std::fs::create_dir_all(wt.join("docs")).unwrap();
-    std::fs::create_dir_all(wt.join("src")).unwrap();
-    std::fs::write(wt.join("docs/guide.md"), "guide\n").unwrap();
-    std::fs::write(wt.join("src/lib.rs"), "lib\n").unwrap();
-    env.git(&wt, &["add", "."]);
-    env.git(&wt, &["commit", "-q", "-m", "layout"]);
-    env.git(&wt, &["sparse-checkout", "set", "--cone", "src"]);
-    assert!(!wt.join("docs/guide.md").exists());
+    sparse_layout(&env, &wt, &[]);
     // The agent wrote the file back and edited it; git status shows it modified.
     std::fs::create_dir_all(wt.join("docs")).unwrap();
     std::fs::write(wt.join("docs/guide.md"), "guide\nthe agent's fix\n").unwrap();
@@ -68,15 +93,7 @@ fn a_kill_between_building_the_snapshot_and_moving_the_branch_changes_nothing() 
         &["rev-parse", "--path-format=absolute", "--git-path", "index"],
     );
     let index_before = std::fs::read(&index).unwrap();
-    let out = env
-        .cmd(&repo)
-        .args(["recover", "issue-5-x"])
-        .env("RECODE_NOW", LATER)
-        .env("RECODE_FAILPOINT", "wip-commit")
-        .env(ARM.0, ARM.1)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), None, "killed");
+    killed_recover(&env, &repo, "wip-commit");
     // The branch where it was, the worktree's index byte-identical.
     assert_eq!(env.git(&repo, &["rev-parse", "issue-5-x"]), tip);
     assert_eq!(std::fs::read(&index).unwrap(), index_before);
@@ -195,15 +212,7 @@ fn a_kill_after_the_branch_moved_is_finished_by_the_next_run_without_a_commit_of
     env.git(&wt, &["add", "README.md"]);
     std::fs::write(wt.join("README.md"), "staged\nchanged again\n").unwrap();
     std::fs::write(wt.join("new.rs"), "new\n").unwrap();
-    let out = env
-        .cmd(&repo)
-        .args(["recover", "issue-5-x"])
-        .env("RECODE_NOW", LATER)
-        .env("RECODE_FAILPOINT", "wip-moved")
-        .env(ARM.0, ARM.1)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), None, "killed");
+    killed_recover(&env, &repo, "wip-moved");
     // The branch at the whole snapshot; the worktree's index not yet in place.
     let snapshot = env.git(&repo, &["rev-parse", "issue-5-x"]);
     assert_eq!(
@@ -282,17 +291,7 @@ fn commits_dropped_by_update_ref_rebase_onto_or_a_fast_forward_are_not_empty() {
 fn a_staged_edit_under_a_sparse_index_is_read_and_wip_committed() {
     let env = TestEnv::new();
     let (repo, _, wt) = dead_worker(&env, None);
-    std::fs::create_dir_all(wt.join("src")).unwrap();
-    std::fs::create_dir_all(wt.join("docs")).unwrap();
-    std::fs::write(wt.join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(wt.join("docs/guide.md"), "guide\n").unwrap();
-    env.git(&wt, &["add", "."]);
-    env.git(&wt, &["commit", "-q", "-m", "layout"]);
-    env.git(
-        &wt,
-        &["sparse-checkout", "init", "--cone", "--sparse-index"],
-    );
-    env.git(&wt, &["sparse-checkout", "set", "src"]);
+    sparse_layout(&env, &wt, &["--sparse-index"]);
     std::fs::write(wt.join("src/main.rs"), "fn main() { fix() }\n").unwrap();
     env.git(&wt, &["add", "src/main.rs"]);
     let w = classify(&env, &repo);
