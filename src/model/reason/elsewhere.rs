@@ -1,4 +1,4 @@
-//! The sentence of work no status shows ([`Row::Stashed`](super::Row::Stashed)): stash
+//! The sentence of work no status shows ([`Row::Stashed`]): stash
 //! entries made on the branch, commits its reflog alone holds (SPEC 1.3 "Empty needs proof").
 
 use std::fmt;
