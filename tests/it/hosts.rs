@@ -32,7 +32,16 @@ pub(crate) struct Fleet {
 impl Fleet {
     /// A bare remote holding `main` (one commit).
     pub(crate) fn new() -> Fleet {
-        let env = TestEnv::new();
+        Fleet::in_env(TestEnv::new())
+    }
+
+    /// A fleet whose repositories keep loose refs whatever `RECODE_TEST_FORMAT` says (its
+    /// hash still follows it): for what only loose refs have, a ref's `.lock` file.
+    pub(crate) fn with_files_refs() -> Fleet {
+        Fleet::in_env(TestEnv::with_files_refs())
+    }
+
+    fn in_env(env: TestEnv) -> Fleet {
         let seed = env.repo("seed");
         let bare = env.root().join("remote.git");
         env.git(

@@ -2,7 +2,8 @@
 //! settles"; 1.3 "Several machines"): this host's heartbeat, or the tracking ref `sync`
 //! fetches the remote's ledger into. Past 30 s it is moved aside and named, never a wedge:
 //! a heartbeat that cannot move reads as a silent host (its live workers taken over), a
-//! sync that cannot fetch never pushes this host's ledger again.
+//! sync that cannot fetch never pushes this host's ledger again. Loose refs only (a
+//! reftable's one lock is `tables.list.lock`, `formats.rs`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -27,7 +28,7 @@ fn stderr_of(f: &Fleet, host: &str, dir: &Path, now: &str, args: &[&str]) -> Str
 
 #[test]
 fn a_stale_lock_on_this_hosts_heartbeat_is_moved_aside_and_a_young_one_waits() {
-    let f = Fleet::new();
+    let f = Fleet::with_files_refs();
     let a = f.clone("a");
     let agent = Agent::start();
     a_starts_issue_1(&f, &a, &agent);
@@ -64,7 +65,7 @@ fn a_stale_lock_on_this_hosts_heartbeat_is_moved_aside_and_a_young_one_waits() {
 
 #[test]
 fn a_stale_lock_on_the_tracking_ref_sync_fetches_into_is_moved_aside() {
-    let f = Fleet::new();
+    let f = Fleet::with_files_refs();
     let (a, b) = (f.clone("a"), f.clone("b"));
     let agent = Agent::start();
     a_starts_issue_1(&f, &a, &agent);
