@@ -257,8 +257,9 @@ fn snapshot_tree(r: &Run, dir: &Path) -> Result<ObjectId, GitError> {
         .unwrap_or_default();
     let with_tmp = |g: git::Git| g.env("GIT_INDEX_FILE", &tmp);
     let result = (|| {
+        // `--sparse`: as the WIP commit, a file outside sparse-checkout patterns is staged.
         with_tmp(git::Git::new(dir, r.cfg.command_timeout))
-            .args(["add", "-A", "--", "."])
+            .args(["add", "-A", "--sparse", "--", "."])
             .args(left_out.iter().map(|p| format!(":(exclude,literal){p}")))
             .output()?;
         let out = with_tmp(git::Git::new(dir, r.cfg.command_timeout))
